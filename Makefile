@@ -1,0 +1,45 @@
+# Fresh-machine entry points. Everything is bootstrapped from python3 alone:
+# a private tools venv gets the pinned uv, and uv builds .venv from uv.lock.
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+export UV_PYTHON_DOWNLOADS := never
+export UV_PYTHON := $(shell command -v $(PYTHON))
+export UV_PROJECT_ENVIRONMENT := .venv
+RUN := $(UV) run --locked --no-sync
+
+.PHONY: demo test lint typecheck unit sync bench clean
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
+
+sync: $(UV)
+	$(UV) sync --locked --all-packages
+
+# The main job: register the example monorepo in a private RUTTER_HOME and
+# print the effective instruction stack of one file in it.
+demo: sync
+	rm -rf .demo-home
+	RUTTER_HOME=.demo-home $(RUN) rutter workspace register demo docs/examples/monorepo
+	RUTTER_HOME=.demo-home $(RUN) rutter context instructions --workspace demo \
+		--target services/api/internal/parser/input.go
+
+lint: sync
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+
+typecheck: sync
+	$(RUN) mypy
+
+unit: sync
+	$(RUN) pytest
+
+test: lint typecheck unit
+
+bench: sync
+	$(RUN) python benchmarks/discovery.py
+
+clean:
+	rm -rf $(TOOLS) .venv .demo-home .pytest_cache .mypy_cache .ruff_cache

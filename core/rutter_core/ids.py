@@ -1,0 +1,20 @@
+"""Prefixed ULIDs (contract section 3)."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from ulid import ULID
+
+IdPrefix = Literal["msn", "run", "ses", "thr", "mem", "cand", "node", "msg", "note", "pin", "cmp"]
+
+WORKSPACE_ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def new_id(prefix: IdPrefix) -> str:
+    return f"{prefix}_{ULID()}"
+
+
+def is_valid_workspace_id(value: str) -> bool:
+    return WORKSPACE_ID_PATTERN.fullmatch(value) is not None
