@@ -1,0 +1,206 @@
+"""Workspace registry (contract section 4).
+
+A workspace is an operator-chosen ID bound to one resolved directory. Every discovery is
+confined to a registered root, so roots are stored as realpaths and compared component-wise.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from rutter_core.clock import now_rfc3339
+from rutter_core.errors import ConflictError, NotFoundError, RejectedError, UsageError
+from rutter_core.ids import is_valid_workspace_id
+from rutter_core.store import Store
+from rutter_core.store.schema import workspaces as workspaces_table
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    workspace_id: str
+    root: str
+    created_at: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"workspace_id": self.workspace_id, "root": self.root, "created_at": self.created_at}
+
+
+def _from_row(row: Any) -> Workspace:
+    return Workspace(str(row.workspace_id), str(row.root), str(row.created_at))
+
+
+def _validate_id(workspace_id: str) -> None:
+    if not is_valid_workspace_id(workspace_id):
+        raise RejectedError(
+            "invalid_workspace_id",
+            f"invalid workspace ID {workspace_id!r}: use 1-64 characters of a-z, 0-9, '.', "
+            "'_' and '-', starting with a letter or digit",
+            details={"workspace_id": workspace_id},
+        )
+
+
+def resolve_root(root: str | Path, *, cwd: Path) -> str:
+    """The realpath of an existing directory; relative ROOTs are taken relative to `cwd`.
+
+    A missing directory is `not_found` (exit 5); something that exists but is not a
+    directory, or a path that cannot be resolved, is `invalid_root` (exit 3).
+    """
+    text = os.fspath(root)
+    if not text or "\0" in text:
+        raise RejectedError("invalid_root", f"invalid workspace root {text!r}", path=text)
+    candidate = Path(text).expanduser()
+    if not candidate.is_absolute():
+        candidate = cwd / candidate
+    try:
+        resolved = os.path.realpath(candidate, strict=True)
+    except FileNotFoundError as exc:
+        raise NotFoundError(
+            "not_found",
+            f"workspace root {candidate} does not exist; create it or pass an existing directory",
+            path=str(candidate),
+        ) from exc
+    except OSError as exc:  # symlink loop, permission denied on a parent, ...
+        raise RejectedError(
+            "invalid_root",
+            f"cannot resolve workspace root {candidate}: {exc.strerror or exc}",
+            path=str(candidate),
+        ) from exc
+    if not Path(resolved).is_dir():
+        raise RejectedError(
+            "invalid_root",
+            f"workspace root {candidate} is not a directory; pass the project directory",
+            path=str(candidate),
+        )
+    return resolved
+
+
+def _by_id(conn: Connection, workspace_id: str) -> Workspace | None:
+    row = conn.execute(
+        select(workspaces_table).where(workspaces_table.c.workspace_id == workspace_id)
+    ).first()
+    return None if row is None else _from_row(row)
+
+
+def _by_root(conn: Connection, root: str) -> Workspace | None:
+    row = conn.execute(select(workspaces_table).where(workspaces_table.c.root == root)).first()
+    return None if row is None else _from_row(row)
+
+
+def _not_registered(workspace_id: str) -> NotFoundError:
+    return NotFoundError(
+        "not_registered",
+        f"no workspace {workspace_id!r} is registered; register it with "
+        f"`rutter workspace register {workspace_id} ROOT` (see `rutter workspace list`)",
+        details={"workspace_id": workspace_id},
+    )
+
+
+def register_workspace(
+    store: Store, workspace_id: str, root: str | Path, *, cwd: Path
+) -> tuple[Workspace, bool]:
+    """Register `workspace_id` at `root`; returns the workspace and whether it is new.
+
+    Idempotent for the same ID and root. An ID is bound to one root and a root to one ID.
+    """
+    _validate_id(workspace_id)
+    resolved = resolve_root(root, cwd=cwd)
+    # The SQLite write lock makes check-then-insert atomic; the retry covers databases
+    # without it (PostgreSQL), where a concurrent insert surfaces as a unique violation.
+    for attempt in range(2):
+        try:
+            with store.write() as conn:
+                existing = _by_id(conn, workspace_id)
+                if existing is not None:
+                    if existing.root == resolved:
+                        return existing, False
+                    raise ConflictError(
+                        "conflict",
+                        f"workspace {workspace_id!r} is already registered with root "
+                        f"{existing.root}; remove it first (`rutter workspace remove "
+                        f"{workspace_id}`) or choose another ID",
+                        path=resolved,
+                        details={"workspace_id": workspace_id, "existing_root": existing.root},
+                    )
+                holder = _by_root(conn, resolved)
+                if holder is not None:
+                    raise ConflictError(
+                        "conflict",
+                        f"root {resolved} is already registered as workspace "
+                        f"{holder.workspace_id!r}; use that ID or remove it first",
+                        path=resolved,
+                        details={"workspace_id": holder.workspace_id, "root": resolved},
+                    )
+                created = Workspace(workspace_id, resolved, now_rfc3339())
+                conn.execute(insert(workspaces_table).values(**created.to_json()))
+                return created, True
+        except IntegrityError:
+            if attempt:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def list_workspaces(store: Store) -> list[Workspace]:
+    with store.read() as conn:
+        rows = conn.execute(select(workspaces_table).order_by(workspaces_table.c.workspace_id))
+        return [_from_row(row) for row in rows]
+
+
+def get_workspace(store: Store, workspace_id: str) -> Workspace:
+    with store.read() as conn:
+        found = _by_id(conn, workspace_id)
+    if found is None:
+        raise _not_registered(workspace_id)
+    return found
+
+
+def find_workspace_by_root(store: Store, root: str | Path, *, cwd: Path) -> Workspace | None:
+    """The registration of exactly this directory, if any (the language server reuses it)."""
+    resolved = resolve_root(root, cwd=cwd)
+    with store.read() as conn:
+        return _by_root(conn, resolved)
+
+
+def remove_workspace(store: Store, workspace_id: str) -> Workspace:
+    """Unregister; fails with `conflict` while other records (runs, …) still refer to it."""
+    try:
+        with store.write() as conn:
+            found = _by_id(conn, workspace_id)
+            if found is None:
+                raise _not_registered(workspace_id)
+            conn.execute(
+                delete(workspaces_table).where(workspaces_table.c.workspace_id == workspace_id)
+            )
+    except IntegrityError as exc:
+        raise ConflictError(
+            "conflict",
+            f"workspace {workspace_id!r} is still referenced by other records (runs, "
+            "memories, ...); remove those first",
+            details={"workspace_id": workspace_id},
+        ) from exc
+    return found
+
+
+def _contains(root: str, path: str) -> bool:
+    # Component-wise and case-folded where the platform is: /a/bc is not inside /a/b.
+    return PurePath(os.path.normcase(path)).is_relative_to(os.path.normcase(root))
+
+
+def infer_workspace(store: Store, cwd: Path) -> Workspace:
+    """The deepest registered workspace whose root contains realpath(`cwd`)."""
+    here = os.path.realpath(cwd)
+    matches = [ws for ws in list_workspaces(store) if _contains(ws.root, here)]
+    if not matches:
+        raise UsageError(
+            "workspace_required",
+            f"no registered workspace contains {here}; pass --workspace ID or run "
+            "`rutter workspace register ID ROOT`",
+            path=here,
+        )
+    return max(matches, key=lambda ws: len(PurePath(ws.root).parts))

@@ -1,0 +1,486 @@
+"""The store: URL resolution, SQLite pragmas and locking, transactions, migrations, triggers."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import platformdirs
+import pytest
+from rutter_core.errors import StoreError, UsageError
+from rutter_core.store import (
+    MIGRATIONS,
+    Migration,
+    Store,
+    append_only_triggers,
+    migration_checksum,
+    open_store,
+    resolve_database_url,
+)
+from rutter_core.store.migrations import canonical_statement
+from rutter_core.store.schema import metadata
+from sqlalchemy import inspect
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+EVENTS = Migration(
+    100,
+    "events",
+    ("CREATE TABLE events (id INTEGER NOT NULL PRIMARY KEY, body TEXT NOT NULL)",),
+    append_only=("events",),
+)
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "rutter.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    with open_store(sqlite_url(db_path)) as opened:
+        yield opened
+
+
+def raw(db_path: Path, *, timeout: float = 5.0) -> sqlite3.Connection:
+    """A plain sqlite3 connection in autocommit mode, standing in for another process."""
+    return sqlite3.connect(db_path, timeout=timeout, isolation_level=None)
+
+
+def ledger(db_path: Path) -> list[tuple[int, str, str, str]]:
+    conn = raw(db_path)
+    try:
+        rows = conn.execute(
+            "SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version"
+        ).fetchall()
+    finally:
+        conn.close()
+    return [(int(v), str(n), str(c), str(a)) for v, n, c, a in rows]
+
+
+# --- resolve_database_url ---------------------------------------------------------------
+
+
+def test_explicit_url_wins_over_everything() -> None:
+    env = {"RUTTER_DATABASE_URL": "sqlite:////env.db", "RUTTER_HOME": "/home-dir"}
+    assert resolve_database_url(database_url="sqlite:////cli.db", env=env) == "sqlite:////cli.db"
+
+
+def test_env_database_url_wins_over_home() -> None:
+    env = {"RUTTER_DATABASE_URL": "postgresql://u@h/db", "RUTTER_HOME": "/home-dir"}
+    assert resolve_database_url(database_url=None, env=env) == "postgresql://u@h/db"
+
+
+def test_rutter_home_gives_embedded_sqlite(tmp_path: Path) -> None:
+    url = resolve_database_url(database_url=None, env={"RUTTER_HOME": str(tmp_path)})
+    assert url == f"sqlite:///{tmp_path / 'rutter.db'}"
+
+
+def test_relative_rutter_home_is_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    url = resolve_database_url(database_url=None, env={"RUTTER_HOME": ".demo-home"})
+    assert url == f"sqlite:///{tmp_path / '.demo-home' / 'rutter.db'}"
+
+
+def test_platform_default_when_nothing_set() -> None:
+    expected = Path(platformdirs.user_data_dir("rutter", appauthor=False)) / "rutter.db"
+    assert resolve_database_url(database_url=None, env={}) == f"sqlite:///{expected}"
+
+
+def test_empty_values_count_as_unset(tmp_path: Path) -> None:
+    env = {"RUTTER_DATABASE_URL": "", "RUTTER_HOME": str(tmp_path)}
+    url = resolve_database_url(database_url="", env=env)
+    assert url == f"sqlite:///{tmp_path / 'rutter.db'}"
+
+
+def test_url_with_special_characters_round_trips(tmp_path: Path) -> None:
+    home = tmp_path / "we?ird #home"
+    url = resolve_database_url(database_url=None, env={"RUTTER_HOME": str(home)})
+    with open_store(url):
+        pass
+    assert (home / "rutter.db").is_file()
+
+
+# --- opening ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_open_creates_private_home_and_file(tmp_path: Path) -> None:
+    home = tmp_path / "data" / "rutter"
+    url = resolve_database_url(database_url=None, env={"RUTTER_HOME": str(home)})
+    with open_store(url):
+        pass
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "rutter.db").stat().st_mode) == 0o600
+
+
+def test_invalid_url_is_a_usage_error() -> None:
+    with pytest.raises(UsageError) as info:
+        open_store("not a url")
+    assert info.value.code == "invalid_database_url"
+
+
+def test_unopenable_file_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "dir.db").mkdir()
+    with pytest.raises(StoreError) as info:
+        open_store(sqlite_url(tmp_path / "dir.db"))
+    assert info.value.code == "store_unavailable"
+
+
+def test_store_that_cannot_use_wal_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "frozen.db"
+    sqlite3.connect(path).close()
+    with pytest.raises(StoreError, match="WAL") as info:
+        open_store(f"sqlite:///file:{path}?immutable=1&uri=true")
+    assert info.value.code == "store_unavailable"
+
+
+# --- pragmas and transactions -------------------------------------------------------------
+
+
+def test_pragmas_in_effect_on_every_connection(store: Store) -> None:
+    # Two connections at once: both come from the pool's connect hook.
+    with store.read() as first, store.write() as second:
+        for conn in (first, second):
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA secure_delete").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10_000
+
+
+def test_busy_timeout_is_configurable(db_path: Path) -> None:
+    with open_store(sqlite_url(db_path), busy_timeout_ms=1234) as opened, opened.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 1234
+
+
+def test_write_takes_the_write_lock_before_any_statement(store: Store, db_path: Path) -> None:
+    other = raw(db_path, timeout=0.1)
+    try:
+        with store.write():
+            # Nothing written yet, yet another writer cannot start: BEGIN IMMEDIATE was taken.
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("BEGIN IMMEDIATE")
+            # Readers are not blocked (WAL).
+            assert other.execute("SELECT count(*) FROM workspaces").fetchone() == (0,)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
+def test_second_store_write_times_out_while_read_still_works(store: Store, db_path: Path) -> None:
+    with open_store(sqlite_url(db_path), busy_timeout_ms=100) as second, store.write():
+        started = time.monotonic()
+        with pytest.raises(StoreError) as info, second.write():
+            pass  # pragma: no cover
+        assert info.value.code == "store_busy"
+        assert time.monotonic() - started >= 0.09
+        with second.read() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
+
+
+def test_second_writer_waits_for_the_first(store: Store, db_path: Path) -> None:
+    release = threading.Event()
+    holding = threading.Event()
+
+    def hold_lock() -> None:
+        with store.write() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+            )
+            holding.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=hold_lock)
+    thread.start()
+    try:
+        assert holding.wait(5)
+        threading.Timer(0.3, release.set).start()
+        started = time.monotonic()
+        with open_store(sqlite_url(db_path)) as second, second.write() as conn:
+            waited = time.monotonic() - started
+            # The first writer's row is visible: we began after it committed.
+            assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 1
+        assert waited >= 0.2
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_read_is_a_consistent_snapshot(store: Store, db_path: Path) -> None:
+    other = raw(db_path)
+    try:
+        with store.read() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
+            other.execute("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+            assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
+        with store.read() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 1
+    finally:
+        other.close()
+
+
+def test_read_rejects_writes(store: Store) -> None:
+    with pytest.raises(OperationalError, match="readonly"), store.read() as conn:
+        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+    with store.write() as conn:  # the pooled connection is writable again
+        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+
+
+def test_write_commits_on_success(store: Store, db_path: Path) -> None:
+    with store.write() as conn:
+        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+    other = raw(db_path)
+    try:
+        assert other.execute("SELECT workspace_id FROM workspaces").fetchall() == [("a",)]
+    finally:
+        other.close()
+
+
+def test_write_rolls_back_on_exception(store: Store) -> None:
+    class Boom(Exception):
+        pass
+
+    def fail_midway() -> None:
+        with store.write() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+            )
+            raise Boom
+
+    with pytest.raises(Boom):
+        fail_midway()
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
+
+
+def test_foreign_keys_are_enforced(store: Store) -> None:
+    with store.write() as conn:
+        conn.exec_driver_sql(
+            "CREATE TABLE child (ws TEXT NOT NULL REFERENCES workspaces (workspace_id))"
+        )
+    with pytest.raises(IntegrityError, match="FOREIGN KEY"), store.write() as conn:
+        conn.exec_driver_sql("INSERT INTO child VALUES ('missing')")
+
+
+def test_schema_checks_reject_bad_rows(store: Store) -> None:
+    for values in (
+        "('Upper', '/a', '2026-01-01T00:00:00Z')",
+        "('-a', '/a', '2026-01-01T00:00:00Z')",
+        "('a', '', '2026-01-01T00:00:00Z')",
+        "('a', '/a', 'yesterday')",
+    ):
+        with pytest.raises(IntegrityError, match="CHECK"), store.write() as conn:
+            conn.exec_driver_sql(f"INSERT INTO workspaces VALUES {values}")
+
+
+# --- migrations -----------------------------------------------------------------------------
+
+
+def test_migrations_applied_once_with_ledger(db_path: Path) -> None:
+    with open_store(sqlite_url(db_path)):
+        pass
+    first = ledger(db_path)
+    assert [(v, n) for v, n, _, _ in first] == [(m.version, m.name) for m in MIGRATIONS]
+    for (_, _, checksum, applied_at), migration in zip(first, MIGRATIONS, strict=True):
+        assert checksum == migration_checksum(migration, "sqlite")
+        assert re.fullmatch(r"[0-9a-f]{64}", checksum)
+        assert RFC3339.fullmatch(applied_at)
+    with open_store(sqlite_url(db_path)):
+        pass
+    assert ledger(db_path) == first
+
+
+def test_query_tables_match_the_migrated_schema(store: Store) -> None:
+    with store.read() as conn:
+        inspector = inspect(conn)
+        for table in metadata.sorted_tables:
+            columns = {c["name"]: c["nullable"] for c in inspector.get_columns(table.name)}
+            assert columns == {c.name: c.nullable for c in table.columns}
+
+
+def test_each_migration_is_its_own_transaction(db_path: Path) -> None:
+    good = Migration(1, "good", ("CREATE TABLE a (x INTEGER)",))
+    bad = Migration(2, "bad", ("CREATE TABLE b (x INTEGER)", "THIS IS NOT SQL"))
+    with pytest.raises(OperationalError):
+        open_store(sqlite_url(db_path), migrations=[good, bad])
+    assert [v for v, _, _, _ in ledger(db_path)] == [1]
+    conn = raw(db_path)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        conn.close()
+    assert "a" in tables
+    assert "b" not in tables
+
+
+def test_new_migrations_are_applied_on_next_open(db_path: Path) -> None:
+    with open_store(sqlite_url(db_path)):
+        pass
+    with open_store(sqlite_url(db_path), migrations=[*MIGRATIONS, EVENTS]):
+        pass
+    assert [v for v, _, _, _ in ledger(db_path)] == [*(m.version for m in MIGRATIONS), 100]
+
+
+def test_checksum_mismatch_stops_open(db_path: Path) -> None:
+    with open_store(sqlite_url(db_path)):
+        pass
+    conn = raw(db_path)
+    try:
+        conn.execute("UPDATE schema_migrations SET checksum = ? WHERE version = 1", ("0" * 64,))
+    finally:
+        conn.close()
+    with pytest.raises(StoreError) as info:
+        open_store(sqlite_url(db_path))
+    assert info.value.code == "migration_checksum_mismatch"
+    assert "migration 1 " in info.value.message
+    assert "new migration" in info.value.message
+
+
+def test_edited_migration_in_code_stops_open(db_path: Path) -> None:
+    original = Migration(1, "t", ("CREATE TABLE t (x INTEGER)",))
+    edited = Migration(1, "t", ("CREATE TABLE t (x INTEGER, y INTEGER)",))
+    with open_store(sqlite_url(db_path), migrations=[original]):
+        pass
+    with pytest.raises(StoreError) as info:
+        open_store(sqlite_url(db_path), migrations=[edited])
+    assert info.value.code == "migration_checksum_mismatch"
+
+
+def test_reindenting_a_migration_keeps_its_checksum() -> None:
+    original = Migration(1, "t", ("\n    CREATE TABLE t (\n        x INTEGER\n    )\n",))
+    reindented = Migration(1, "t", ("CREATE TABLE t (\r\n  x INTEGER\r\n)",))
+    changed = Migration(1, "t", ("CREATE TABLE t ( x TEXT )",))
+    assert canonical_statement(original.statements[0]) == "CREATE TABLE t ( x INTEGER )"
+    assert migration_checksum(original, "sqlite") == migration_checksum(reindented, "sqlite")
+    assert migration_checksum(original, "sqlite") != migration_checksum(changed, "sqlite")
+
+
+def test_unknown_migration_version_stops_open(db_path: Path) -> None:
+    with open_store(sqlite_url(db_path)):
+        pass
+    conn = raw(db_path)
+    try:
+        conn.execute(
+            "INSERT INTO schema_migrations VALUES (999, 'from_the_future', ?, ?)",
+            ("a" * 64, "2030-01-01T00:00:00Z"),
+        )
+    finally:
+        conn.close()
+    with pytest.raises(StoreError) as info:
+        open_store(sqlite_url(db_path))
+    assert info.value.code == "unknown_migration"
+    assert "999" in info.value.message
+    assert "Upgrade rutter" in info.value.message
+
+
+def test_migration_inserted_before_applied_ones_is_refused(db_path: Path) -> None:
+    one = Migration(1, "one", ("CREATE TABLE one (x INTEGER)",))
+    three = Migration(3, "three", ("CREATE TABLE three (x INTEGER)",))
+    two = Migration(2, "two", ("CREATE TABLE two (x INTEGER)",))
+    with open_store(sqlite_url(db_path), migrations=[one, three]):
+        pass
+    with pytest.raises(StoreError) as info:
+        open_store(sqlite_url(db_path), migrations=[one, two, three])
+    assert info.value.code == "migration_out_of_order"
+
+
+def test_migration_list_must_be_ordered(db_path: Path) -> None:
+    two = Migration(2, "two", ("CREATE TABLE two (x INTEGER)",))
+    one = Migration(1, "one", ("CREATE TABLE one (x INTEGER)",))
+    with pytest.raises(ValueError, match="strictly increasing"):
+        open_store(sqlite_url(db_path), migrations=[two, one])
+
+
+# Imports happen before the start signal so that the opens themselves overlap.
+_OPENER = """
+import sys, time
+from pathlib import Path
+from rutter_core.store import open_store
+Path(sys.argv[3]).touch()
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.0005)
+with open_store(sys.argv[1]) as store, store.read() as conn:
+    conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar()
+"""
+
+
+def test_concurrent_first_opens_apply_each_migration_once(tmp_path: Path) -> None:
+    db_path = tmp_path / "fresh" / "rutter.db"
+    go = tmp_path / "go"
+    ready = [tmp_path / f"ready-{i}" for i in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPENER, sqlite_url(db_path), str(go), str(flag)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for flag in ready
+    ]
+    deadline = time.monotonic() + 60
+    while not all(flag.exists() for flag in ready) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    go.touch()
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err.decode()
+    rows = ledger(db_path)
+    assert [v for v, _, _, _ in rows] == [m.version for m in MIGRATIONS]
+
+
+# --- append-only triggers -------------------------------------------------------------------
+
+
+def test_append_only_table_rejects_update_and_delete(db_path: Path) -> None:
+    with open_store(sqlite_url(db_path), migrations=[*MIGRATIONS, EVENTS]) as opened:
+        with opened.write() as conn:
+            conn.exec_driver_sql("INSERT INTO events VALUES (1, 'first'), (2, 'second')")
+        statements = (
+            "UPDATE events SET body = 'changed' WHERE id = 1",
+            "DELETE FROM events WHERE id = 1",
+            "DELETE FROM events",  # no WHERE: must not slip through the truncate optimization
+        )
+        for statement in statements:
+            with (
+                pytest.raises(IntegrityError, match="append-only table events"),
+                opened.write() as conn,
+            ):
+                conn.exec_driver_sql(statement)
+        with opened.read() as conn:
+            rows = conn.exec_driver_sql("SELECT id, body FROM events ORDER BY id").all()
+        assert [tuple(r) for r in rows] == [(1, "first"), (2, "second")]
+
+
+def test_append_only_helper_on_a_table_created_in_a_test(store: Store) -> None:
+    with store.write() as conn:
+        conn.exec_driver_sql("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        for statement in append_only_triggers("notes"):
+            conn.exec_driver_sql(statement)
+        conn.exec_driver_sql("INSERT INTO notes VALUES (1, 'kept')")
+    with pytest.raises(IntegrityError, match="append-only table notes"), store.write() as conn:
+        conn.exec_driver_sql("UPDATE notes SET body = 'lost'")
+    with pytest.raises(IntegrityError, match="append-only table notes"), store.write() as conn:
+        conn.exec_driver_sql("DELETE FROM notes")
+
+
+def test_append_only_helper_refuses_odd_names_and_dialects() -> None:
+    with pytest.raises(ValueError, match="identifier"):
+        append_only_triggers("x; DROP TABLE workspaces")
+    with pytest.raises(StoreError) as info:
+        append_only_triggers("notes", dialect="postgresql")
+    assert info.value.code == "unsupported_dialect"
