@@ -3,14 +3,55 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
 import rfc8785
 
+# Integers JCS prints exactly as Python does (IEEE-754 doubles hold them exactly).
+_MAX_SAFE_INTEGER = 2**53 - 1
+_UTF16_ORDER_BREAK = "\ue000"  # keys below this sort the same by code point and by UTF-16 unit
+_FAST_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+)
+
+
+def _fast_path_applies(value: Any) -> bool:
+    """True when Python's JSON encoder yields exactly the JCS bytes for `value`.
+
+    That holds for dicts with string keys (sorted identically), strings, bools, None and safe
+    integers: Python escapes strings exactly as ECMAScript's JSON.stringify does. Floats need
+    ECMAScript number formatting and go to the reference implementation.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is dict:
+            for key in item:
+                if type(key) is not str or not (key.isascii() or max(key) < _UTF16_ORDER_BREAK):
+                    return False
+            pending.extend(item.values())
+        elif kind is list or kind is tuple:
+            pending.extend(item)
+        elif kind is int:
+            if not -_MAX_SAFE_INTEGER <= item <= _MAX_SAFE_INTEGER:
+                return False
+        else:
+            return False
+    return True
+
 
 def canonical_json(value: Any) -> bytes:
     """RFC 8785 canonical bytes of a JSON-compatible value."""
+    if _fast_path_applies(value):
+        try:
+            return _FAST_ENCODER.encode(value).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: let the reference implementation reject it
     return bytes(rfc8785.dumps(value))
 
 

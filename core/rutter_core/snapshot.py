@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from rutter_core.fingerprint import fingerprint
 
-PROTOCOL_VERSION = "project_instruction_snapshot.v1"
+PROTOCOL_VERSION: Final = "project_instruction_snapshot.v1"
 
 SourceKind = Literal[
     "agents_override", "agents", "claude", "claude_dir", "prayu_instructions", "prayu_rule"
 ]
 IgnoreReason = Literal["superseded", "blank_override", "ignore_file"]
-TRUST_CLASS = "project_workflow_untrusted"
+TRUST_CLASS: Final = "project_workflow_untrusted"
 
 
 class _Frozen(BaseModel):
@@ -52,6 +52,9 @@ class Authority(_Frozen):
     terminal_lease: Literal[False] = False
     execution_profile_grant: Literal[False] = False
     policy_override: Literal[False] = False
+
+
+AUTHORITY_JSON: dict[str, bool] = Authority().model_dump()
 
 
 class RedactionCount(_Frozen):

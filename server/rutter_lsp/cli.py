@@ -1,0 +1,225 @@
+"""The `rutter` command line: parses arguments, calls rutter_core, prints JSON or tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from rutter_core.errors import RutterError, UsageError
+from rutter_core.fsread import FileReader
+from rutter_core.instructions import effective_instructions
+from rutter_core.store import Store, open_store, resolve_database_url
+from rutter_core.workspaces import (
+    Workspace,
+    get_workspace,
+    infer_workspace,
+    list_workspaces,
+    register_workspace,
+    remove_workspace,
+)
+from rutter_lsp.errors import EXIT_CODES
+from rutter_lsp.render import render_snapshot, render_workspaces
+
+app = typer.Typer(
+    name="rutter",
+    help="Context continuity for AI coding agents: which instructions apply, and why.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+workspace_app = typer.Typer(help="Register and inspect workspaces.", no_args_is_help=True)
+context_app = typer.Typer(help="Inspect the context agents are given.", no_args_is_help=True)
+app.add_typer(workspace_app, name="workspace")
+app.add_typer(context_app, name="context")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+
+
+@dataclass(frozen=True)
+class CliSettings:
+    database_url: str | None
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            help="SQLAlchemy URL of the store (default: $RUTTER_DATABASE_URL, else "
+            "SQLite in $RUTTER_HOME).",
+        ),
+    ] = None,
+) -> None:
+    ctx.obj = CliSettings(database_url=database_url)
+
+
+@contextmanager
+def _store(ctx: typer.Context) -> Iterator[Store]:
+    settings: CliSettings = ctx.find_root().obj
+    url = resolve_database_url(database_url=settings.database_url, env=os.environ)
+    store = open_store(url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+
+
+def _console() -> Console:
+    # Piped output gets a wide page rather than rich's 80-column default; COLUMNS still wins.
+    console = Console(highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(highlight=False, width=160)
+    return console
+
+
+def _workspace_json(workspace: Workspace, **extra: Any) -> dict[str, Any]:
+    return {**workspace.to_json(), **extra}
+
+
+# -- workspace --------------------------------------------------------------------------------
+
+
+@workspace_app.command("register")
+def workspace_register(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of [a-z0-9._-].")],
+    root: Annotated[str, typer.Argument(metavar="ROOT", help="An existing directory.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Register ROOT as workspace ID (idempotent for the same ID and root)."""
+    with _store(ctx) as store:
+        workspace, created = register_workspace(store, workspace_id, root, cwd=Path.cwd())
+    if as_json:
+        _print_json(_workspace_json(workspace, created=created))
+        return
+    verb = "Registered" if created else "Already registered:"
+    _console().print(f"{verb} workspace {workspace.workspace_id} at {workspace.root}")
+
+
+@workspace_app.command("list")
+def workspace_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """List registered workspaces."""
+    with _store(ctx) as store:
+        workspaces = list_workspaces(store)
+    if as_json:
+        _print_json({"workspaces": [workspace.to_json() for workspace in workspaces]})
+        return
+    render_workspaces(_console(), workspaces)
+
+
+@workspace_app.command("show")
+def workspace_show(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show one workspace."""
+    with _store(ctx) as store:
+        workspace = get_workspace(store, workspace_id)
+    if as_json:
+        _print_json(workspace.to_json())
+        return
+    render_workspaces(_console(), [workspace])
+
+
+@workspace_app.command("remove")
+def workspace_remove(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Remove a workspace registration (the directory itself is not touched)."""
+    with _store(ctx) as store:
+        workspace = remove_workspace(store, workspace_id)
+    if as_json:
+        _print_json(_workspace_json(workspace, removed=True))
+        return
+    _console().print(f"Removed workspace {workspace.workspace_id} ({workspace.root})")
+
+
+# -- context ----------------------------------------------------------------------------------
+
+
+@context_app.command("instructions")
+def context_instructions(
+    ctx: typer.Context,
+    target: Annotated[
+        str,
+        typer.Option("--target", help="Workspace-relative path of a file or directory."),
+    ],
+    workspace_id: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace",
+            help="Workspace ID (default: the registered workspace containing the current "
+            "directory).",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show which project instructions apply to TARGET, in order, and why."""
+    with _store(ctx) as store:
+        if workspace_id is None:
+            workspace_id = infer_workspace(store, Path.cwd()).workspace_id
+        snapshot = effective_instructions(store, workspace_id, target, reader=FileReader())
+    if as_json:
+        _print_json(snapshot.to_json())
+        return
+    render_snapshot(_console(), snapshot)
+
+
+# -- entry point ------------------------------------------------------------------------------
+
+
+def _report(error: RutterError, *, as_json: bool) -> int:
+    if as_json:
+        _print_json({"error": error.to_json()})
+    sys.stderr.write(f"rutter: error[{error.code}]: {error.message}\n")
+    return EXIT_CODES[error.category]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=args, prog_name="rutter", standalone_mode=False)
+    except RutterError as error:
+        return _report(error, as_json=as_json)
+    except typer.TyperException as exc:
+        # Typer's own parse errors (its click exceptions are private; use the public base).
+        context = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            return EXIT_CODES[UsageError.category]  # typer has printed the help already
+        hint = f"\n{context.get_usage()}" if context is not None else ""
+        return _report(UsageError("usage", f"{exc.format_message()}{hint}"), as_json=as_json)
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        sys.stderr.write("rutter: aborted\n")
+        return 1
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # the last line of defence: typed JSON even for bugs
+        traceback.print_exc(file=sys.stderr)
+        return _report(
+            RutterError("internal", f"unexpected failure: {type(exc).__name__}: {exc}"),
+            as_json=as_json,
+        )
+    return 0
