@@ -5,7 +5,8 @@ UV_VERSION := 0.13.9
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
-export UV_PYTHON := $(shell command -v $(PYTHON))
+# The real interpreter, not a shim: uv recreates .venv when the interpreter path changes.
+export UV_PYTHON := $(shell $(PYTHON) -c "import sys; print(sys.executable)")
 export UV_PROJECT_ENVIRONMENT := .venv
 RUN := $(UV) run --locked --no-sync
 

@@ -189,6 +189,37 @@ def measure(root: Path, targets: list[str], *, rounds: int) -> Result:
     return Result(median_us(floor), median_us(cold), median_us(warm), syscalls)
 
 
+def probe_vs_listing(root: Path, targets: list[str], *, rounds: int) -> tuple[float, float]:
+    """Median cost per directory level of probing the five level names vs listing the level."""
+    from rutter_core.discovery import LEVEL_NAMES
+
+    levels: list[str] = []
+    for target in targets:
+        current = str(root.resolve())
+        levels.append(current)
+        for part in target.split("/")[:-1]:
+            current = os.path.join(current, part)
+            levels.append(current)
+    probes: list[float] = []
+    listings: list[float] = []
+    clock = time.perf_counter
+    for _ in range(rounds):
+        for level in levels:
+            start = clock()
+            for name in LEVEL_NAMES:
+                try:  # noqa: SIM105 - measured: keep it to the system call
+                    os.lstat(os.path.join(level, name))
+                except OSError:
+                    pass
+            probes.append(clock() - start)
+            start = clock()
+            with os.scandir(level) as entries:
+                for entry in entries:
+                    entry.name  # noqa: B018 - touch each entry as a listing-based walk would
+            listings.append(clock() - start)
+    return median_us(probes), median_us(listings)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dirs", type=int, default=10_000)
@@ -228,6 +259,9 @@ def main() -> None:
         print(f"large/small cold {cold_ratio:.2f}  warm {warm_ratio:.2f}  "
               f"floor {large.floor / small.floor:.2f}")  # fmt: skip
         print("targets: warm/floor <= 2.0, cold/floor <= 4.0, large/small <= 1.2")
+        for label, (root, targets) in repos.items():
+            probe, listing = probe_vs_listing(root, targets, rounds=args.rounds)
+            print(f"{label}: per level, probing {probe:.1f} µs vs listing {listing:.1f} µs")
 
 
 if __name__ == "__main__":
