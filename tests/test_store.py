@@ -15,6 +15,9 @@ from pathlib import Path
 
 import platformdirs
 import pytest
+from sqlalchemy import inspect
+from sqlalchemy.exc import IntegrityError, OperationalError
+
 from rutter_core.errors import StoreError, UsageError
 from rutter_core.store import (
     MIGRATIONS,
@@ -27,8 +30,6 @@ from rutter_core.store import (
 )
 from rutter_core.store.migrations import canonical_statement
 from rutter_core.store.schema import metadata
-from sqlalchemy import inspect
-from sqlalchemy.exc import IntegrityError, OperationalError
 
 RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 EVENTS = Migration(

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from rutter_core.clock import rfc3339, utc_now
-from rutter_core.errors import discovery_error
+from rutter_core.errors import RutterError, discovery_error
 from rutter_core.fsread import FileReader, is_link, lstat_or_none
 from rutter_core.ignore import IGNORE_FILE, IgnoreMatch, IgnoreRules
 from rutter_core.snapshot import (
@@ -515,10 +515,13 @@ def discover(
     `workspace_root` is the registered (resolved) root. Raises a typed `RutterError`.
     """
     canonical_target = normalize_target(target)
-    levels = _walk_chain(workspace_root, canonical_target, limits)
-    walk = _Walk(workspace_root, canonical_target, limits, reader)
-    for level in levels:
-        walk.level(level)
+    try:
+        levels = _walk_chain(workspace_root, canonical_target, limits)
+        walk = _Walk(workspace_root, canonical_target, limits, reader)
+        for level in levels:
+            walk.level(level)
+    except OSError as exc:
+        raise _unreadable(exc, workspace_root) from exc
     loaded_at = rfc3339(now())
     # Every input of the assembly: cached SourceTexts are the same objects while their
     # files' identities hold, so an unchanged tree compares by identity and is cheap.
@@ -536,6 +539,22 @@ def discover(
     snapshot = _assemble(workspace_id, canonical_target, levels[-1].scope, walk, limits, loaded_at)
     reader.remember(key, inputs, snapshot)
     return snapshot
+
+
+def _unreadable(exc: OSError, workspace_root: str) -> RutterError:
+    """An OS refusal (permissions, I/O error) as a typed error naming the workspace path."""
+    rel: str | None = None
+    if isinstance(exc.filename, str):
+        candidate = os.path.relpath(exc.filename, workspace_root)
+        if candidate != ".." and not candidate.startswith("../"):
+            rel = candidate.replace(os.sep, "/")
+    where = rel if rel is not None else "a path in the workspace"
+    return discovery_error(
+        "unreadable",
+        f"{where} cannot be read ({exc.strerror or exc}); fix its permissions or remove it",
+        path=rel,
+        details={"errno": exc.errno} if exc.errno is not None else None,
+    )
 
 
 def _role(item: _Found) -> str:

@@ -95,6 +95,8 @@ DISCOVERY_ERROR_CODES: dict[str, type[RutterError]] = {
     "too_deep": DiscoveryError,
     "invalid_ignore": DiscoveryError,
     "concurrent_modification": DiscoveryError,
+    # Not in contract 5.3: the OS refused a read (permissions, I/O error). Fails closed too.
+    "unreadable": DiscoveryError,
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ from rutter_core.errors import discovery_error
 # FAT has 2 s mtime granularity; everything else is finer. Anything modified this close to
 # the moment it was cached is treated as possibly still changing.
 DEFAULT_RACY_WINDOW_NS = 2_000_000_000
+
+# A file modified less than this long ago may still be being written (see _read_verified).
+# Filesystem timestamps come from a coarse clock that lags by up to a tick (~4 ms).
+SETTLE_NS = 25_000_000
 
 # Bounds memory in a long-lived server: one entry per (workspace, target) recently asked for.
 MAX_DERIVED_RESULTS = 4096
@@ -106,8 +111,9 @@ class _IdentityCache(Generic[T]):
         self._entries.pop(path, None)
 
     def discard_matching(self, suffix: str) -> None:
-        for key in [key for key in self._entries if key.endswith(suffix)]:
-            del self._entries[key]
+        for key in list(self._entries):  # a copy: other threads may insert meanwhile
+            if key.endswith(suffix):
+                self._entries.pop(key, None)
 
     def clear(self) -> None:
         self._entries.clear()
@@ -123,7 +129,11 @@ class DirEntryStat:
 
 
 class FileReader:
-    """Safe, cached access to the files discovery needs. One instance per long-lived caller."""
+    """Safe, cached access to the files discovery needs. One instance per long-lived caller.
+
+    Safe to share between threads: each cache operation is a single dict operation or runs
+    under a lock, and a lost cache entry only costs a re-read.
+    """
 
     def __init__(
         self,
@@ -139,6 +149,7 @@ class FileReader:
         # Decoded results, keyed by decoder name and path: warm reads skip decoding too.
         self._decoded: _IdentityCache[object] = _IdentityCache(racy_window_ns, clock_ns)
         self._derived: dict[Hashable, tuple[object, object]] = {}
+        self._derived_lock = threading.Lock()
 
     def clear(self) -> None:
         self._probes.clear()
@@ -154,10 +165,11 @@ class FileReader:
         return entry[1]
 
     def remember(self, key: Hashable, inputs: object, value: object) -> None:
-        self._derived.pop(key, None)
-        if len(self._derived) >= MAX_DERIVED_RESULTS:
-            del self._derived[next(iter(self._derived))]  # oldest first: dicts keep order
-        self._derived[key] = (inputs, value)
+        with self._derived_lock:
+            self._derived.pop(key, None)
+            if len(self._derived) >= MAX_DERIVED_RESULTS:
+                del self._derived[next(iter(self._derived))]  # oldest first: dicts keep order
+            self._derived[key] = (inputs, value)
 
     def invalidate(self, path: str) -> None:
         """Forget what is cached for `path` (an absolute path): used by file watchers."""
@@ -254,8 +266,9 @@ class FileReader:
         self._decoded.put(key, expected, value, started)
         return value
 
-    @staticmethod
-    def _read_verified(path: str, expected: FileIdentity, *, max_bytes: int, rel: str) -> bytes:
+    def _read_verified(
+        self, path: str, expected: FileIdentity, *, max_bytes: int, rel: str
+    ) -> bytes:
         def changed() -> Exception:
             return discovery_error(
                 "concurrent_modification",
@@ -280,6 +293,13 @@ class FileReader:
                 raise changed()
             first = _pread_all(fd, max_bytes + 1)
             second = _pread_all(fd, max_bytes + 1)
+            # The kernel stamps mtime when a write starts; a large write can stall between pages
+            # with both our reads inside the stall. A file stamped moments ago gets a settle
+            # delay and a third read, so a write that is still going on shows up as a change.
+            age_ns = self._clock_ns() - max(expected.mtime_ns, expected.ctime_ns)
+            if age_ns < SETTLE_NS:  # a future stamp (clock skew) waits the full delay, no more
+                time.sleep(min(SETTLE_NS, SETTLE_NS - age_ns) / 1e9)
+                second = _pread_all(fd, max_bytes + 1)
             after = os.fstat(fd)
         finally:
             os.close(fd)
