@@ -45,9 +45,13 @@ def _fast_path_applies(value: Any) -> bool:
     return True
 
 
-def canonical_json(value: Any) -> bytes:
-    """RFC 8785 canonical bytes of a JSON-compatible value."""
-    if _fast_path_applies(value):
+def canonical_json(value: Any, *, plain: bool = False) -> bytes:
+    """RFC 8785 canonical bytes of a JSON-compatible value.
+
+    `plain=True` is for values built from validated models that hold only strings, bools,
+    None and small integers under ASCII keys: it skips the check of that domain.
+    """
+    if plain or _fast_path_applies(value):
         try:
             return _FAST_ENCODER.encode(value).encode("utf-8")
         except UnicodeEncodeError:
@@ -55,10 +59,15 @@ def canonical_json(value: Any) -> bytes:
     return bytes(rfc8785.dumps(value))
 
 
-def fingerprint(value: Mapping[str, Any], *, exclude: frozenset[str] = frozenset()) -> str:
-    """Lowercase hex SHA-256 of the JCS form of `value` without its top-level `exclude` keys."""
+def fingerprint(
+    value: Mapping[str, Any], *, exclude: frozenset[str] = frozenset(), plain: bool = False
+) -> str:
+    """Lowercase hex SHA-256 of the JCS form of `value` without its top-level `exclude` keys.
+
+    `plain` as in `canonical_json`.
+    """
     kept = {key: item for key, item in value.items() if key not in exclude}
-    return hashlib.sha256(canonical_json(kept)).hexdigest()
+    return hashlib.sha256(canonical_json(kept, plain=plain)).hexdigest()
 
 
 def sha256_text(text: str) -> str:

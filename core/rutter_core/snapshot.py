@@ -123,4 +123,5 @@ def snapshot_fingerprint(snapshot_json: dict[str, Any]) -> str:
         {key: value for key, value in source.items() if key not in SOURCE_FINGERPRINT_EXCLUDES}
         for source in snapshot_json.get("sources", [])
     ]
-    return fingerprint(body, exclude=SNAPSHOT_FINGERPRINT_EXCLUDES)
+    # The snapshot's own shape (pydantic-typed: str, bool, small int, ASCII keys) is plain JSON.
+    return fingerprint(body, exclude=SNAPSHOT_FINGERPRINT_EXCLUDES, plain=True)
