@@ -780,7 +780,7 @@ def test_unreadable_paths_fail_with_a_typed_error(
     victim = {
         "open": root / AGENTS,  # a source that cannot be opened
         "scandir": root / ".prayu/rules",  # a rules directory that cannot be listed
-        "lstat": root / "CLAUDE.md",  # a directory that cannot be searched
+        "lstat": root / AGENTS,  # a source whose metadata cannot be read
     }[call]
     real = getattr(os, call)
 
@@ -794,3 +794,35 @@ def test_unreadable_paths_fail_with_a_typed_error(
     assert isinstance(outcome, RutterError)
     assert outcome.code == "unreadable"
     assert outcome.path == victim.relative_to(root).as_posix()
+
+
+def test_unsearchable_directory_fails_closed(
+    workspace_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory we may not search must not look empty: access() would call every name in it
+    absent, so discovery falls back to lstat there, which reports the refusal."""
+    root = workspace_root
+    (root / "sub").mkdir()
+    (root / "sub/AGENTS.md").write_text("hidden\n", encoding="utf-8")
+    real_access, real_lstat = os.access, os.lstat
+    locked = str(root / "sub")
+
+    def access(path: str, mode: int, **kwargs: bool) -> bool:
+        if os.fspath(path) == locked and mode == os.X_OK:
+            return False
+        if os.fspath(path).startswith(locked + os.sep):
+            return False
+        return real_access(path, mode, **kwargs)
+
+    def lstat(path: str, **kwargs: int | None) -> os.stat_result:
+        if os.fspath(path).startswith(locked + os.sep):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_lstat(path, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(os, "lstat", lstat)
+    outcome = attempt(root, "sub/x.go", FileReader())
+    assert isinstance(outcome, RutterError)
+    assert outcome.code == "unreadable"
+    assert outcome.path is not None
+    assert outcome.path.startswith("sub/")
