@@ -223,3 +223,14 @@ def test_database_url_option(cli: Cli, tmp_path: Path, workspace_root: Path) -> 
     assert cli.json("workspace", "list") == {"workspaces": []}
     listed = cli.json("--database-url", url, "workspace", "list")
     assert [item["workspace_id"] for item in listed["workspaces"]] == ["demo"]
+
+
+def test_markup_in_names_is_printed_verbatim(cli: Cli, workspace_root: Path) -> None:
+    write_tree(workspace_root, {".prayu/rules/[bold]x.md": "a\n", ".prayu/rules/[/x].md": "b\n"})
+    cli.json("workspace", "register", "demo", str(workspace_root))
+    result = cli("context", "instructions", "--workspace", "demo", "--target", "f.go")
+    assert result.returncode == 0, result.stderr
+    assert "[bold]x.md" in result.stdout
+    assert "[/x].md" in result.stdout
+    help_text = cli("workspace", "register", "--help").stdout
+    assert "[a-z0-9._-]" in help_text

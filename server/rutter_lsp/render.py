@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rutter_core.snapshot import Snapshot
@@ -10,9 +11,10 @@ from rutter_core.workspaces import Workspace
 
 
 def render_snapshot(console: Console, snapshot: Snapshot) -> None:
+    # Paths and prose come from the workspace: escaped, so `[...]` in a name is never markup.
     console.print(
-        f"[bold]Effective instructions[/bold] for [cyan]{snapshot.target_path}[/cyan] "
-        f"in workspace [cyan]{snapshot.workspace_id}[/cyan]"
+        f"[bold]Effective instructions[/bold] for [cyan]{escape(snapshot.target_path)}[/cyan] "
+        f"in workspace [cyan]{escape(snapshot.workspace_id)}[/cyan]"
     )
     if snapshot.sources:
         table = Table(show_lines=True)
@@ -26,11 +28,11 @@ def render_snapshot(console: Console, snapshot: Snapshot) -> None:
             path = source.path + (" (redacted)" if source.redacted else "")
             table.add_row(
                 str(source.ordinal),
-                path,
+                escape(path),
                 source.kind,
-                source.scope,
+                escape(source.scope),
                 str(source.precedence),
-                source.why_effective,
+                escape(source.why_effective),
             )
         console.print(table)
     else:
@@ -40,8 +42,10 @@ def render_snapshot(console: Console, snapshot: Snapshot) -> None:
         console.print("\n[bold]Conflicts[/bold]")
         for conflict in snapshot.conflicts:
             console.print(
-                f"  - {conflict.role}: {conflict.lower_precedence_path} vs "
-                f"{conflict.higher_precedence_path}: {conflict.resolution}",
+                escape(
+                    f"  - {conflict.role}: {conflict.lower_precedence_path} vs "
+                    f"{conflict.higher_precedence_path}: {conflict.resolution}"
+                ),
                 highlight=False,
             )
     if snapshot.ignored:
@@ -53,13 +57,13 @@ def render_snapshot(console: Console, snapshot: Snapshot) -> None:
                 why = "blank override; the level falls back to AGENTS.md"
             else:
                 why = f"excluded by .prayu/instructions.ignore:{entry.line} ({entry.pattern})"
-            console.print(f"  - {entry.path}: {why}", highlight=False)
+            console.print(escape(f"  - {entry.path}: {why}"), highlight=False)
     redacted = [source for source in snapshot.sources if source.redacted]
     if redacted:
         console.print("\n[bold]Redactions[/bold]")
         for source in redacted:
             kinds = ", ".join(f"{item.kind} x{item.count}" for item in source.redactions)
-            console.print(f"  - {source.path}: {kinds}", highlight=False)
+            console.print(escape(f"  - {source.path}: {kinds}"), highlight=False)
     console.print(f"\nfingerprint {snapshot.fingerprint}", highlight=False)
 
 
@@ -71,5 +75,5 @@ def render_workspaces(console: Console, workspaces: list[Workspace]) -> None:
     for column in ("workspace", "root", "registered"):
         table.add_column(column, overflow="fold")
     for workspace in workspaces:
-        table.add_row(workspace.workspace_id, workspace.root, workspace.created_at)
+        table.add_row(workspace.workspace_id, escape(workspace.root), workspace.created_at)
     console.print(table)
