@@ -7,6 +7,8 @@ confined to a registered root, so roots are stored as realpaths and compared com
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
@@ -204,3 +206,66 @@ def infer_workspace(store: Store, cwd: Path) -> Workspace:
             path=here,
         )
     return max(matches, key=lambda ws: len(PurePath(ws.root).parts))
+
+
+# -- the language server's folder registration (contract section 4) -----------------------------
+
+_MAX_ID_LENGTH = 64
+_MAX_SUFFIX_ATTEMPTS = 1000
+_INVALID_ID_RUN = re.compile(r"[^a-z0-9._-]+")
+_FALLBACK_ID = "workspace"
+
+
+def workspace_id_from_name(name: str) -> str:
+    """A valid workspace ID derived from a folder name: `My Project` → `my-project`.
+
+    Accents are folded to ASCII, everything is lowercased, each run of other characters
+    becomes one `-`, leading characters that cannot start an ID are dropped and the result
+    is trimmed to 64 characters; a name with nothing usable gives `workspace`.
+    """
+    folded = unicodedata.normalize("NFKD", name)
+    ascii_name = "".join(c for c in folded if not unicodedata.combining(c)).lower()
+    candidate = _INVALID_ID_RUN.sub("-", ascii_name)
+    candidate = candidate.lstrip("._-")[:_MAX_ID_LENGTH].rstrip("-")
+    return candidate if is_valid_workspace_id(candidate) else _FALLBACK_ID
+
+
+def _with_suffix(base: str, number: int) -> str:
+    if number == 1:
+        return base
+    suffix = f"-{number}"
+    return base[: _MAX_ID_LENGTH - len(suffix)] + suffix
+
+
+def ensure_workspace(store: Store, root: str | Path, *, preferred_id: str, cwd: Path) -> Workspace:
+    """The registration of `root`, creating it when there is none.
+
+    An existing registration of the same (resolved) root is reused whatever its ID. Otherwise
+    the ID is `workspace_id_from_name(preferred_id)`, made unique with a numeric suffix
+    (`demo`, `demo-2`, `demo-3`, ...) when another root already holds it. Safe against a
+    concurrent registration of the same root by another process.
+    """
+    resolved = resolve_root(root, cwd=cwd)
+    existing = find_workspace_by_root(store, resolved, cwd=cwd)
+    if existing is not None:
+        return existing
+    base = workspace_id_from_name(preferred_id)
+    for number in range(1, _MAX_SUFFIX_ATTEMPTS + 1):
+        candidate = _with_suffix(base, number)
+        try:
+            workspace, _created = register_workspace(store, candidate, resolved, cwd=cwd)
+        except ConflictError as exc:
+            if exc.details.get("root") == resolved:  # registered meanwhile under another ID
+                holder = find_workspace_by_root(store, resolved, cwd=cwd)
+                if holder is not None:
+                    return holder
+            continue  # the ID belongs to another root: try the next suffix
+        return workspace
+    raise ConflictError(
+        "conflict",
+        f"could not find a free workspace ID for {resolved} (tried {base} to "
+        f"{_with_suffix(base, _MAX_SUFFIX_ATTEMPTS)}); register it with "
+        "`rutter workspace register ID ROOT`",
+        path=resolved,
+        details={"preferred_id": base},
+    )

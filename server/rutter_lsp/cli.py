@@ -98,7 +98,7 @@ def _workspace_json(workspace: Workspace, **extra: Any) -> dict[str, Any]:
 @workspace_app.command("register")
 def workspace_register(
     ctx: typer.Context,
-    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of [a-z0-9._-].")],
+    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of \\[a-z0-9._-].")],
     root: Annotated[str, typer.Argument(metavar="ROOT", help="An existing directory.")],
     as_json: JsonFlag = False,
 ) -> None:
@@ -184,6 +184,26 @@ def context_instructions(
     render_snapshot(_console(), snapshot)
 
 
+# -- language server --------------------------------------------------------------------------
+
+
+@app.command("serve")
+def serve_command(
+    ctx: typer.Context,
+    tcp: Annotated[
+        str | None,
+        typer.Option(
+            "--tcp", metavar="HOST:PORT", help="Listen on TCP instead of stdio (debugging)."
+        ),
+    ] = None,
+) -> None:
+    """Run the language server (LSP over stdio; the same as `rutter-lsp`)."""
+    from rutter_lsp.serve import serve
+
+    settings: CliSettings = ctx.find_root().obj
+    raise SystemExit(serve(tcp=tcp, database_url=settings.database_url))
+
+
 # -- entry point ------------------------------------------------------------------------------
 
 
@@ -199,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = "--json" in args
     command = typer.main.get_command(app)
     try:
-        command.main(args=args, prog_name="rutter", standalone_mode=False)
+        result = command.main(args=args, prog_name="rutter", standalone_mode=False)
     except RutterError as error:
         return _report(error, as_json=as_json)
     except typer.TyperException as exc:
@@ -222,4 +242,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             RutterError("internal", f"unexpected failure: {type(exc).__name__}: {exc}"),
             as_json=as_json,
         )
-    return 0
+    # Outside standalone mode an Exit raised by a command comes back as its code.
+    return result if isinstance(result, int) else 0

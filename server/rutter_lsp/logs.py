@@ -1,0 +1,77 @@
+"""Logging: stderr always, and `window/logMessage` once the client is connected.
+
+stdout is the protocol channel and never receives log output. Only the `rutter_lsp` logger
+is forwarded to the client (pygls logs every message it sends; forwarding those would loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+from typing import TYPE_CHECKING, Final
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+LOGGER_NAME: Final = "rutter_lsp"
+_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_MESSAGE_TYPES: Final = (
+    (logging.ERROR, types.MessageType.Error),
+    (logging.WARNING, types.MessageType.Warning),
+    (logging.INFO, types.MessageType.Info),
+)
+
+
+def configure_stderr(level: int) -> None:
+    root = logging.getLogger()
+    if not any(getattr(handler, "rutter_stderr", False) for handler in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.rutter_stderr = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    logging.getLogger(LOGGER_NAME).setLevel(level)
+    # pygls logs each message at INFO: only its warnings unless we debug.
+    logging.getLogger("pygls").setLevel(
+        logging.DEBUG if level <= logging.DEBUG else logging.WARNING
+    )
+
+
+class ClientLogHandler(logging.Handler):
+    """Forwards `rutter_lsp` records to the client as `window/logMessage`."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        super().__init__()
+        self._server = server
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start forwarding (called on the event loop once `initialize` arrives)."""
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            message = self.format(record)
+        except Exception:  # pragma: no cover - logging must never raise
+            return
+        kind = next((kind for level, kind in _MESSAGE_TYPES if record.levelno >= level), None)
+        params = types.LogMessageParams(type=kind or types.MessageType.Log, message=message)
+        if threading.get_ident() == self._loop_thread:
+            self._send(params)
+        else:
+            loop.call_soon_threadsafe(self._send, params)
+
+    def _send(self, params: types.LogMessageParams) -> None:
+        with contextlib.suppress(Exception):  # the client is gone: nothing to tell
+            self._server.window_log_message(params)
