@@ -601,3 +601,76 @@ def test_created_and_deleted_entries_reach_a_warm_reader(
         "sub/AGENTS.override.md",
     ]
     assert step(remove="sub/AGENTS.override.md") == [".claude/CLAUDE.md", "sub/AGENTS.md"]
+
+
+def test_chain_directory_swapped_for_a_link_after_the_chain_check_is_refused(
+    tmp_path: Path, workspace_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chain is checked, then `internal/` is replaced by a link to a look-alike tree
+    outside the workspace just before its level is listed. Listing, lstat and open then all go
+    through the link and agree with each other; only the check of where the open landed can
+    notice. The outside text must never be delivered."""
+    from rutter_core import fsread
+
+    if not fsread._PROC_FD_PATHS:
+        pytest.skip("needs /proc/self/fd")
+    outside = tmp_path / "outside"
+    (outside / "parser").mkdir(parents=True)
+    (outside / "AGENTS.md").write_text("outside secrets\n", encoding="utf-8")
+    (workspace_root / "internal/parser").mkdir(parents=True)
+    (workspace_root / "internal/AGENTS.md").write_text("inside rules\n", encoding="utf-8")
+    internal = str(workspace_root / "internal")
+    real_scandir = os.scandir
+    swapped = False
+
+    def scandir_after_swap(path: str) -> Any:
+        nonlocal swapped
+        if not swapped and os.fspath(path) == internal:
+            swapped = True
+            Path(internal).rename(tmp_path / "moved-internal")
+            Path(internal).symlink_to(outside)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir_after_swap)
+    with pytest.raises(RutterError) as caught:
+        discover("demo", str(workspace_root), "internal/parser/x.go", reader=FileReader())
+    assert swapped
+    assert caught.value.code == "symlink"
+    assert caught.value.path == "internal/AGENTS.md"
+
+
+def test_landing_outside_the_expected_path_is_a_symlink_error(tmp_path: Path) -> None:
+    """Directly: a file opened through a linked directory is refused as `symlink`."""
+    from rutter_core import fsread
+
+    real_dir = tmp_path / "real"
+    real_dir.mkdir()
+    target = real_dir / "AGENTS.md"
+    target.write_text("x\n", encoding="utf-8")
+    (tmp_path / "link").symlink_to(real_dir)
+    via_link = str(tmp_path / "link" / "AGENTS.md")
+    reader = FileReader()
+    if not fsread._PROC_FD_PATHS:
+        pytest.skip("needs /proc/self/fd")
+    with pytest.raises(RutterError) as caught:
+        reader.read_decoded(
+            via_link,
+            os.lstat(via_link),
+            max_bytes=1024,
+            rel="link/AGENTS.md",
+            decoder="raw",
+            decode=bytes,
+        )
+    assert caught.value.code == "symlink"
+    # The same file by its real path is fine.
+    assert (
+        reader.read_decoded(
+            str(target),
+            os.lstat(target),
+            max_bytes=1024,
+            rel="real/AGENTS.md",
+            decoder="raw",
+            decode=bytes,
+        )
+        == b"x\n"
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -30,6 +31,10 @@ DEFAULT_RACY_WINDOW_NS = 2_000_000_000
 # Filesystem timestamps come from a coarse clock that lags by up to a tick (~4 ms).
 SETTLE_NS = 25_000_000
 
+# Directories whose st_size is at most this are listed rather than probed name by name. On
+# ext4 that is one block (about a hundred entries); elsewhere st_size grows with entries too.
+LISTING_MAX_DIR_BYTES = 4096
+
 # Bounds memory in a long-lived server: one entry per (workspace, target) recently asked for.
 MAX_DERIVED_RESULTS = 4096
 
@@ -39,6 +44,7 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _READ_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY
 _CAN_PROBE_WITHOUT_FOLLOWING = os.access in os.supports_follow_symlinks
+_PROC_FD_PATHS = sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
 _MISSING_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
 # Windows reparse points (junctions included) count as links.
 _REPARSE = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
@@ -201,10 +207,23 @@ class FileReader:
                 return found
         started = self._clock_ns()
         found = {}
-        for name in names:
+        if dir_st.st_size <= LISTING_MAX_DIR_BYTES:
+            # A small directory: one listing costs less than a lookup per candidate name, each
+            # of which resolves the whole (deep) path again. Present names are then lstat'ed.
+            with os.scandir(dir_path) as scan:
+                present = {entry.name for entry in scan if entry.name in names}
+            candidates = [name for name in names if name in present]
+            quick = False
+        else:
+            # A large directory: listing would cost in proportion to its size, so look up each
+            # name. Most are absent: access() answers that without the cost of an exception. It
+            # cannot tell "absent" from "not allowed to look", so it is only used in a
+            # directory we may search; elsewhere lstat raises and discovery fails closed.
+            candidates = list(names)
+            quick = _CAN_PROBE_WITHOUT_FOLLOWING and os.access(dir_path, os.X_OK)
+        for name in candidates:
             path = os.path.join(dir_path, name)
-            # Most names are absent: access() answers that without the cost of an exception.
-            if _CAN_PROBE_WITHOUT_FOLLOWING and not os.access(path, os.F_OK, follow_symlinks=False):
+            if quick and not os.access(path, os.F_OK, follow_symlinks=False):
                 continue
             st = lstat_or_none(path)
             if st is not None:
@@ -293,6 +312,7 @@ class FileReader:
                 raise changed() from exc
             raise
         try:
+            _require_opened_at(fd, path, rel)
             before = os.fstat(fd)
             if identity_of(before) != expected or not stat.S_ISREG(before.st_mode):
                 raise changed()
@@ -311,6 +331,34 @@ class FileReader:
         if first != second or identity_of(after) != expected or len(first) != expected.size:
             raise changed()
         return first
+
+
+def _require_opened_at(fd: int, path: str, rel: str) -> None:
+    """Refuse a file reached through a directory that became a link after it was checked.
+
+    O_NOFOLLOW guards only the last path component; the kernel's own record of where the open
+    landed (/proc/self/fd on Linux) covers every component. `path` is built from the resolved
+    workspace root, so any difference means a link was followed on the way.
+    """
+    if not _PROC_FD_PATHS:
+        return
+    try:
+        landed = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return  # no /proc here after all (e.g. a restricted sandbox): nothing more to check
+    if landed == f"{path} (deleted)":
+        raise discovery_error(  # replaced or removed between the open and this check
+            "concurrent_modification",
+            f"{rel} was replaced while it was being read; try again once it has been saved",
+            path=rel,
+        )
+    if landed != path:
+        raise discovery_error(
+            "symlink",
+            f"{rel} was reached through a directory that became a symbolic link during "
+            f"discovery (it resolved to {landed}); nothing was delivered",
+            path=rel,
+        )
 
 
 def _pread_all(fd: int, limit: int) -> bytes:
