@@ -1,0 +1,62 @@
+"""`rutter serve` and `rutter-lsp` speak LSP over stdio: a raw JSON-RPC session end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def read_messages(data: bytes) -> list[dict[str, Any]]:
+    messages = []
+    while data:
+        header, _, rest = data.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in header.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
+        )
+        messages.append(json.loads(rest[:length]))
+        data = rest[length:]
+    return messages
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[sys.executable, "-m", "rutter_lsp", "serve"], [str(BIN / "rutter-lsp")]],
+    ids=["rutter-serve", "rutter-lsp"],
+)
+def test_initialize_shutdown_exit(tmp_path: Path, command: list[str]) -> None:
+    session = b"".join(
+        frame(message)
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+            {"jsonrpc": "2.0", "method": "exit"},
+        )
+    )  # fmt: skip
+    env = {**os.environ, "RUTTER_HOME": str(tmp_path / "home")}
+    env.pop("RUTTER_DATABASE_URL", None)
+    result = subprocess.run(
+        command, input=session, capture_output=True, env=env, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    messages = read_messages(result.stdout)  # nothing but protocol messages on stdout
+    responses = {message["id"]: message for message in messages if "id" in message}
+    assert responses[1]["result"]["serverInfo"]["name"] == "rutter"
+    assert "hoverProvider" in responses[1]["result"]["capabilities"]
+    assert responses[2]["result"] is None
