@@ -68,6 +68,22 @@ def join_rel(scope: str, name: str) -> str:
     return name if scope == "." else f"{scope}/{name}"
 
 
+def read_ignore_rules(
+    reader: FileReader, path: str, st: os.stat_result, limits: Limits
+) -> IgnoreRules:
+    """The parsed ignore file at `path` (its lstat `st`), cached while its identity holds."""
+    return reader.read_decoded(
+        path,
+        st,
+        max_bytes=limits.max_ignore_bytes,
+        rel=IGNORE_FILE,
+        decoder="ignore",
+        decode=lambda raw: IgnoreRules.parse(
+            raw, max_bytes=limits.max_ignore_bytes, max_patterns=limits.max_ignore_patterns
+        ),
+    )
+
+
 def normalize_target(target: str) -> str:
     """The canonical workspace-relative form of `target` (`.` for the root), or `invalid_target`."""
 
@@ -264,15 +280,8 @@ class _Walk:
                 path=IGNORE_FILE,
                 details={"bytes": st.st_size, "limit": limits.max_ignore_bytes},
             )
-        self.ignore = self.reader.read_decoded(
-            os.path.join(prayu_path, IGNORE_NAME),
-            st,
-            max_bytes=limits.max_ignore_bytes,
-            rel=IGNORE_FILE,
-            decoder="ignore",
-            decode=lambda raw: IgnoreRules.parse(
-                raw, max_bytes=limits.max_ignore_bytes, max_patterns=limits.max_ignore_patterns
-            ),
+        self.ignore = read_ignore_rules(
+            self.reader, os.path.join(prayu_path, IGNORE_NAME), st, limits
         )
 
     def level(self, level: _Level) -> None:

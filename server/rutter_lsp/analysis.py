@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rutter_core.discovery import discover
+from rutter_core.discovery import discover, read_ignore_rules
 from rutter_core.errors import RutterError, discovery_error
 from rutter_core.fsread import FileReader, is_link, lstat_or_none
-from rutter_core.ignore import IGNORE_FILE, IgnoreRules
+from rutter_core.ignore import IGNORE_FILE
 from rutter_core.snapshot import DEFAULT_LIMITS, Conflict, IgnoredEntry, Limits, Snapshot, Source
 from rutter_core.sourcetext import decode_source
 from rutter_lsp.paths import Folder, InstructionFile, directory_of
@@ -266,16 +266,7 @@ def _ignored(folder: Folder, rel: str, reader: FileReader, limits: Limits) -> bo
     if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > limits.max_ignore_bytes:
         return False
     try:
-        rules = reader.read_decoded(
-            path,
-            st,
-            max_bytes=limits.max_ignore_bytes,
-            rel=IGNORE_FILE,
-            decoder="ignore",
-            decode=lambda raw: IgnoreRules.parse(
-                raw, max_bytes=limits.max_ignore_bytes, max_patterns=limits.max_ignore_patterns
-            ),
-        )
+        rules = read_ignore_rules(reader, path, st, limits)
     except RutterError:
         return False
     return rules.match(rel) is not None
