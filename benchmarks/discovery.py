@@ -108,7 +108,7 @@ def traced() -> Iterator[Trace]:
 
         setattr(os, name, recorder)
 
-    for name in ("lstat", "access", "open", "fstat", "pread", "close", "scandir"):
+    for name in ("lstat", "access", "open", "fstat", "pread", "close", "scandir", "readlink"):
         wrap(name)
     try:
         yield trace
@@ -118,9 +118,10 @@ def traced() -> Iterator[Trace]:
 
 
 def replay(trace: Trace) -> None:
-    """Only the system calls, in order: lstat/access by path, open/fstat/pread/close of files."""
-    lstat, access, open_, fstat, pread, close, scandir = (
-        os.lstat, os.access, os.open, os.fstat, os.pread, os.close, os.scandir
+    """Only the system calls, in order: lstat/access/scandir by path, open/fstat/pread/close of
+    files and the readlink of /proc/self/fd that checks where an open landed."""
+    lstat, access, open_, fstat, pread, close, scandir, readlink = (
+        os.lstat, os.access, os.open, os.fstat, os.pread, os.close, os.scandir, os.readlink
     )  # fmt: skip
     fd = -1
     for name, args in trace.calls:
@@ -135,6 +136,8 @@ def replay(trace: Trace) -> None:
             fd = open_(args[0], args[1])
         elif name == "fstat":
             fstat(fd)
+        elif name == "readlink":
+            readlink(f"/proc/self/fd/{fd}")
         elif name == "pread":
             pread(fd, args[1], args[2])
         elif name == "close":
