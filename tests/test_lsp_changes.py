@@ -134,6 +134,14 @@ async def test_file_watchers_are_registered_dynamically_where_supported(session:
     ]
 
 
+async def test_folder_named_by_its_full_path_gets_an_id_from_its_last_part(
+    session: Session,
+) -> None:
+    files: dict[str, str | bytes] = {"AGENTS.md": "named by path\n"}
+    root = await session.add_folder(files, str(session.base / "Some Checkout"))
+    assert workspace_id_of(session, root).startswith(root.name.lower())
+
+
 async def test_folders_added_and_removed_at_run_time(session: Session) -> None:
     files: dict[str, str | bytes] = {"AGENTS.md": "runtime\n", "src/a.go": "package a\n"}
     root = await session.add_folder(files, "Run Time")

@@ -53,7 +53,8 @@ async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
         if path is None:
             logger.warning("not serving %s: not a file: URI", folder.uri)
             continue
-        name = folder.name or Path(path).name
+        # Some clients (Neovim) name a folder by its full path: the ID comes from the last part.
+        name = folder.name if folder.name and "/" not in folder.name else Path(path).name
         try:
             workspace = await server.worker.run(_ensure, store, path, name)
         except RutterError as error:
