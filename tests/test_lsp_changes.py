@@ -140,6 +140,7 @@ async def test_folder_named_by_its_full_path_gets_an_id_from_its_last_part(
     files: dict[str, str | bytes] = {"AGENTS.md": "named by path\n"}
     root = await session.add_folder(files, str(session.base / "Some Checkout"))
     assert workspace_id_of(session, root).startswith(root.name.lower())
+    session.remove_folder(root)  # later tests expect only their own folders to be served
 
 
 async def test_folders_added_and_removed_at_run_time(session: Session) -> None:

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from rutter_core.clock import rfc3339, utc_now
 from rutter_core.errors import RutterError, discovery_error
-from rutter_core.fsread import FileReader, is_link, lstat_or_none
+from rutter_core.fsread import FileReader, identity_of, is_link, lstat_or_none
 from rutter_core.ignore import IGNORE_FILE, IgnoreMatch, IgnoreRules
 from rutter_core.snapshot import (
     AUTHORITY_JSON,
@@ -510,6 +510,169 @@ def _walk_chain(root: str, target: str, limits: Limits) -> list[_Level]:
     return levels
 
 
+@dataclass(frozen=True, slots=True)
+class StackSource:
+    """A delivered source as the walk found it, before ordinals and explanations."""
+
+    path: str
+    kind: SourceKind
+    scope: str
+    """The level (directory) whose walk read it; `.` for the root."""
+    depth: int
+    slot: int
+    text: SourceText
+    notes: tuple[str, ...] = ()
+    """Extra reasons (fallbacks, replacements), in the order they arose."""
+
+    @property
+    def precedence(self) -> int:
+        return 100 * self.depth + self.slot
+
+    @property
+    def role(self) -> str:
+        """What it competes for: sources of one role conflict, the nearer one wins."""
+        if self.kind == "agents_override":
+            return "agents"
+        if self.kind == "prayu_rule":
+            prefix = join_rel(self.scope, f"{PRAYU_DIR}/{PRAYU_RULES}/")
+            return f"prayu_rule:{self.path[len(prefix) :]}"
+        return self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """The result of discovery's walk for one target, frozen and typed: the sources in
+    precedence order, what was ignored (and why), and the conflicts between sources.
+
+    `discover` builds the snapshot from it; callers that need only which sources apply (the
+    language server's index) use `discover_stack` and skip the snapshot. Cached source texts
+    are the same objects while their files' identities hold, so stacks of an unchanged tree
+    compare equal cheaply.
+    """
+
+    workspace_id: str
+    workspace_root: str
+    target: str
+    """Canonical workspace-relative target."""
+    target_dir: str
+    """The deepest directory walked (the target itself when it is a directory)."""
+    limits: Limits
+    sources: tuple[StackSource, ...]
+    ignored: tuple[IgnoredEntry, ...]
+    conflicts: tuple[Conflict, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _LevelState:
+    """The walk's state after a prefix of levels (target-independent, unlike its errors)."""
+
+    ignore: IgnoreRules
+    found: tuple[_Found, ...]
+    sources: tuple[StackSource, ...]
+    ignored: tuple[IgnoredEntry, ...]
+    total_bytes: int
+
+
+class SharedLevels:
+    """Levels walked for earlier targets of one batch, reused by later targets below them.
+
+    For one pass over many targets at one moment (the language server re-indexing the
+    directories of its open documents): the root's files are read once per pass instead of
+    once per target. What a level read is not checked again for later targets (each
+    directory on the way is, by identity), so use a fresh one for each pass. A level that
+    fails is never kept: the error is raised again for each target, naming it.
+    """
+
+    __slots__ = ("_states",)
+
+    def __init__(self) -> None:
+        self._states: dict[tuple[object, ...], _LevelState] = {}
+
+    def resume(self, walk: _Walk, keys: list[tuple[object, ...]]) -> int:
+        """Restore `walk` after the longest kept prefix; the index of the next level."""
+        for index in range(len(keys) - 1, -1, -1):
+            state = self._states.get(keys[index])
+            if state is not None:
+                walk.ignore = state.ignore
+                walk.found = list(state.found)
+                walk.ignored = list(state.ignored)
+                walk.total_bytes = state.total_bytes
+                return index + 1
+        return 0
+
+    def keep(self, walk: _Walk, key: tuple[object, ...], sources: tuple[StackSource, ...]) -> None:
+        self._states[key] = _LevelState(
+            walk.ignore, tuple(walk.found), sources, tuple(walk.ignored), walk.total_bytes
+        )
+
+    def sources(self, key: tuple[object, ...]) -> tuple[StackSource, ...]:
+        return self._states[key].sources
+
+
+def _frozen(item: _Found) -> StackSource:
+    return StackSource(
+        item.rel, item.kind, item.level.scope, item.level.depth, item.slot, item.text,
+        tuple(item.notes),
+    )  # fmt: skip
+
+
+def discover_stack(
+    workspace_id: str,
+    workspace_root: str,
+    target: str,
+    *,
+    reader: FileReader,
+    limits: Limits = DEFAULT_LIMITS,
+    shared: SharedLevels | None = None,
+) -> Stack:
+    """What applies to `target` in the workspace at `workspace_root`, without the snapshot.
+
+    The one implementation of discovery's rules (`discover` builds on it). `shared` lets the
+    targets of one batch reuse the levels they have in common. Raises a typed `RutterError`.
+    """
+    canonical_target = normalize_target(target)
+    try:
+        levels = _walk_chain(workspace_root, canonical_target, limits)
+        walk = _Walk(workspace_root, canonical_target, limits, reader)
+        if shared is None:
+            for level in levels:
+                walk.level(level)
+            sources = tuple(_frozen(item) for item in walk.found)
+        else:
+            sources = _walk_shared(walk, levels, shared)
+    except OSError as exc:
+        raise _unreadable(exc, workspace_root) from exc
+    return Stack(
+        workspace_id,
+        workspace_root,
+        canonical_target,
+        levels[-1].scope,
+        limits,
+        sources,
+        tuple(walk.ignored),
+        _conflicts(sources),
+    )
+
+
+def _walk_shared(
+    walk: _Walk, levels: list[_Level], shared: SharedLevels
+) -> tuple[StackSource, ...]:
+    # A prefix is known by every directory's identity on the way, as this target saw them.
+    keys: list[tuple[object, ...]] = []
+    key: tuple[object, ...] = (walk.workspace_root, walk.limits)
+    for level in levels:
+        key = (*key, level.scope, identity_of(level.st))
+        keys.append(key)
+    start = shared.resume(walk, keys)
+    sources = shared.sources(keys[start - 1]) if start else ()
+    for index in range(start, len(levels)):
+        before = len(walk.found)
+        walk.level(levels[index])
+        sources = sources + tuple(_frozen(item) for item in walk.found[before:])
+        shared.keep(walk, keys[index], sources)
+    return sources
+
+
 def discover(
     workspace_id: str,
     workspace_root: str,
@@ -523,30 +686,25 @@ def discover(
 
     `workspace_root` is the registered (resolved) root. Raises a typed `RutterError`.
     """
-    canonical_target = normalize_target(target)
-    try:
-        levels = _walk_chain(workspace_root, canonical_target, limits)
-        walk = _Walk(workspace_root, canonical_target, limits, reader)
-        for level in levels:
-            walk.level(level)
-    except OSError as exc:
-        raise _unreadable(exc, workspace_root) from exc
+    stack = discover_stack(workspace_id, workspace_root, target, reader=reader, limits=limits)
+    return snapshot_of(stack, reader=reader, now=now)
+
+
+def snapshot_of(
+    stack: Stack, *, reader: FileReader, now: Callable[[], datetime] = utc_now
+) -> Snapshot:
+    """The snapshot of a discovered stack, `loaded_at` now.
+
+    A snapshot assembled earlier from an equal stack is reused (kept by `reader`): its sources
+    keep the time their content was loaded; the snapshot says when it was checked.
+    """
     loaded_at = rfc3339(now())
-    # Every input of the assembly: cached SourceTexts are the same objects while their
-    # files' identities hold, so an unchanged tree compares by identity and is cheap.
-    key = ("snapshot", workspace_id, workspace_root, canonical_target, limits)
-    inputs = (
-        tuple((item.rel, item.kind, item.slot, item.level.depth, item.text, tuple(item.notes))
-              for item in walk.found),
-        tuple(walk.ignored),
-        levels[-1].scope,
-    )  # fmt: skip
-    previous = reader.recall(key, inputs)
+    key = ("snapshot", stack.workspace_id, stack.workspace_root, stack.target, stack.limits)
+    previous = reader.recall(key, stack)
     if isinstance(previous, Snapshot):
-        # Sources keep the time their content was loaded; the snapshot says when it was checked.
         return previous.model_copy(update={"loaded_at": loaded_at})
-    snapshot = _assemble(workspace_id, canonical_target, levels[-1].scope, walk, limits, loaded_at)
-    reader.remember(key, inputs, snapshot)
+    snapshot = _assemble(stack, loaded_at)
+    reader.remember(key, stack, snapshot)
     return snapshot
 
 
@@ -566,29 +724,43 @@ def _unreadable(exc: OSError, workspace_root: str) -> RutterError:
     )
 
 
-def _role(item: _Found) -> str:
-    if item.kind == "agents_override":
-        return "agents"
-    if item.kind == "prayu_rule":
-        prefix = join_rel(item.level.scope, f"{PRAYU_DIR}/{PRAYU_RULES}/")
-        return f"prayu_rule:{item.rel[len(prefix) :]}"
-    return item.kind
+def _conflicts(sources: tuple[StackSource, ...]) -> tuple[Conflict, ...]:
+    """Each source against the previous one of its role: both apply, the nearer one wins."""
+    conflicts: list[Conflict] = []
+    last_by_role: dict[str, StackSource] = {}
+    for item in sources:
+        role = item.role
+        lower = last_by_role.get(role)
+        if lower is not None:
+            conflicts.append(
+                Conflict(
+                    role=role,
+                    lower_precedence_path=lower.path,
+                    higher_precedence_path=item.path,
+                    resolution=(
+                        f"both apply; {item.path} is nearer to the target and wins where "
+                        "they conflict"
+                    ),
+                )
+            )
+        last_by_role[role] = item
+    return tuple(conflicts)
 
 
-def _label(item: _Found) -> str:
+def _label(item: StackSource) -> str:
     if item.kind == "prayu_rule":
-        rule = _role(item).removeprefix("prayu_rule:")
-        if item.level.scope == ".":
+        rule = item.role.removeprefix("prayu_rule:")
+        if item.scope == ".":
             return f"workspace-root rule {rule}"
-        return f"rule {rule} of {item.level.scope}"
-    if item.level.scope == ".":
+        return f"rule {rule} of {item.scope}"
+    if item.scope == ".":
         return f"workspace-root {_KIND_LABELS[item.kind]}"
-    return item.rel
+    return item.path
 
 
-def _reach(item: _Found, target: str, target_dir: str) -> str:
-    depth = item.level.depth
-    if item.level.scope != target_dir:
+def _reach(item: StackSource, target: str, target_dir: str) -> str:
+    depth = item.depth
+    if item.scope != target_dir:
         return f"inherited by {target} (depth {depth})"
     if target == target_dir:
         if target == ".":
@@ -597,59 +769,36 @@ def _reach(item: _Found, target: str, target_dir: str) -> str:
     return f"applies to {target} in its own directory (depth {depth})"
 
 
-def _assemble(
-    workspace_id: str,
-    target: str,
-    target_dir: str,
-    walk: _Walk,
-    limits: Limits,
-    loaded_at: str,
-) -> Snapshot:
-    conflicts: list[Conflict] = []
-    last_by_role: dict[str, int] = {}
-    wins_over: dict[int, list[str]] = {}
-    loses_to: dict[int, list[str]] = {}
-    for index, item in enumerate(walk.found):
-        role = _role(item)
-        lower_index = last_by_role.get(role)
-        if lower_index is not None:
-            lower = walk.found[lower_index]
-            conflicts.append(
-                Conflict(
-                    role=role,
-                    lower_precedence_path=lower.rel,
-                    higher_precedence_path=item.rel,
-                    resolution=(
-                        f"both apply; {item.rel} is nearer to the target and wins where "
-                        "they conflict"
-                    ),
-                )
-            )
-            wins_over.setdefault(index, []).append(lower.rel)
-            loses_to.setdefault(lower_index, []).append(item.rel)
-        last_by_role[role] = index
+def _assemble(stack: Stack, loaded_at: str) -> Snapshot:
+    target, target_dir = stack.target, stack.target_dir
+    wins_over: dict[str, list[str]] = {}
+    loses_to: dict[str, list[str]] = {}
+    for conflict in stack.conflicts:
+        lower, higher = conflict.lower_precedence_path, conflict.higher_precedence_path
+        wins_over.setdefault(higher, []).append(lower)
+        loses_to.setdefault(lower, []).append(higher)
 
     # Built as plain JSON first: the fingerprint is taken from exactly what is emitted, and
     # one validation of the whole document is much cheaper than a model per source.
     sources: list[dict[str, Any]] = []
-    for index, item in enumerate(walk.found):
+    for index, item in enumerate(stack.sources):
         why = [_label(item), _reach(item, target, target_dir), *item.notes]
         if item.kind == "claude_dir":
-            why.append(f"its scope is {item.level.scope}, the directory holding .claude/")
-        why.extend(f"overrides {rel} where they conflict" for rel in wins_over.get(index, []))
+            why.append(f"its scope is {item.scope}, the directory holding .claude/")
+        why.extend(f"overrides {rel} where they conflict" for rel in wins_over.get(item.path, []))
         why.extend(
             f"{rel} is nearer to the target and wins where they conflict"
-            for rel in loses_to.get(index, [])
+            for rel in loses_to.get(item.path, [])
         )
         text = item.text
         sources.append(
             {
                 "ordinal": index + 1,
-                "path": item.rel,
+                "path": item.path,
                 "kind": item.kind,
-                "scope": item.level.scope,
-                "depth": item.level.depth,
-                "precedence": 100 * item.level.depth + item.slot,
+                "scope": item.scope,
+                "depth": item.depth,
+                "precedence": item.precedence,
                 "bytes": text.raw_bytes,
                 "content": text.content,
                 "content_sha256": text.content_sha256,
@@ -666,14 +815,14 @@ def _assemble(
         )
     document: dict[str, Any] = {
         "protocol_version": PROTOCOL_VERSION,
-        "workspace_id": workspace_id,
+        "workspace_id": stack.workspace_id,
         "target_path": target,
         "fingerprint": "",
         "loaded_at": loaded_at,
-        "limits": limits.model_dump(),
+        "limits": stack.limits.model_dump(),
         "sources": sources,
-        "ignored": [entry.model_dump(exclude_none=True) for entry in walk.ignored],
-        "conflicts": [conflict.model_dump() for conflict in conflicts],
+        "ignored": [entry.model_dump(exclude_none=True) for entry in stack.ignored],
+        "conflicts": [conflict.model_dump() for conflict in stack.conflicts],
     }
     document["fingerprint"] = snapshot_fingerprint(document)
     return Snapshot.model_validate(document)

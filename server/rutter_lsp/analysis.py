@@ -1,10 +1,13 @@
 """What the editor shows, computed from discovery: pure functions run on the disk worker.
 
 The server never re-implements discovery. For every directory that holds an open document
-(or whose level reads an open instruction file) it asks `discover` for that directory, and
-indexes the answers by source path: which open documents each instruction file reaches, its
-conflicts, and why a file is ignored. Inputs and results are immutable, so results can be
-handed from the worker thread to the event loop without copying.
+(or whose level reads an open instruction file) it asks discovery for that directory's stack
+(`discover_stack`: which sources apply, what is ignored, the conflicts; no snapshot, no
+fingerprint) and indexes the answers by source path: which open documents each instruction
+file reaches, its conflicts, and why a file is ignored. The full snapshot is built only for
+the few directories whose instruction files someone looks at (hover, lens, diagnostics).
+Inputs and results are immutable, so results can be handed from the worker thread to the
+event loop without copying.
 """
 
 from __future__ import annotations
@@ -16,7 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rutter_core.discovery import discover, read_ignore_rules
+from rutter_core.discovery import (
+    SharedLevels,
+    Stack,
+    discover_stack,
+    read_ignore_rules,
+    snapshot_of,
+)
 from rutter_core.errors import RutterError, discovery_error
 from rutter_core.fsread import FileReader, is_link, lstat_or_none
 from rutter_core.ignore import IGNORE_FILE
@@ -80,8 +89,12 @@ class OpenDoc:
 class DirResult:
     workspace_id: str
     directory: str
-    snapshot: Snapshot | None
+    stack: Stack | None
     error: ErrorInfo | None
+
+    def snapshot(self, reader: FileReader) -> Snapshot | None:
+        """The full snapshot of this directory's stack (worker only; `reader` keeps it)."""
+        return None if self.stack is None else snapshot_of(self.stack, reader=reader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +108,16 @@ class Index:
     ignored: Mapping[FileKey, IgnoredEntry] = field(default_factory=dict)
 
 
-def discover_dir(folder: Folder, directory: str, reader: FileReader) -> DirResult:
+def discover_dir(
+    folder: Folder, directory: str, reader: FileReader, shared: SharedLevels | None = None
+) -> DirResult:
     try:
-        snapshot = discover(folder.workspace_id, folder.root, directory, reader=reader)
+        stack = discover_stack(
+            folder.workspace_id, folder.root, directory, reader=reader, shared=shared
+        )
     except RutterError as error:
         return DirResult(folder.workspace_id, directory, None, ErrorInfo.of(error))
-    return DirResult(folder.workspace_id, directory, snapshot, None)
+    return DirResult(folder.workspace_id, directory, stack, None)
 
 
 def build_index(results: Iterable[DirResult], docs: Sequence[OpenDoc]) -> Index:
@@ -109,21 +126,21 @@ def build_index(results: Iterable[DirResult], docs: Sequence[OpenDoc]) -> Index:
     conflicts: dict[FileKey, dict[tuple[str, str, str], Conflict]] = defaultdict(dict)
     ignored: dict[FileKey, IgnoredEntry] = {}
     for (workspace_id, _), result in dirs.items():
-        if result.snapshot is None:
+        if result.stack is None:
             continue
-        for conflict in result.snapshot.conflicts:
+        for conflict in result.stack.conflicts:
             key = (conflict.role, conflict.lower_precedence_path, conflict.higher_precedence_path)
             conflicts[(workspace_id, conflict.lower_precedence_path)][key] = conflict
             conflicts[(workspace_id, conflict.higher_precedence_path)][key] = conflict
-        for entry in result.snapshot.ignored:
+        for entry in result.stack.ignored:
             ignored[(workspace_id, entry.path)] = entry
     for doc in docs:
         if doc.instruction is not None:
             continue  # instruction files are not targets people count
         found = dirs.get(doc.dir_key)
-        if found is None or found.snapshot is None:
+        if found is None or found.stack is None:
             continue  # fail closed: nothing reaches this document
-        for source in found.snapshot.sources:
+        for source in found.stack.sources:
             applies[(doc.folder.workspace_id, source.path)].append(doc.uri)
     return Index(
         dirs=dirs,
@@ -194,16 +211,20 @@ def file_status(
             folder, file, "failed" if own else "blocked", error=own, blocking=result.error,
             conflicts=conflicts,
         )  # fmt: skip
-    snapshot = result.snapshot
-    assert snapshot is not None
-    stack = tuple(source.path for source in snapshot.sources)
-    for source in snapshot.sources:
-        if source.path == file.rel:
-            return FileStatus(
-                folder, file, "effective", source=source, conflicts=conflicts,
-                applies_to=applies_to, stack=stack,
-            )  # fmt: skip
-    for entry in snapshot.ignored:
+    found = result.stack
+    assert found is not None
+    stack = tuple(source.path for source in found.sources)
+    if file.rel in stack:
+        # Only now the snapshot: the source's ordinal, explanation and redactions.
+        snapshot = result.snapshot(reader)
+        assert snapshot is not None
+        for source in snapshot.sources:
+            if source.path == file.rel:
+                return FileStatus(
+                    folder, file, "effective", source=source, conflicts=conflicts,
+                    applies_to=applies_to, stack=stack,
+                )  # fmt: skip
+    for entry in found.ignored:
         if entry.path == file.rel:
             state: FileState = (
                 "superseded"

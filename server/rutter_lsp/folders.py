@@ -43,6 +43,7 @@ def _ensure(store: Store, path: str, name: str) -> Workspace:
 
 
 async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
+    server.workspaces.clear()
     store = server.store
     if store is None:
         if added:
@@ -67,6 +68,7 @@ async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
 
 
 def remove(server: RutterServer, removed: list[types.WorkspaceFolder]) -> None:
+    server.workspaces.clear()
     for folder in removed:
         served = server.folders.pop(folder.uri, None)
         if served is None:
@@ -82,6 +84,7 @@ async def reregister(server: RutterServer) -> None:
     """After the store changed: register the served folders in the new store."""
     current = [types.WorkspaceFolder(uri=f.uri, name=f.name) for f in server.folders.values()]
     server.folders.clear()
+    server.workspaces.clear()
     await add(server, current)
 
 

@@ -7,19 +7,37 @@ is outside every served folder (`not_registered`): the editor can always say why
 applies. Command `rutter.effectiveInstructions` (argument: the URI) is the same for clients
 that cannot send custom requests; `rutter.showApplicableFiles` (the code lens's command)
 lists the open files an instruction file applies to.
+
+The answer is the one `rutter_core.instructions.effective_instructions` gives, built from
+the same pieces (`discover_stack`, then `snapshot_of`) with two caches in front, because a
+request costs little more than its discovery walk:
+
+- the registration of a served folder's workspace (`WorkspaceCache`), re-read from the store
+  when the folders or the store change, and at least every `REVALIDATE_SECONDS` (another
+  process may remove or move it);
+- the encoded JSON of the last snapshot per target (`EncodedSnapshots`, worker thread only):
+  when discovery finds an equal stack (same files, same identities) the snapshot would be the
+  same except for `loaded_at`, so the cached text is reused with the new time spliced in.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
 
+from rutter_core.clock import now_rfc3339
+from rutter_core.discovery import Stack, discover_stack, snapshot_of
 from rutter_core.errors import RutterError, UsageError
 from rutter_core.fsread import FileReader
-from rutter_core.instructions import effective_instructions
 from rutter_core.store import Store
+from rutter_core.workspaces import Workspace, get_workspace
 from rutter_lsp.errors import jsonrpc_error
 from rutter_lsp.hover import status_for
 from rutter_lsp.paths import path_of_uri
@@ -34,6 +52,12 @@ EFFECTIVE_INSTRUCTIONS: Final = "rutter/effectiveInstructions"
 COMMAND_EFFECTIVE_INSTRUCTIONS: Final = "rutter.effectiveInstructions"
 COMMAND_SHOW_APPLICABLE_FILES: Final = "rutter.showApplicableFiles"
 MAX_LISTED_FILES: Final = 20
+REVALIDATE_SECONDS: Final = 2.0
+"""How stale a cached workspace registration may get (changes by other processes)."""
+MAX_ENCODED_SNAPSHOTS: Final = 256
+_LOADED_AT_MARK: Final = "\x00rutter:loaded_at\x00"
+"""Stands for `loaded_at` in a cached encoding; NUL appears in no path and no content."""
+_COMPACT: Final = (",", ":")
 
 
 def uri_argument(value: Any) -> str | None:
@@ -53,14 +77,100 @@ def uri_argument(value: Any) -> str | None:
     return None
 
 
-def _snapshot(store: Store, workspace_id: str, rel: str, reader: FileReader) -> dict[str, Any]:
+class EncodedResult:
+    """A request's result already encoded as JSON text: sent as is (`RutterProtocol`)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+@dataclass(frozen=True, slots=True)
+class _Registration:
+    store: Store
+    workspace: Workspace
+    checked: float
+
+
+class WorkspaceCache:
+    """Workspace ID → its registration, as last read from the store (event loop only)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._entries: dict[str, _Registration] = {}
+        self.clock = clock
+
+    def clear(self) -> None:
+        """Forget everything (served folders or the store changed)."""
+        self._entries.clear()
+
+    def get(self, store: Store, workspace_id: str) -> Workspace | None:
+        entry = self._entries.get(workspace_id)
+        if entry is None or entry.store is not store:
+            return None
+        if self.clock() - entry.checked > REVALIDATE_SECONDS:
+            return None
+        return entry.workspace
+
+    def put(self, store: Store, workspace: Workspace, checked: float) -> None:
+        self._entries[workspace.workspace_id] = _Registration(store, workspace, checked)
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    stack: Stack
+    head: str
+    tail: str
+    """The snapshot's JSON is `head + json.dumps(loaded_at) + tail`."""
+
+
+class EncodedSnapshots:
+    """The encoded JSON of recent snapshots, by target (disk worker only)."""
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[tuple[str, str, str], _Encoded] = OrderedDict()
+
+    def encode(self, stack: Stack, reader: FileReader) -> str:
+        """The JSON text of the snapshot of `stack`, checked now."""
+        key = (stack.workspace_id, stack.workspace_root, stack.target)
+        entry = self._entries.get(key)
+        if entry is not None and entry.stack == stack:
+            self._entries.move_to_end(key)
+            return entry.head + json.dumps(now_rfc3339()) + entry.tail
+        document = snapshot_of(stack, reader=reader).to_json()
+        loaded_at = document["loaded_at"]
+        document["loaded_at"] = _LOADED_AT_MARK
+        parts = json.dumps(document, separators=_COMPACT).split(json.dumps(_LOADED_AT_MARK))
+        if len(parts) != 2:  # cannot happen (no NUL anywhere else); never cache a doubt
+            self._entries.pop(key, None)
+            document["loaded_at"] = loaded_at
+            return json.dumps(document, separators=_COMPACT)
+        head, tail = parts
+        self._entries[key] = _Encoded(stack, head, tail)
+        self._entries.move_to_end(key)
+        while len(self._entries) > MAX_ENCODED_SNAPSHOTS:
+            self._entries.popitem(last=False)
+        return head + json.dumps(loaded_at) + tail
+
+
+def _lookup(store: Store, workspace_id: str) -> tuple[Workspace | None, dict[str, Any] | None]:
     try:
-        return effective_instructions(store, workspace_id, rel, reader=reader).to_json()
+        return get_workspace(store, workspace_id), None
+    except RutterError as error:
+        return None, {"error": error.to_json()}
+
+
+def _snapshot(
+    cache: EncodedSnapshots, workspace: Workspace, rel: str, reader: FileReader
+) -> EncodedResult | dict[str, Any]:
+    try:
+        stack = discover_stack(workspace.workspace_id, workspace.root, rel, reader=reader)
     except RutterError as error:
         return {"error": error.to_json()}
+    return EncodedResult(cache.encode(stack, reader))
 
 
-async def effective_for(server: RutterServer, uri: str) -> dict[str, Any]:
+async def effective_for(server: RutterServer, uri: str) -> EncodedResult | dict[str, Any]:
     await server.ready.wait()
     located = server.locate_uri(uri)
     if located is None:
@@ -83,8 +193,18 @@ async def effective_for(server: RutterServer, uri: str) -> dict[str, Any]:
                 "check rutter.databaseUrl / RUTTER_DATABASE_URL / RUTTER_HOME",
             }
         }
+    store = server.store
+    workspace = server.workspaces.get(store, located.folder.workspace_id)
+    if workspace is None:
+        checked = server.workspaces.clock()
+        workspace, error = await server.worker.run(_lookup, store, located.folder.workspace_id)
+        if workspace is None:
+            assert error is not None
+            return error
+        if server.store is store:
+            server.workspaces.put(store, workspace, checked)
     return await server.worker.run(
-        _snapshot, server.store, located.folder.workspace_id, located.rel, server.reader
+        _snapshot, server.encoded_snapshots, workspace, located.rel, server.reader
     )
 
 
@@ -106,11 +226,11 @@ def register(server: RutterServer) -> None:
     # the client's arguments follow.
 
     @server.feature(EFFECTIVE_INSTRUCTIONS)
-    async def effective_instructions_request(params: Any) -> dict[str, Any]:
+    async def effective_instructions_request(params: Any) -> EncodedResult | dict[str, Any]:
         return await effective_for(server, _required_uri(params))
 
     @server.command(COMMAND_EFFECTIVE_INSTRUCTIONS)
-    async def effective_instructions_command(ls: Any, *args: Any) -> dict[str, Any]:
+    async def effective_instructions_command(ls: Any, *args: Any) -> EncodedResult | dict[str, Any]:
         return await effective_for(server, _required_uri(list(args)))
 
     @server.command(COMMAND_SHOW_APPLICABLE_FILES)

@@ -43,6 +43,7 @@ def register(server: RutterServer) -> None:
             await config.register_change_notifications(server)
         finally:
             server.ready.set()
+        server.settle_heap()
         server.refresher.request(index=True, all_diagnostics=True)
 
     @server.feature(types.SHUTDOWN)

@@ -5,8 +5,10 @@ record what became stale and make sure one refresh task is running. The task wai
 debounce so a burst (a branch checkout, 1,000 `didOpen`s) becomes one rebuild, then:
 
 1. invalidates the changed paths in the shared `FileReader` (on the disk worker),
-2. re-runs discovery for the directories of open documents, in chunks on the disk worker,
-   yielding to the event loop between chunks so requests keep being answered,
+2. re-runs discovery for the directories of open documents (their stacks only: the index
+   needs which sources apply, not snapshots; levels they share are walked once per round) in
+   slices of ~15 ms on the disk worker's background lane, so requests go ahead of the
+   refresh and wait for one slice at most,
 3. recomputes diagnostics (push: publishes those that changed; pull: asks the client to pull
    again), and asks code-lens clients to refresh,
 4. sends `rutter/instructionsChanged` `{"workspace_id", "paths"}` for changed files.
@@ -18,12 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from lsprotocol import types
 
+from rutter_core.discovery import SharedLevels
 from rutter_core.fsread import FileReader
 from rutter_lsp import diagnostics
 from rutter_lsp.analysis import (
@@ -42,7 +46,8 @@ logger = logging.getLogger("rutter_lsp")
 
 INSTRUCTIONS_CHANGED: Final = "rutter/instructionsChanged"
 DEBOUNCE_SECONDS: Final = 0.03
-DIRS_PER_CHUNK: Final = 64
+SLICE_SECONDS: Final = 0.015
+"""Worker time per background job: what a request may have to wait for during a refresh."""
 DOCS_PER_CHUNK: Final = 64
 IDLE_TIMEOUT_SECONDS: Final = 30.0
 
@@ -67,8 +72,21 @@ def _invalidate(reader: FileReader, paths: Sequence[str]) -> None:
         reader.invalidate(path)
 
 
-def _discover_chunk(jobs: Sequence[tuple[Folder, str]], reader: FileReader) -> list[DirResult]:
-    return [discover_dir(folder, directory, reader) for folder, directory in jobs]
+def _discover_slice(
+    jobs: Sequence[tuple[Folder, str]], start: int, reader: FileReader, shared: SharedLevels
+) -> tuple[list[DirResult], int]:
+    """Discovery for `jobs[start:]` until SLICE_SECONDS have passed; returns the results and
+    where the next slice starts."""
+    deadline = time.perf_counter() + SLICE_SECONDS
+    results: list[DirResult] = []
+    index = start
+    while index < len(jobs):
+        folder, directory = jobs[index]
+        results.append(discover_dir(folder, directory, reader, shared))
+        index += 1
+        if time.perf_counter() >= deadline:
+            break
+    return results, index
 
 
 def _diagnose_chunk(
@@ -161,7 +179,7 @@ class Refresher:
         rebuild = pending.index or pending.all_diagnostics or bool(pending.changes)
         docs = server.open_docs()
         if rebuild:
-            server.index = await self._rebuild(docs)
+            server.replace_index(await self._rebuild(docs))
         await self._diagnostics(docs, pending)
         lenses = any(doc.instruction is not None for doc in docs)
         if rebuild and lenses and server.supports("workspace.code_lens.refresh_support"):
@@ -177,10 +195,14 @@ class Refresher:
             {(doc.folder, doc.directory) for doc in docs}, key=lambda job: (job[0].uri, job[1])
         )
         results: list[DirResult] = []
-        for start in range(0, len(jobs), DIRS_PER_CHUNK):
-            chunk = jobs[start : start + DIRS_PER_CHUNK]
-            results.extend(await server.worker.run(_discover_chunk, chunk, server.reader))
-        return await server.worker.run(build_index, results, list(docs))
+        shared = SharedLevels()  # one pass: the levels directories have in common, walked once
+        start = 0
+        while start < len(jobs):
+            found, start = await server.worker.run_background(
+                _discover_slice, jobs, start, server.reader, shared
+            )
+            results.extend(found)
+        return await server.worker.run_background(build_index, results, list(docs))
 
     async def _diagnostics(self, docs: Sequence[OpenDoc], pending: _Pending) -> None:
         server = self._server
@@ -199,7 +221,7 @@ class Refresher:
             chunk = [
                 (doc, server.buffer(doc.uri)) for doc in targets[start : start + DOCS_PER_CHUNK]
             ]
-            results = await server.worker.run(
+            results = await server.worker.run_background(
                 _diagnose_chunk, chunk, server.index, server.reader, encoding
             )
             for uri, found in results:

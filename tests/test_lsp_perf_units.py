@@ -1,0 +1,288 @@
+"""The language server's fast paths give the same answers as the plain ones.
+
+Discovery's stack (`discover_stack`, with and without levels shared across a batch) against
+`discover`; the encoded snapshot cache against the snapshot; the protocol's direct encoding
+of plain results against what a client must receive; the disk worker's lanes; the workspace
+registration cache. No timing is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from rutter_core.discovery import SharedLevels, Stack, discover, discover_stack, snapshot_of
+from rutter_core.errors import RutterError
+from rutter_core.fsread import FileReader
+from rutter_core.snapshot import Limits
+from rutter_core.store import Store
+from rutter_core.workspaces import Workspace
+from rutter_lsp import instructions
+from rutter_lsp.instructions import (
+    EFFECTIVE_INSTRUCTIONS,
+    EncodedResult,
+    EncodedSnapshots,
+    WorkspaceCache,
+)
+from rutter_lsp.server import create_server
+from rutter_lsp.worker import DiskWorker
+from tests.conftest import write_tree
+
+TREE: dict[str, str | bytes] = {
+    "AGENTS.md": "root\n",
+    "CLAUDE.md": "claude root\n",
+    ".prayu/instructions.md": "prayu\n",
+    ".prayu/instructions.ignore": "drafts/\n",
+    ".prayu/rules/go/style.md": "go style\n",
+    ".prayu/rules/drafts/wip.md": "wip\n",
+    "svc/AGENTS.override.md": "override\n",
+    "svc/AGENTS.md": "superseded\n",
+    "svc/.prayu/rules/go/style.md": "svc go style\n",
+    "svc/api/.claude/CLAUDE.md": "api claude\n",
+    "svc/api/internal/AGENTS.md": "internal\n",
+    "svc/api/internal/x.go": "package x\n",
+    "svc/web/CLAUDE.md": "",  # fails closed (empty_source) for svc/web and below
+    "svc/web/ui/y.ts": "y\n",
+    "lib/deep/er/z.go": "z\n",
+    "lib/blank/AGENTS.override.md": "  \n",
+    "lib/blank/AGENTS.md": "blank fallback\n",
+}
+TARGETS = [
+    ".",
+    "svc",
+    "svc/api",
+    "svc/api/internal",
+    "svc/api/internal/x.go",
+    "svc/api/internal/new-file.go",
+    "svc/web",
+    "svc/web/ui",
+    "svc/web/ui/y.ts",
+    "lib/deep/er",
+    "lib/deep/er/z.go",
+    "lib/blank",
+    "lib/blank/b.go",
+    "missing/dir/file.go",
+]
+
+
+def outcome(root: Path, target: str, reader: FileReader, **kwargs: Any) -> Stack | tuple[Any, ...]:
+    try:
+        return discover_stack("demo", str(root), target, reader=reader, **kwargs)
+    except RutterError as error:
+        return (error.code, error.message, error.path, error.details)
+
+
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_shared_levels_give_the_stacks_of_separate_walks(workspace_root: Path, order: str) -> None:
+    write_tree(workspace_root, TREE)
+    targets = TARGETS if order == "forward" else TARGETS[::-1]
+    shared = SharedLevels()
+    for target in targets:
+        alone = outcome(workspace_root, target, FileReader())
+        assert outcome(workspace_root, target, FileReader(), shared=shared) == alone, target
+    failed = outcome(workspace_root, "svc/web/ui", FileReader(), shared=shared)
+    assert isinstance(failed, tuple)
+    assert failed[0] == "empty_source"
+
+
+def test_errors_of_shared_levels_name_each_target(workspace_root: Path) -> None:
+    files: dict[str, str | bytes] = {
+        "AGENTS.md": "r\n", "a/AGENTS.md": "a\n", "a/b/AGENTS.md": "b\n", "a/b/c/two.go": "",
+    }  # fmt: skip
+    write_tree(workspace_root, files)
+    limits = Limits(max_files=2)
+    shared = SharedLevels()
+    messages = []
+    for target in ("a/b/one.go", "a/b/c/two.go", "a/x.go"):
+        alone = outcome(workspace_root, target, FileReader(), limits=limits)
+        found = outcome(workspace_root, target, FileReader(), limits=limits, shared=shared)
+        assert found == alone
+        if isinstance(found, tuple):
+            messages.append(found[1])
+    assert len(messages) == 2
+    assert "a/b/one.go" in messages[0]
+    assert "a/b/c/two.go" in messages[1]
+
+
+def test_discover_is_the_snapshot_of_the_stack(workspace_root: Path) -> None:
+    write_tree(workspace_root, TREE)
+    moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    for target in ("svc/api/internal/x.go", "lib/blank/b.go", "."):
+        reader = FileReader()
+        stack = discover_stack("demo", str(workspace_root), target, reader=reader)
+        built = snapshot_of(stack, reader=FileReader(), now=lambda: moment)
+        assert built == discover(
+            "demo", str(workspace_root), target, reader=reader, now=lambda: moment
+        )
+        assert [source.path for source in built.sources] == [s.path for s in stack.sources]
+        assert built.conflicts == list(stack.conflicts)
+        assert built.ignored == list(stack.ignored)
+
+
+def test_encoded_snapshots_are_the_snapshot_with_a_fresh_loaded_at(workspace_root: Path) -> None:
+    write_tree(workspace_root, TREE)
+    reader = FileReader()
+    cache = EncodedSnapshots()
+    target = "svc/api/internal/x.go"
+
+    def answer() -> dict[str, Any]:
+        stack = discover_stack("demo", str(workspace_root), target, reader=reader)
+        result: dict[str, Any] = json.loads(cache.encode(stack, reader))
+        return result
+
+    first = answer()
+    expected = discover("demo", str(workspace_root), target, reader=reader).to_json()
+    assert {**first, "loaded_at": None} == {**expected, "loaded_at": None}
+    assert first["sources"] == expected["sources"]
+    again = answer()  # from the cache: equal except for when it was checked
+    datetime.strptime(again["loaded_at"], "%Y-%m-%dT%H:%M:%SZ")
+    assert {**again, "loaded_at": None} == {**first, "loaded_at": None}
+
+    (workspace_root / "svc/api/internal/AGENTS.md").write_text("internal, edited\n")
+    changed = answer()
+    contents = [source["content"] for source in changed["sources"]]
+    assert "internal, edited\n" in contents
+    assert changed["fingerprint"] != first["fingerprint"]
+    assert changed == {
+        **discover("demo", str(workspace_root), target, reader=reader).to_json(),
+        "loaded_at": changed["loaded_at"],
+    }
+
+
+def test_effective_instructions_worker_job_answers_errors_as_json(workspace_root: Path) -> None:
+    write_tree(workspace_root, {"AGENTS.md": "root\n", "a/CLAUDE.md": "", "b/c.go": ""})
+    workspace = Workspace("demo", str(workspace_root), "2026-01-01T00:00:00Z")
+    cache, reader = EncodedSnapshots(), FileReader()
+    good = instructions._snapshot(cache, workspace, "b/c.go", reader)
+    assert isinstance(good, EncodedResult)
+    assert [s["path"] for s in json.loads(good.text)["sources"]] == ["AGENTS.md"]
+    bad = instructions._snapshot(cache, workspace, "a/c.go", reader)
+    assert isinstance(bad, dict)
+    assert bad["error"]["code"] == "empty_source"
+    assert bad["error"]["path"] == "a/CLAUDE.md"
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def close(self) -> None:
+        pass
+
+
+def _messages(data: bytes) -> list[dict[str, Any]]:
+    found = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        headers = dict(line.split(b": ", 1) for line in head.split(b"\r\n"))
+        length = int(headers[b"Content-Length"])
+        found.append(json.loads(rest[:length]))
+        data = rest[length:]
+    return found
+
+
+def test_protocol_sends_plain_and_encoded_results_as_json_rpc_responses() -> None:
+    server = create_server()
+    writer = _Writer()
+    protocol = server.protocol
+    protocol.set_writer(writer)
+    plain = {"workspace_id": "demo", "content": "naïve — ✓\n", "n": [1, None, True]}
+    protocol._send_response(7, result=plain)
+    protocol._send_response("req-8", result=EncodedResult(json.dumps({"encoded": "é"})))
+    # Not plain JSON: pygls' own path encodes it.
+    protocol._send_response(9, result={"at": types.Position(line=1, character=2)})
+    protocol._send_response(10, result=None)
+    messages = _messages(writer.data)
+    assert messages[0] == {"id": 7, "jsonrpc": "2.0", "result": plain}
+    assert messages[1] == {"id": "req-8", "jsonrpc": "2.0", "result": {"encoded": "é"}}
+    assert messages[2] == {"id": 9, "jsonrpc": "2.0", "result": {"at": {"line": 1, "character": 2}}}
+    assert messages[3] == {"id": 10, "jsonrpc": "2.0", "result": None}
+
+
+def test_custom_request_params_stay_plain_json() -> None:
+    protocol = create_server().protocol
+    params = {"textDocument": {"uri": "file:///w/a.go"}}
+    message = json.loads(
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": EFFECTIVE_INSTRUCTIONS, "params": params}),
+        object_hook=protocol.structure_message,
+    )
+    assert (message.id, message.method, message.params) == (3, EFFECTIVE_INSTRUCTIONS, params)
+    assert instructions.uri_argument(message.params) == "file:///w/a.go"
+    other = json.loads(
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "x/y", "params": params}),
+        object_hook=protocol.structure_message,
+    )
+    assert instructions.uri_argument(other.params) == "file:///w/a.go"  # pygls' namedtuples
+
+
+@pytest.mark.asyncio
+async def test_worker_runs_requests_before_queued_background_jobs() -> None:
+    worker = DiskWorker()
+    order: list[str] = []
+    gate = threading.Event()
+    try:
+        blocker = asyncio.ensure_future(worker.run_background(gate.wait, 10))
+        await asyncio.sleep(0.05)  # the blocker is running: what follows is queued
+        background = asyncio.ensure_future(worker.run_background(order.append, "background"))
+        urgent = asyncio.ensure_future(worker.run(order.append, "urgent"))
+        await asyncio.sleep(0.01)
+        gate.set()
+        await asyncio.gather(blocker, background, urgent)
+        assert order == ["urgent", "background"]
+
+        freed_on: list[str] = []
+
+        class Big:
+            def __del__(self) -> None:
+                freed_on.append(threading.current_thread().name)
+
+        box: list[Any] = [Big()]
+        worker.discard(box)
+        del box
+        await worker.run(lambda: None)  # after the discard's lane has drained
+        await worker.run_background(lambda: None)
+        assert freed_on == ["rutter-disk"]
+    finally:
+        worker.shutdown()
+    with pytest.raises(RuntimeError):
+        await worker.run(lambda: None)
+
+
+@pytest.mark.asyncio
+async def test_worker_shutdown_cancels_queued_jobs() -> None:
+    worker = DiskWorker()
+    gate = threading.Event()
+    running = asyncio.ensure_future(worker.run(gate.wait, 10))
+    await asyncio.sleep(0.05)
+    queued = asyncio.ensure_future(worker.run_background(lambda: "never"))
+    await asyncio.sleep(0)
+    worker.shutdown()
+    gate.set()
+    assert await running is True
+    with pytest.raises(asyncio.CancelledError):
+        await queued
+
+
+def test_workspace_cache_follows_the_store_and_expires(store: Store, tmp_path: Path) -> None:
+    now = [100.0]
+    cache = WorkspaceCache(clock=lambda: now[0])
+    workspace = Workspace("demo", str(tmp_path), "2026-01-01T00:00:00Z")
+    assert cache.get(store, "demo") is None
+    cache.put(store, workspace, now[0])
+    assert cache.get(store, "demo") == workspace
+    assert cache.get(object(), "demo") is None  # type: ignore[arg-type]  # another store
+    now[0] += instructions.REVALIDATE_SECONDS + 0.1
+    assert cache.get(store, "demo") is None  # re-read from the store now and then
+    cache.put(store, workspace, now[0])
+    cache.clear()
+    assert cache.get(store, "demo") is None
