@@ -389,35 +389,38 @@ local function with_client(bufnr, fn)
   })
 end
 
---- `:RutterInstructions`: open the float for a buffer (default: the current one).
+--- Request the stack for `bufnr` (nil or 0: the current buffer) and render it; `focus` moves
+--- the cursor into the float.
 --- @param bufnr? integer
-function M.show(bufnr)
+--- @param focus boolean
+local function request_for(bufnr, focus)
   local current = api.nvim_get_current_buf()
-  if bufnr == nil and float and float.buf == current then
-    return M.refresh()
-  end
   bufnr = (bufnr == nil or bufnr == 0) and current or bufnr
   local win = api.nvim_get_current_win()
   with_client(bufnr, function(client)
     local source = source_of(bufnr, win, client)
-    source.focus = true
+    source.focus = focus or nil
     fetch_and_render(source, client)
   end)
+end
+
+--- `:RutterInstructions`: open the float for a buffer (default: the current one).
+--- @param bufnr? integer
+function M.show(bufnr)
+  if bufnr == nil and float and float.buf == api.nvim_get_current_buf() then
+    return M.refresh()
+  end
+  request_for(bufnr, true)
 end
 
 --- `:RutterInstructionsRefresh`: re-request for the current buffer (the float's own buffer
 --- when the cursor is in the float) and update the open float, or open one.
 --- @param bufnr? integer
 function M.refresh(bufnr)
-  local current = api.nvim_get_current_buf()
-  if bufnr == nil and float and float.buf == current then
+  if bufnr == nil and float and float.buf == api.nvim_get_current_buf() then
     return M.reload()
   end
-  bufnr = (bufnr == nil or bufnr == 0) and current or bufnr
-  local win = api.nvim_get_current_win()
-  with_client(bufnr, function(client)
-    fetch_and_render(source_of(bufnr, win, client), client)
-  end)
+  request_for(bufnr, false)
 end
 
 --- Re-request what the open float shows (after a change on disk).
