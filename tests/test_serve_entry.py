@@ -60,3 +60,6 @@ def test_initialize_shutdown_exit(tmp_path: Path, command: list[str]) -> None:
     assert responses[1]["result"]["serverInfo"]["name"] == "rutter"
     assert "hoverProvider" in responses[1]["result"]["capabilities"]
     assert responses[2]["result"] is None
+    # Once the client takes window/logMessage, routine lines stay off stderr (Neovim records
+    # every stderr line as an error).
+    assert " INFO " not in result.stderr.decode()

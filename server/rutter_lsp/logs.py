@@ -56,6 +56,12 @@ class ClientLogHandler(logging.Handler):
         """Start forwarding (called on the event loop once `initialize` arrives)."""
         self._loop = loop
         self._loop_thread = threading.get_ident()
+        # The client now gets the log; editors such as Neovim record every stderr line as an
+        # error, so stderr keeps only warnings and errors unless debugging was asked for.
+        if logging.getLogger(LOGGER_NAME).getEffectiveLevel() > logging.DEBUG:
+            for handler in logging.getLogger().handlers:
+                if getattr(handler, "rutter_stderr", False):
+                    handler.setLevel(logging.WARNING)
 
     def emit(self, record: logging.LogRecord) -> None:
         loop = self._loop
