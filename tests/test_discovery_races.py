@@ -674,3 +674,38 @@ def test_landing_outside_the_expected_path_is_a_symlink_error(tmp_path: Path) ->
         )
         == b"x\n"
     )
+
+
+def test_invalidate_drops_exactly_that_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """File watchers call `invalidate(path)`: that file is read again, others stay cached, even
+    one whose path ends the same way."""
+    far = tmp_path / "AGENTS.md"
+    near = tmp_path / "deep" / str(far).lstrip("/")  # its path ends with the whole of `far`'s
+    near.parent.mkdir(parents=True)
+    for file in (near, far):
+        file.write_text("x\n", encoding="utf-8")
+    reader = FileReader(clock_ns=lambda: time.time_ns() + 10**12)  # everything is old enough
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: str, flags: int, *args: int, **kwargs: int) -> int:
+        opened.append(os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    def read(file: Path) -> bytes:
+        return reader.read_decoded(
+            str(file), os.lstat(file), max_bytes=64, rel=file.name, decoder="raw", decode=bytes
+        )
+
+    read(near)
+    read(far)
+    monkeypatch.setattr(os, "open", counting_open)
+    read(near)
+    read(far)
+    assert opened == []
+    reader.invalidate(str(far))
+    read(near)
+    read(far)
+    assert opened == [str(far)]

@@ -68,7 +68,3 @@ def fingerprint(
     """
     kept = {key: item for key, item in value.items() if key not in exclude}
     return hashlib.sha256(canonical_json(kept, plain=plain)).hexdigest()
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

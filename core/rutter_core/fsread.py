@@ -117,11 +117,6 @@ class _IdentityCache(Generic[T]):
     def discard(self, path: str) -> None:
         self._entries.pop(path, None)
 
-    def discard_matching(self, suffix: str) -> None:
-        for key in list(self._entries):  # a copy: other threads may insert meanwhile
-            if key.endswith(suffix):
-                self._entries.pop(key, None)
-
     def clear(self) -> None:
         self._entries.clear()
 
@@ -155,6 +150,7 @@ class FileReader:
         self._listings: _IdentityCache[tuple[str, ...]] = _IdentityCache(racy_window_ns, clock_ns)
         # Decoded results, keyed by decoder name and path: warm reads skip decoding too.
         self._decoded: _IdentityCache[object] = _IdentityCache(racy_window_ns, clock_ns)
+        self._decoders: set[str] = set()
         self._derived: dict[Hashable, tuple[object, object]] = {}
         self._derived_lock = threading.Lock()
 
@@ -182,7 +178,8 @@ class FileReader:
         """Forget what is cached for `path` (an absolute path): used by file watchers."""
         self._probes.discard(path)
         self._listings.discard(path)
-        self._decoded.discard_matching(path)
+        for decoder in tuple(self._decoders):  # a copy: other threads may add one meanwhile
+            self._decoded.discard(_decoded_key(decoder, path))
 
     def probe(
         self, dir_path: str, dir_st: os.stat_result, names: tuple[str, ...]
@@ -281,7 +278,8 @@ class FileReader:
                 path=rel,
                 details={"bytes": expected.size, "limit": max_bytes},
             )
-        key = f"{decoder}\0{path}"
+        key = _decoded_key(decoder, path)
+        self._decoders.add(decoder)
         cached = self._decoded.get(key, expected)
         if cached is not None:
             return cast(T, cached)
@@ -306,7 +304,10 @@ class FileReader:
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise discovery_error(
-                    "symlink", f"{rel} became a symlink while it was read", path=rel
+                    "symlink",
+                    f"{rel} became a symbolic link while it was read; replace the link with "
+                    "the file itself",
+                    path=rel,
                 ) from exc
             if exc.errno in _MISSING_ERRNOS:
                 raise changed() from exc
@@ -331,6 +332,10 @@ class FileReader:
         if first != second or identity_of(after) != expected or len(first) != expected.size:
             raise changed()
         return first
+
+
+def _decoded_key(decoder: str, path: str) -> str:
+    return f"{decoder}\0{path}"
 
 
 def _require_opened_at(fd: int, path: str, rel: str) -> None:
