@@ -180,10 +180,9 @@ async def test_initialize_registers_each_folder(session: Session) -> None:
     assert caps.hover_provider
     assert caps.code_lens_provider is not None
     assert caps.execute_command_provider is not None
-    assert set(caps.execute_command_provider.commands) == {
-        "rutter.effectiveInstructions",
-        "rutter.showApplicableFiles",
-    }
+    assert {"rutter.effectiveInstructions", "rutter.showApplicableFiles"} <= set(
+        caps.execute_command_provider.commands
+    )
     # Neither capability set can be asked to re-pull after a disk change: push only.
     assert caps.diagnostic_provider is None
     expected_encoding = "utf-8" if session.client_name == "neovim" else "utf-16"

@@ -170,10 +170,12 @@ def register(server: RutterServer) -> None:
         uri = params.text_document.uri
         doc = server.open_doc(uri)
         items: list[types.Diagnostic] = []
-        if doc is not None and doc.instruction is not None:
+        if doc is not None:
             await server.refresher.wait_idle()
-            items = await server.worker.run(
-                for_document, doc, server.buffer(uri), server.index, server.reader,
-                server.position_encoding,
-            )  # fmt: skip
+            if doc.instruction is not None:
+                items = await server.worker.run(
+                    for_document, doc, server.buffer(uri), server.index, server.reader,
+                    server.position_encoding,
+                )  # fmt: skip
+            items = items + server.runs.for_uri(uri)
         return types.RelatedFullDocumentDiagnosticReport(items=items)

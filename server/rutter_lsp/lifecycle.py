@@ -45,11 +45,13 @@ def register(server: RutterServer) -> None:
             server.ready.set()
         server.settle_heap()
         server.refresher.request(index=True, all_diagnostics=True)
+        server.runs.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params: None) -> None:
         logger.info("shutdown")
         server.refresher.close()
+        server.runs.close()
         server.worker.shutdown()
         if server.store is not None:
             server.store.close()

@@ -59,11 +59,13 @@ class _Pending:
     diagnostics: set[str] = field(default_factory=set)
     changes: dict[str, set[str]] = field(default_factory=dict)
     invalidate: set[str] = field(default_factory=set)
+    runs: bool = False
+    """The store changed: runs may have been created, refreshed or ended."""
 
     def empty(self) -> bool:
         return not (
             self.index or self.all_diagnostics or self.diagnostics or self.changes
-            or self.invalidate
+            or self.invalidate or self.runs
         )  # fmt: skip
 
 
@@ -116,11 +118,13 @@ class Refresher:
         diagnostics: Iterable[str] = (),
         changes: dict[str, set[str]] | None = None,
         invalidate: Iterable[str] = (),
+        runs: bool = False,
     ) -> None:
         if self._closed:
             return
         pending = self._pending
         pending.index |= index
+        pending.runs |= runs
         pending.all_diagnostics |= all_diagnostics
         pending.diagnostics.update(diagnostics)
         pending.invalidate.update(invalidate)
@@ -180,7 +184,12 @@ class Refresher:
         docs = server.open_docs()
         if rebuild:
             server.replace_index(await self._rebuild(docs))
-        await self._diagnostics(docs, pending)
+        if pending.runs or pending.all_diagnostics or pending.changes:
+            await server.runs.reinspect()
+        drifted: set[str] = set()
+        if rebuild or pending.runs:
+            drifted = server.runs.replace(docs)
+        await self._diagnostics(docs, pending, drifted)
         lenses = any(doc.instruction is not None for doc in docs)
         if rebuild and lenses and server.supports("workspace.code_lens.refresh_support"):
             server.send_request_quietly(types.WORKSPACE_CODE_LENS_REFRESH)
@@ -204,17 +213,21 @@ class Refresher:
             results.extend(found)
         return await server.worker.run_background(build_index, results, list(docs))
 
-    async def _diagnostics(self, docs: Sequence[OpenDoc], pending: _Pending) -> None:
+    async def _diagnostics(
+        self, docs: Sequence[OpenDoc], pending: _Pending, drifted: set[str]
+    ) -> None:
+        """`drifted`: documents whose run-drift diagnostics changed (`RunsMonitor.replace`)."""
         server = self._server
         if server.pull_diagnostics:
-            if pending.all_diagnostics or pending.changes:
+            if pending.all_diagnostics or pending.changes or drifted:
                 server.send_request_quietly(types.WORKSPACE_DIAGNOSTIC_REFRESH)
             return
-        forced = pending.diagnostics
+        forced = pending.diagnostics | drifted
         everything = pending.all_diagnostics or bool(pending.changes)
         targets = [
             doc for doc in docs
-            if doc.instruction is not None and (everything or doc.uri in forced)
+            if (doc.instruction is not None or doc.uri in drifted or server.runs.for_uri(doc.uri))
+            and (everything or doc.uri in forced)
         ]  # fmt: skip
         encoding = server.position_encoding
         for start in range(0, len(targets), DOCS_PER_CHUNK):
@@ -224,9 +237,10 @@ class Refresher:
             results = await server.worker.run_background(
                 _diagnose_chunk, chunk, server.index, server.reader, encoding
             )
-            for uri, found in results:
+            for uri, own in results:
                 if uri not in server.workspace.text_documents:
                     continue  # closed meanwhile
+                found = own + server.runs.for_uri(uri)
                 if uri in forced or server.published.get(uri) != found:
                     self.publish(uri, found)
 

@@ -1,10 +1,10 @@
 """The rutter language server: state, capabilities, and the entry point.
 
 Thin handlers over rutter_core, one module per feature (`lifecycle`, `folders`, `config`,
-`documents`, `watching`, `instructions`, `hover`, `codelens`, `diagnostics`). Server state is
-mutated only on the event loop; disk and store work runs on `DiskWorker` with immutable inputs
-(`analysis` holds those pure computations). `Refresher` coalesces bursts of events into one
-index rebuild and one round of diagnostics.
+`documents`, `watching`, `instructions`, `hover`, `codelens`, `diagnostics`, `runs`). Server
+state is mutated only on the event loop; disk and store work runs on `DiskWorker` with
+immutable inputs (`analysis` holds those pure computations). `Refresher` coalesces bursts of
+events into one index rebuild and one round of diagnostics.
 
 Run it with `rutter serve` / `rutter-lsp` (stdio), or `--tcp HOST:PORT` for debugging.
 """
@@ -39,6 +39,7 @@ from rutter_lsp.instructions import (
 from rutter_lsp.logs import ClientLogHandler
 from rutter_lsp.paths import Folder, Located, classify, locate, path_of_uri
 from rutter_lsp.refresh import Refresher
+from rutter_lsp.runs import CONFIRM_REFRESH, RUN_INSTRUCTIONS, RUNS, RunsMonitor
 from rutter_lsp.settings import Settings
 from rutter_lsp.worker import DiskWorker
 
@@ -47,7 +48,9 @@ logger = logging.getLogger("rutter_lsp")
 SERVER_NAME = "rutter"
 UNFREEZE_EVERY: Final = 200
 """Index rebuilds between full collections of the whole heap (see `settle_heap`)."""
-PLAIN_PARAMS_METHODS: Final = frozenset({EFFECTIVE_INSTRUCTIONS})
+PLAIN_PARAMS_METHODS: Final = frozenset(
+    {EFFECTIVE_INSTRUCTIONS, RUNS, RUN_INSTRUCTIONS, CONFIRM_REFRESH}
+)
 """Custom requests whose handlers take their params as plain JSON."""
 MAX_LOCATED: Final = 20_000
 """Bound of the URI → OpenDoc cache (every URI ever asked about, until folders change)."""
@@ -173,6 +176,8 @@ class RutterServer(LanguageServer):
         self.ready = asyncio.Event()
         """Set once `initialized` has opened the store and registered the folders."""
         self.refresher = Refresher(self)
+        self.runs = RunsMonitor(self)
+        """Drift of the active runs of the served workspaces."""
         self.published: dict[str, list[types.Diagnostic]] = {}
         """Last diagnostics pushed per URI (push clients only)."""
         self.log_handler: ClientLogHandler | None = None
@@ -298,13 +303,14 @@ def create_server(*, database_url: str | None = None) -> RutterServer:
         hover,
         instructions,
         lifecycle,
+        runs,
         watching,
     )
 
     server = RutterServer(database_url=database_url)
     for feature in (
         lifecycle, config, folders, documents, watching, instructions, hover, codelens,
-        diagnostics,
+        diagnostics, runs,
     ):  # fmt: skip
         feature.register(server)
     return server

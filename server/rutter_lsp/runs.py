@@ -1,0 +1,574 @@
+"""Runs in the editor: the run requests, drift diagnostics, and the reviewed refresh.
+
+Requests (params are JSON objects; failures are JSON-RPC errors whose `data` is the typed
+error, see `rutter_lsp.errors`):
+
+- `rutter/runs` `{"workspace_id"?}`: `{"runs": [run + {"stale", "live_error"?}]}`, the active
+  runs of that workspace, else of every served workspace;
+- `rutter/runInstructions` `{"run_id"}`: the inspection (contract section 6);
+- `rutter/confirmRefresh` `{"run_id", "expected_fingerprint", "expected_live_fingerprint"}`:
+  the inspection after the call plus `"refreshed"`.
+
+The same as commands (`rutter.runs`, `rutter.runInstructions`, `rutter.confirmRefresh`, one
+object argument), plus `rutter.reviewRefresh` `[run_id]`, the code action's command: it shows
+the person the diff (a generated review document through `window/showDocument` where the
+client can show documents, and always a `window/showMessageRequest` summary with
+Confirm/Cancel), and only on Confirm appends the new revision, bound to the two fingerprints
+captured when the review was shown. If the disk changed in between, the store refuses
+(`conflict`) and the person is told to review again.
+
+`RunsMonitor` keeps the drift of the active runs of the served workspaces. It re-inspects
+them when the store changes (another process created or refreshed a run: noticed through
+`StoreChanges`, polled every `POLL_SECONDS` on the disk worker) and when instruction files
+change; the refresher then republishes the drift diagnostics with the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from lsprotocol import types
+
+from rutter_core.errors import RutterError, UsageError
+from rutter_core.fsread import FileReader
+from rutter_core.store import Store, resolve_data_home
+from rutter_core.store.changes import StoreChanges
+from rutter_lsp.drift import DRIFT_CODE, DocumentRef, RunDrift, findings_of, place
+from rutter_lsp.errors import jsonrpc_error
+from rutter_lsp.paths import uri_of_path
+from rutter_lsp.settings import plain
+
+if TYPE_CHECKING:
+    from rutter_lsp.analysis import OpenDoc
+    from rutter_lsp.server import RutterServer
+
+logger = logging.getLogger("rutter_lsp")
+
+RUNS: Final = "rutter/runs"
+RUN_INSTRUCTIONS: Final = "rutter/runInstructions"
+CONFIRM_REFRESH: Final = "rutter/confirmRefresh"
+COMMAND_RUNS: Final = "rutter.runs"
+COMMAND_RUN_INSTRUCTIONS: Final = "rutter.runInstructions"
+COMMAND_CONFIRM_REFRESH: Final = "rutter.confirmRefresh"
+COMMAND_REVIEW_REFRESH: Final = "rutter.reviewRefresh"
+ACTOR: Final = "lsp"
+POLL_SECONDS: Final = 0.5
+MAX_MONITORED_RUNS: Final = 100
+"""Active runs whose drift is shown (the newest); more are listed but not diagnosed."""
+CONFIRM: Final = "Confirm refresh"
+CANCEL: Final = "Cancel"
+REVIEW_DIRECTORY: Final = "reviews"
+MAX_SUMMARY_PATHS: Final = 8
+
+
+# -- worker jobs (pure over the store and the disk) -------------------------------------------
+
+
+def _active_runs(store: Store, workspace_ids: Sequence[str] | None) -> list[Any]:
+    from rutter_core.runs import list_runs
+
+    runs = list_runs(store, active_only=True)
+    if workspace_ids is not None:
+        wanted = set(workspace_ids)
+        runs = [run for run in runs if run.workspace_id in wanted]
+    return runs
+
+
+def _inspect_all(
+    store: Store, workspace_ids: Sequence[str], reader: FileReader
+) -> tuple[RunDrift, ...]:
+    from rutter_core.runs import inspect_run
+
+    drifts = []
+    for run in _active_runs(store, workspace_ids)[:MAX_MONITORED_RUNS]:
+        try:
+            inspection = inspect_run(store, run.run_id, reader=reader).to_json()
+        except RutterError as error:  # e.g. a tampered revision: shown in rutter/runs
+            logger.warning("cannot inspect run %s: %s", run.run_id, error.message)
+            continue
+        drifts.append(findings_of(inspection, run.workspace_id, run.target_path))
+    return tuple(drifts)
+
+
+def _runs_listing(
+    store: Store, workspace_ids: Sequence[str] | None, reader: FileReader
+) -> dict[str, Any]:
+    from rutter_core.runs import inspect_run
+
+    listed = []
+    for run in _active_runs(store, workspace_ids):
+        entry = run.to_json()
+        try:
+            inspection = inspect_run(store, run.run_id, reader=reader).to_json()
+        except RutterError as error:
+            entry["stale"] = False
+            entry["error"] = error.to_json()
+        else:
+            entry["stale"] = bool(inspection["stale"])
+            live = inspection.get("live")
+            if isinstance(live, dict) and isinstance(live.get("error"), dict):
+                entry["live_error"] = live["error"]
+            entry["live_fingerprint"] = live.get("fingerprint") if isinstance(live, dict) else None
+        listed.append(entry)
+    return {"runs": listed}
+
+
+def _inspect(store: Store, run_id: str, reader: FileReader) -> dict[str, Any]:
+    from rutter_core.runs import inspect_run
+
+    result: dict[str, Any] = inspect_run(store, run_id, reader=reader).to_json()
+    return result
+
+
+def _confirm(
+    store: Store, run_id: str, expected: str, expected_live: str, reader: FileReader
+) -> dict[str, Any]:
+    from rutter_core.runs import confirm_refresh
+
+    inspection, refreshed = confirm_refresh(
+        store,
+        run_id,
+        reader=reader,
+        expected_fingerprint=expected,
+        expected_live_fingerprint=expected_live,
+        actor=ACTOR,
+    )
+    return {**inspection.to_json(), "refreshed": refreshed}
+
+
+# -- review documents ------------------------------------------------------------------------
+
+
+def review_text(inspection: Mapping[str, Any]) -> str:
+    """The review a person reads before confirming: what changed, file by file."""
+    run_id = inspection["run_id"]
+    revision = inspection.get("revision")
+    diff = inspection.get("diff") or {}
+    pinned = inspection.get("pinned") or {}
+    live = inspection.get("live") or {}
+    next_revision = 1 if revision is None else revision + 1
+    lines = [
+        f"# Review: refresh run {run_id} to revision {next_revision}",
+        "",
+        f"Pinned revision: {revision if revision is not None else 'none'} "
+        f"(fingerprint `{diff.get('from_fingerprint')}`)",
+        f"Instructions on disk now: fingerprint `{diff.get('to_fingerprint')}`",
+        "",
+        "Nothing changes until you confirm. If the files change again before you do, the "
+        "refresh is refused and you review again.",
+        "",
+    ]
+    for title, key in (("Added", "added"), ("Removed", "removed"), ("Changed", "changed")):
+        paths = diff.get(key) or []
+        if paths:
+            lines.append(f"## {title}")
+            lines.extend(f"- `{path}`" for path in paths)
+            lines.append("")
+    if diff.get("order_changed"):
+        lines += ["The order of the instruction files changed.", ""]
+    if diff.get("ignored_changed"):
+        lines += ["The ignored entries changed.", ""]
+    pinned_sources = {s["path"]: s for s in pinned.get("sources", [])}
+    live_sources = {s["path"]: s for s in live.get("sources", [])}
+    for path in [*diff.get("changed", []), *diff.get("added", []), *diff.get("removed", [])]:
+        before = str(pinned_sources.get(path, {}).get("content", ""))
+        after = str(live_sources.get(path, {}).get("content", ""))
+        delta = difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"pinned/{path}",
+            tofile=f"disk/{path}",
+        )
+        body = "".join(line if line.endswith("\n") else line + "\n" for line in delta)
+        lines += [f"### {path}", "", "```diff", body.rstrip("\n"), "```", ""]
+    return "\n".join(lines)
+
+
+def review_summary(inspection: Mapping[str, Any]) -> str:
+    """The review in one message (clients that cannot show documents get only this)."""
+    diff = inspection.get("diff") or {}
+    revision = inspection.get("revision")
+    parts = []
+    for key in ("added", "removed", "changed"):
+        paths = list(diff.get(key) or [])
+        if paths:
+            shown = ", ".join(paths[:MAX_SUMMARY_PATHS])
+            more = len(paths) - MAX_SUMMARY_PATHS
+            parts.append(f"{key}: {shown}" + (f" and {more} more" if more > 0 else ""))
+    if diff.get("order_changed"):
+        parts.append("order changed")
+    if diff.get("ignored_changed"):
+        parts.append("ignored entries changed")
+    next_revision = 1 if revision is None else revision + 1
+    return (
+        f"rutter: refresh run {inspection['run_id']} to the instructions on disk "
+        f"(revision {next_revision})? " + "; ".join(parts or ["no file-level change"])
+    )
+
+
+def write_review(home: Path, inspection: Mapping[str, Any]) -> Path:
+    """Write the review document (private to the user) and return its path."""
+    directory = home / REVIEW_DIRECTORY
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    revision = inspection.get("revision")
+    name = f"{inspection['run_id']}-revision-{revision if revision is not None else 0}.md"
+    path = directory / name
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(review_text(inspection))
+    return path
+
+
+# -- the monitor -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Watch:
+    store: Store
+    changes: StoreChanges
+
+
+class RunsMonitor:
+    """Drift of the active runs of the served workspaces (event loop only)."""
+
+    def __init__(self, server: RutterServer) -> None:
+        self._server = server
+        self.drifts: tuple[RunDrift, ...] = ()
+        self.placed: dict[str, list[types.Diagnostic]] = {}
+        self._watch: _Watch | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._poll())
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.changes.close()
+
+    async def _poll(self) -> None:
+        server = self._server
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            store = server.store
+            if store is None or not server.folders:
+                continue
+            watch = self._watch
+            if watch is None or watch.store is not store:
+                if watch is not None:
+                    await server.worker.run(watch.changes.close)
+                watch = self._watch = _Watch(store, StoreChanges(store))
+            try:
+                changed = await server.worker.run(watch.changes.poll)
+            except Exception as error:  # the store went away; the next tick retries
+                logger.debug("store change poll failed: %s", error)
+                continue
+            if changed:
+                server.refresher.request(runs=True)
+
+    async def reinspect(self) -> None:
+        """Inspect the active runs of the served workspaces again (store or disk changed)."""
+        server = self._server
+        store = server.store
+        if store is None:
+            self.drifts = ()
+            return
+        workspace_ids = sorted({folder.workspace_id for folder in server.folders.values()})
+        try:
+            self.drifts = await server.worker.run(_inspect_all, store, workspace_ids, server.reader)
+        except RutterError as error:
+            logger.warning("cannot read runs: %s", error.message)
+            self.drifts = ()
+        except Exception:  # never let runs stop the instruction diagnostics
+            logger.exception("cannot inspect the active runs")
+            self.drifts = ()
+
+    def replace(self, docs: Sequence[OpenDoc]) -> set[str]:
+        """Place the drift on the open documents; returns the URIs whose drift changed."""
+        server = self._server
+        wanted = {(drift.workspace_id, path) for drift in self.drifts for path in _paths(drift)}
+        refs: dict[tuple[str, str], DocumentRef] = {}
+        for doc in docs:
+            key = (doc.folder.workspace_id, doc.rel)
+            if key in wanted:
+                refs[key] = DocumentRef(
+                    doc.uri,
+                    doc.folder.workspace_id,
+                    doc.rel,
+                    doc.instruction is not None,
+                    server.buffer(doc.uri) or "",
+                )
+        placed = place(self.drifts, refs, server.position_encoding)
+        changed = {
+            uri for uri in set(placed) | set(self.placed) if placed.get(uri) != self.placed.get(uri)
+        }
+        self.placed = placed
+        return changed
+
+    def for_uri(self, uri: str) -> list[types.Diagnostic]:
+        return self.placed.get(uri, [])
+
+    def runs_for(self, uri: str) -> list[RunDrift]:
+        """The stale runs whose drift is shown on `uri`."""
+        ids = {
+            diagnostic.data["run_id"]
+            for diagnostic in self.placed.get(uri, [])
+            if isinstance(diagnostic.data, dict)
+        }
+        return [drift for drift in self.drifts if drift.run_id in ids]
+
+
+def _paths(drift: RunDrift) -> set[str]:
+    return {drift.target, *drift.stack, *(finding.path for finding in drift.findings)}
+
+
+# -- handlers --------------------------------------------------------------------------------
+
+
+def _object(value: Any) -> dict[str, Any]:
+    data = plain(value)
+    if isinstance(data, list):
+        data = data[0] if len(data) == 1 else {}
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise jsonrpc_error(UsageError("invalid_params", "expected a JSON object"))
+    return data
+
+
+def _string(params: Mapping[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str) or not value:
+        raise jsonrpc_error(
+            UsageError("invalid_params", f"{key!r} is required and must be a non-empty string")
+        )
+    return value
+
+
+async def _store(server: RutterServer) -> Store:
+    await server.ready.wait()
+    if server.store is None:
+        raise jsonrpc_error(
+            RutterError(
+                "store_unavailable",
+                "the rutter store could not be opened; see the server log and check "
+                "rutter.databaseUrl / RUTTER_DATABASE_URL / RUTTER_HOME",
+            )
+        )
+    return server.store
+
+
+async def runs_request(server: RutterServer, params: Any) -> dict[str, Any]:
+    data = _object(params)
+    store = await _store(server)
+    workspace_id = data.get("workspace_id")
+    if workspace_id is not None and not isinstance(workspace_id, str):
+        raise jsonrpc_error(UsageError("invalid_params", "'workspace_id' must be a string"))
+    ids = (
+        [workspace_id]
+        if workspace_id is not None
+        else sorted({folder.workspace_id for folder in server.folders.values()})
+    )
+    try:
+        return await server.worker.run(_runs_listing, store, ids, server.reader)
+    except RutterError as error:
+        raise jsonrpc_error(error) from error
+
+
+async def run_instructions_request(server: RutterServer, params: Any) -> dict[str, Any]:
+    run_id = _string(_object(params), "run_id")
+    store = await _store(server)
+    try:
+        return await server.worker.run(_inspect, store, run_id, server.reader)
+    except RutterError as error:
+        raise jsonrpc_error(error) from error
+
+
+async def confirm_request(server: RutterServer, params: Any) -> dict[str, Any]:
+    data = _object(params)
+    run_id = _string(data, "run_id")
+    expected = data.get("expected_fingerprint")
+    if not isinstance(expected, str):
+        raise jsonrpc_error(
+            UsageError(
+                "invalid_params",
+                "'expected_fingerprint' is required: the pinned fingerprint you reviewed "
+                '("" for a run with no revision yet)',
+            )
+        )
+    expected_live = _string(data, "expected_live_fingerprint")
+    store = await _store(server)
+    try:
+        result = await server.worker.run(
+            _confirm, store, run_id, expected, expected_live, server.reader
+        )
+    except RutterError as error:
+        raise jsonrpc_error(error) from error
+    if result.get("refreshed"):
+        server.refresher.request(runs=True)
+    return result
+
+
+async def review_refresh(server: RutterServer, run_id: str) -> dict[str, Any]:
+    """The code action's flow: show the diff, ask, and confirm only what was shown."""
+    inspection = await run_instructions_request(server, {"run_id": run_id})
+    live = inspection.get("live")
+    if isinstance(live, dict) and isinstance(live.get("error"), dict):
+        error = live["error"]
+        server.notify_user(
+            f"run {run_id} cannot be refreshed: discovery fails closed now "
+            f"({error.get('code')}: {error.get('message')}); fix the instruction files first",
+            types.MessageType.Error,
+        )
+        return {**inspection, "refreshed": False, "confirmed": False}
+    if not inspection.get("stale"):
+        server.notify_user(
+            f"run {run_id} already uses the instructions on disk; nothing to refresh",
+            types.MessageType.Info,
+        )
+        return {**inspection, "refreshed": False, "confirmed": False}
+    diff = inspection["diff"]
+    expected = diff.get("from_fingerprint") or ""
+    expected_live = str(diff["to_fingerprint"])
+    if not server.supports("window.show_message"):
+        raise jsonrpc_error(
+            UsageError(
+                "confirmation_unavailable",
+                "this editor cannot ask for a confirmation; refresh from the command line: "
+                f"rutter context instructions --run {run_id} --confirm "
+                f"--expected-fingerprint {expected} --expected-live-fingerprint {expected_live}",
+            )
+        )
+    if server.supports("window.show_document.support"):
+        home = resolve_data_home(os.environ)
+        path = await server.worker.run(write_review, home, inspection)
+        await server.window_show_document_async(
+            types.ShowDocumentParams(uri=uri_of_path(str(path)), take_focus=True)
+        )
+    answer = await server.window_show_message_request_async(
+        types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=review_summary(inspection),
+            actions=[types.MessageActionItem(title=CONFIRM), types.MessageActionItem(CANCEL)],
+        )
+    )
+    if answer is None or answer.title != CONFIRM:
+        return {**inspection, "refreshed": False, "confirmed": False}
+    try:
+        result = await confirm_request(
+            server,
+            {
+                "run_id": run_id,
+                "expected_fingerprint": expected,
+                "expected_live_fingerprint": expected_live,
+            },
+        )
+    except Exception as error:
+        data = getattr(error, "data", None)
+        code = data.get("code") if isinstance(data, dict) else None
+        if code == "conflict" or getattr(error, "code", None) == -32801:
+            server.notify_user(
+                f"run {run_id} was not refreshed: the instructions changed again after the "
+                "review was shown (or someone else refreshed the run); review them again",
+                types.MessageType.Error,
+            )
+        else:
+            server.notify_user(f"run {run_id} was not refreshed: {error}", types.MessageType.Error)
+        raise
+    revision = result.get("revision")
+    server.notify_user(
+        f"run {run_id} now uses revision {revision} of its instructions", types.MessageType.Info
+    )
+    return {**result, "confirmed": True}
+
+
+def code_actions(server: RutterServer, uri: str) -> list[types.CodeAction]:
+    actions = []
+    for drift in server.runs.runs_for(uri):
+        matching = [
+            diagnostic
+            for diagnostic in server.runs.for_uri(uri)
+            if isinstance(diagnostic.data, dict) and diagnostic.data.get("run_id") == drift.run_id
+        ]
+        actions.append(
+            types.CodeAction(
+                title=f"Review and confirm refresh for run {drift.run_id}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=matching,
+                is_preferred=True,
+                command=types.Command(
+                    title=f"Review and confirm refresh for run {drift.run_id}",
+                    command=COMMAND_REVIEW_REFRESH,
+                    arguments=[drift.run_id],
+                ),
+            )
+        )
+    return actions
+
+
+def register(server: RutterServer) -> None:
+    @server.feature(RUNS)
+    async def runs(params: Any) -> dict[str, Any]:
+        return await runs_request(server, params)
+
+    @server.feature(RUN_INSTRUCTIONS)
+    async def run_instructions(params: Any) -> dict[str, Any]:
+        return await run_instructions_request(server, params)
+
+    @server.feature(CONFIRM_REFRESH)
+    async def confirm(params: Any) -> dict[str, Any]:
+        return await confirm_request(server, params)
+
+    @server.command(COMMAND_RUNS)
+    async def runs_command(ls: Any, *args: Any) -> dict[str, Any]:
+        return await runs_request(server, list(args))
+
+    @server.command(COMMAND_RUN_INSTRUCTIONS)
+    async def run_instructions_command(ls: Any, *args: Any) -> dict[str, Any]:
+        return await run_instructions_request(server, _run_argument(args))
+
+    @server.command(COMMAND_CONFIRM_REFRESH)
+    async def confirm_command(ls: Any, *args: Any) -> dict[str, Any]:
+        return await confirm_request(server, list(args))
+
+    @server.command(COMMAND_REVIEW_REFRESH)
+    async def review_command(ls: Any, *args: Any) -> dict[str, Any]:
+        return await review_refresh(server, _string(_run_argument(args), "run_id"))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        await server.ready.wait()
+        await server.refresher.wait_idle()
+        wanted = [
+            diagnostic for diagnostic in params.context.diagnostics if diagnostic.code == DRIFT_CODE
+        ]
+        only = params.context.only
+        if only and not any(str(kind).startswith("quickfix") for kind in only):
+            return None
+        actions = code_actions(server, params.text_document.uri)
+        ids = {d.data.get("run_id") for d in wanted if isinstance(d.data, dict)}
+        if ids:  # the client asked about particular diagnostics: their runs first
+            actions.sort(key=lambda action: action.title.rsplit(" ", 1)[-1] not in ids)
+        return actions or None
+
+
+def _run_argument(args: Sequence[Any]) -> dict[str, Any]:
+    """`[run_id]` or `[{"run_id": ...}]`."""
+    values = [plain(arg) for arg in args]
+    if len(values) == 1 and isinstance(values[0], str):
+        return {"run_id": values[0]}
+    return _object(values)
