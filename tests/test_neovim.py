@@ -601,3 +601,53 @@ def test_formatter_root_finder_and_file_classes(tmp_path: Path) -> None:
         "/w/agents.md": False,
         "/w/src/main.go": False,
     }
+
+
+# -- runs -----------------------------------------------------------------------------------
+
+
+def test_runs_float_drift_diagnostic_and_confirm_code_action(tmp_path: Path, ws: Path) -> None:
+    from rutter_core.runs import create_run, latest_revision
+
+    home = tmp_path / "rutter-home"
+    with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
+        register_workspace(store, "monorepo", ws, cwd=ws)
+        created = create_run(
+            store,
+            workspace_id="monorepo",
+            goal="harden the parser",
+            reader=FileReader(),
+            actor="cli",
+            target=TARGET,
+        )
+    run_id = created.run_id
+
+    results = run_nvim(tmp_path, "runs", ws)
+
+    [before] = [line for line in results["before"] if run_id in line]
+    assert "⚠" not in before and TARGET in before and "(revision 1)" in before
+    assert results["drift_before"] == []
+
+    [drift] = results["drift"]
+    assert drift["severity"] == "WARN"
+    assert drift["message"].startswith(
+        f"services/api/internal/parser/AGENTS.md changed since run {run_id} pinned it "
+        "(revision 1)"
+    )
+    [stale] = [line for line in results["stale"] if run_id in line]
+    assert stale.startswith("⚠ ")
+    assert any("stale: <CR> to review" in line for line in results["stale"])
+
+    # The code action asked through vim.ui.select; the review document was shown.
+    prompts = [asked["prompt"] for asked in results["asked"]]
+    assert any("refresh run " + run_id in prompt for prompt in prompts), prompts
+    assert results["review_buffer"].startswith(str(home / "reviews"))
+    assert any("+Always run the fuzzers before merging." in line for line in results["review_lines"])
+
+    [after] = [line for line in results["after"] if run_id in line]
+    assert "⚠" not in after and "(revision 2)" in after
+    with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
+        latest = latest_revision(store, run_id)
+    assert latest is not None
+    assert latest.revision == 2
+    assert latest.confirmed_by == "lsp"

@@ -4,3 +4,4 @@ if vim.g.loaded_rutter or vim.fn.has("nvim-0.11") == 0 then
 end
 vim.g.loaded_rutter = 1
 require("rutter").init()
+require("rutter.runs").init()

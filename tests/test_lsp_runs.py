@@ -1,0 +1,405 @@
+"""Runs in the language server end to end (issue 4), per client capability set.
+
+A run is created from the CLI (a real subprocess) while the server runs; the server notices
+the store change, and when an instruction file drifts from what the run pinned, the open file
+shows a Warning with a code action that reviews the diff and confirms the refresh only with
+the fingerprints captured when the review was shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+
+from rutter_core.runs import latest_revision
+from rutter_core.store import open_store
+from tests.conftest import write_tree
+from tests.test_lsp_helpers import (
+    CLIENTS,
+    RutterClient,
+    by_code,
+    capabilities,
+    effective,
+    execute,
+    folder,
+    open_text,
+    registered,
+    request,
+    start,
+    stop,
+    uri,
+    wait_for_diagnostics,
+    wait_until,
+    within,
+)
+
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
+]
+
+DRIFT = "instructions_drift"
+_names = itertools.count(1)
+
+
+@dataclass
+class Prompter:
+    """Answers the server's `window/showMessageRequest` the way the test says."""
+
+    answers: list[str | None] = field(default_factory=list)
+    before_answer: list[Callable[[], None]] = field(default_factory=list)
+    asked: list[types.ShowMessageRequestParams] = field(default_factory=list)
+
+    def __call__(self, params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        self.asked.append(params)
+        if self.before_answer:
+            self.before_answer.pop(0)()
+        title = self.answers.pop(0) if self.answers else None
+        return None if title is None else types.MessageActionItem(title=title)
+
+
+@dataclass
+class Session:
+    client: RutterClient
+    client_name: str
+    home: Path
+    base: Path
+    prompter: Prompter
+
+    async def add_folder(self, files: dict[str, str | bytes]) -> tuple[Path, str]:
+        root = (self.base / f"runs{next(_names)}").resolve()
+        write_tree(root, files)
+        self.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(added=[folder(root)], removed=[])
+            )
+        )
+
+        async def served() -> None:
+            while (await effective(self.client, uri(root / "probe.txt"))).get("error", {}).get(
+                "code"
+            ) == "not_registered":
+                await asyncio.sleep(0.02)
+
+        await within(served())
+        [workspace_id] = [w.workspace_id for w in registered(self.home) if w.root == str(root)]
+        return root, workspace_id
+
+    def cli(self, *args: str) -> dict[str, Any]:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("RUTTER_")}
+        env["RUTTER_HOME"] = str(self.home)
+        done = subprocess.run(
+            [sys.executable, "-m", "rutter_lsp", *args, "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    async def runs(self, workspace_id: str) -> list[dict[str, Any]]:
+        answer = await request(self.client, "rutter/runs", {"workspace_id": workspace_id})
+        listed: list[dict[str, Any]] = answer["runs"]
+        return listed
+
+    def revisions(self, run_id: str) -> int | None:
+        with open_store(f"sqlite:///{self.home / 'rutter.db'}") as store:
+            latest = latest_revision(store, run_id)
+        return None if latest is None else latest.revision
+
+
+def make_session_client(prompter: Prompter) -> Callable[[RutterClient], None]:
+    def install(client: RutterClient) -> None:
+        features: Any = client
+        features.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(prompter)
+
+    return install
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=CLIENTS)
+async def session(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Session]:
+    client_name: str = request.param
+    base = tmp_path_factory.mktemp(f"lsp-runs-{client_name}")
+    first = base / "first"
+    write_tree(first, {"AGENTS.md": "first\n"})
+    home = base / "home"
+    client = await start(home, capabilities(client_name), [folder(first)])
+    prompter = Prompter()
+    make_session_client(prompter)(client)
+    yield Session(client, client_name, home, base, prompter)
+    await stop(client)
+
+
+TREE: dict[str, str | bytes] = {
+    "AGENTS.md": "root rules\n",
+    "src/AGENTS.md": "src rules\nkeep functions short\n",
+    "src/main.go": "package main\n",
+}
+
+
+async def created_run(session: Session) -> tuple[Path, str, str]:
+    root, workspace_id = await session.add_folder(TREE)
+    created = session.cli(
+        "run", "create", "--workspace", workspace_id, "--goal", "fix the parser",
+        "--target", "src/main.go",
+    )  # fmt: skip
+    run_id: str = created["run_id"]
+    # Created by another process: the server notices the store change by itself.
+    listed = await wait_until_async(lambda: session.runs(workspace_id), what="the new run")
+    [run] = [entry for entry in listed if entry["run_id"] == run_id]
+    assert run["stale"] is False
+    assert run["revision"] == 1
+    assert run["target_path"] == "src/main.go"
+    return root, workspace_id, run_id
+
+
+async def wait_until_async(ask: Callable[[], Any], *, what: str) -> Any:
+    async def poll() -> Any:
+        while True:
+            value = await ask()
+            if value:
+                return value
+            await asyncio.sleep(0.05)
+
+    return await within(poll())
+
+
+def notify_changed(session: Session, path: Path, kind: types.FileChangeType) -> None:
+    session.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri(path), type=kind)])
+    )
+
+
+async def code_actions(
+    session: Session, doc_uri: str, found: list[types.Diagnostic]
+) -> list[types.CodeAction]:
+    result = await within(
+        session.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=doc_uri),
+                range=found[0].range,
+                context=types.CodeActionContext(diagnostics=found),
+            )
+        )
+    )
+    return [action for action in result or [] if isinstance(action, types.CodeAction)]
+
+
+async def test_server_advertises_the_run_commands_and_code_actions(session: Session) -> None:
+    result = session.client.initialize_result
+    assert result is not None
+    caps = result.capabilities
+    assert caps.execute_command_provider is not None
+    assert {
+        "rutter.runs",
+        "rutter.runInstructions",
+        "rutter.confirmRefresh",
+        "rutter.reviewRefresh",
+    } <= set(caps.execute_command_provider.commands)
+    assert caps.code_action_provider is not None
+
+
+async def test_drift_shows_on_the_changed_file_and_the_reviewed_refresh_clears_it(
+    session: Session,
+) -> None:
+    root, workspace_id, run_id = await created_run(session)
+    agents_uri = open_text(session.client, root / "src" / "AGENTS.md")
+    open_text(session.client, root / "src" / "main.go")
+    await wait_for_diagnostics(session.client, agents_uri, lambda found: not by_code(found, DRIFT))
+
+    (root / "src" / "AGENTS.md").write_text("src rules\nkeep functions tiny\n")
+    notify_changed(session, root / "src" / "AGENTS.md", types.FileChangeType.Changed)
+    found = await wait_for_diagnostics(
+        session.client, agents_uri, lambda found: bool(by_code(found, DRIFT))
+    )
+    [drift] = by_code(found, DRIFT)
+    assert drift.severity == types.DiagnosticSeverity.Warning
+    assert drift.message.startswith(
+        f"src/AGENTS.md changed since run {run_id} pinned it (revision 1)"
+    )
+    assert (drift.range.start.line, drift.range.end.line) == (1, 1)  # the line that differs
+    assert drift.data == {"run_id": run_id, "revision": 1}
+    assert drift.related_information
+    assert drift.related_information[0].message == (
+        "revision 1 pinned this line as: keep functions short"
+    )
+    assert any(
+        info.location.uri == uri(root / "src" / "main.go") for info in drift.related_information
+    )
+    [listed] = await session.runs(workspace_id)
+    assert listed["stale"] is True
+
+    [action] = await code_actions(session, agents_uri, [drift])
+    assert action.title == f"Review and confirm refresh for run {run_id}"
+    assert action.kind == types.CodeActionKind.QuickFix
+    assert action.command is not None
+    assert action.command.command == "rutter.reviewRefresh"
+    assert action.command.arguments == [run_id]
+
+    # Cancel: nothing changes.
+    session.prompter.answers.append("Cancel")
+    cancelled = await execute(session.client, "rutter.reviewRefresh", run_id)
+    assert cancelled["confirmed"] is False
+    assert session.revisions(run_id) == 1
+
+    # Confirm: the review document was shown first, then the question; revision 2 appended.
+    shown_before = len(session.client.shown_documents)
+    session.prompter.answers.append("Confirm refresh")
+    confirmed = await execute(session.client, "rutter.reviewRefresh", run_id)
+    assert confirmed["refreshed"] is True
+    assert confirmed["revision"] == 2
+    assert confirmed["stale"] is False
+    assert session.revisions(run_id) == 2
+    question = session.prompter.asked[-1]
+    assert "src/AGENTS.md" in question.message
+    assert [a.title for a in question.actions or []] == ["Confirm refresh", "Cancel"]
+    [document] = session.client.shown_documents[shown_before:]
+    review = Path(document.uri.removeprefix("file://"))
+    assert review.parent == session.home / "reviews"
+    text = review.read_text()
+    assert "-keep functions short" in text
+    assert "+keep functions tiny" in text
+    assert oct(review.stat().st_mode & 0o777) == "0o600"
+
+    await wait_for_diagnostics(session.client, agents_uri, lambda found: not by_code(found, DRIFT))
+
+
+async def test_a_change_after_the_review_was_shown_is_refused(session: Session) -> None:
+    root, workspace_id, run_id = await created_run(session)
+    agents = root / "src" / "AGENTS.md"
+    agents_uri = open_text(session.client, agents)
+    agents.write_text("src rules\nversion two\n")
+    notify_changed(session, agents, types.FileChangeType.Changed)
+    await wait_for_diagnostics(session.client, agents_uri, lambda found: bool(by_code(found, DRIFT)))
+
+    # While the person reads the review, the file changes again.
+    session.prompter.before_answer.append(lambda: agents.write_text("src rules\nversion three\n"))
+    session.prompter.answers.append("Confirm refresh")
+    with pytest.raises(Exception, match="conflict|fingerprint|changed"):
+        await execute(session.client, "rutter.reviewRefresh", run_id)
+    assert session.revisions(run_id) == 1
+    await wait_until(
+        lambda: any(
+            "changed again after the review" in message.message
+            for message in session.client.messages
+        ),
+        what="the refusal message",
+    )
+
+    # Reviewing again binds to what is on disk now.
+    notify_changed(session, agents, types.FileChangeType.Changed)
+    session.prompter.answers.append("Confirm refresh")
+    confirmed = await execute(session.client, "rutter.reviewRefresh", run_id)
+    assert confirmed["refreshed"] is True
+    assert session.revisions(run_id) == 2
+    inspection = await request(session.client, "rutter/runInstructions", {"run_id": run_id})
+    [source] = [s for s in inspection["pinned"]["sources"] if s["path"] == "src/AGENTS.md"]
+    assert source["content"] == "src rules\nversion three\n"
+
+
+async def test_removed_file_is_reported_on_the_nearest_open_instruction_file(
+    session: Session,
+) -> None:
+    root, _workspace_id, run_id = await created_run(session)
+    agents_uri = open_text(session.client, root / "src" / "AGENTS.md")
+    (root / "AGENTS.md").unlink()
+    notify_changed(session, root / "AGENTS.md", types.FileChangeType.Deleted)
+    found = await wait_for_diagnostics(
+        session.client, agents_uri, lambda found: bool(by_code(found, DRIFT))
+    )
+    [drift] = by_code(found, DRIFT)
+    assert drift.message.startswith(
+        f"AGENTS.md no longer applies, but run {run_id} pinned it (revision 1)"
+    )
+
+
+async def test_confirm_request_checks_both_fingerprints(session: Session) -> None:
+    root, _workspace_id, run_id = await created_run(session)
+    (root / "AGENTS.md").write_text("root rules, edited\n")
+    notify_changed(session, root / "AGENTS.md", types.FileChangeType.Changed)
+    inspection = await wait_until_async(
+        lambda: _stale_inspection(session, run_id), what="the run to be stale"
+    )
+    diff = inspection["diff"]
+    with pytest.raises(Exception, match="conflict"):
+        await request(
+            session.client,
+            "rutter/confirmRefresh",
+            {
+                "run_id": run_id,
+                "expected_fingerprint": diff["from_fingerprint"],
+                "expected_live_fingerprint": "0" * 64,
+            },
+        )
+    assert session.revisions(run_id) == 1
+    confirmed = await request(
+        session.client,
+        "rutter/confirmRefresh",
+        {
+            "run_id": run_id,
+            "expected_fingerprint": diff["from_fingerprint"],
+            "expected_live_fingerprint": diff["to_fingerprint"],
+        },
+    )
+    assert confirmed["refreshed"] is True
+    assert confirmed["revision"] == 2
+    again = await request(
+        session.client,
+        "rutter/confirmRefresh",
+        {
+            "run_id": run_id,
+            "expected_fingerprint": diff["to_fingerprint"],
+            "expected_live_fingerprint": diff["to_fingerprint"],
+        },
+    )
+    assert again["refreshed"] is False
+    assert session.revisions(run_id) == 2
+
+
+async def _stale_inspection(session: Session, run_id: str) -> dict[str, Any] | None:
+    inspection: dict[str, Any] = await request(
+        session.client, "rutter/runInstructions", {"run_id": run_id}
+    )
+    return inspection if inspection["stale"] else None
+
+
+async def test_runs_ended_from_the_cli_leave_the_editor(session: Session) -> None:
+    root, workspace_id, run_id = await created_run(session)
+    agents_uri = open_text(session.client, root / "src" / "AGENTS.md")
+    (root / "src" / "AGENTS.md").write_text("src rules\nchanged\n")
+    notify_changed(session, root / "src" / "AGENTS.md", types.FileChangeType.Changed)
+    await wait_for_diagnostics(session.client, agents_uri, lambda found: bool(by_code(found, DRIFT)))
+    session.cli("run", "status", run_id, "cancelled")
+    # No file changed: only the store did, and the drift goes with the run.
+    await wait_for_diagnostics(session.client, agents_uri, lambda found: not by_code(found, DRIFT))
+    assert await session.runs(workspace_id) == []
+
+
+async def test_run_requests_fail_with_typed_errors(session: Session) -> None:
+    with pytest.raises(Exception, match="run_id"):
+        await request(session.client, "rutter/runInstructions", {})
+    with pytest.raises(Exception, match="not_found|no run"):
+        await request(session.client, "rutter/runInstructions", {"run_id": "run_missing"})
+
+
+def without_show_document(caps: types.ClientCapabilities) -> types.ClientCapabilities:
+    window = caps.window or types.WindowClientCapabilities()
+    return attrs.evolve(caps, window=attrs.evolve(window, show_document=None))
