@@ -189,10 +189,11 @@ def test_remove_referenced_workspace_is_a_conflict(store: Store, projects: Path)
     register_workspace(store, "app", projects / "app", cwd=projects)
     with store.write() as conn:
         conn.exec_driver_sql(
-            "CREATE TABLE runs (run_id TEXT PRIMARY KEY, "
+            # A stand-in for a future table: the foreign key alone must refuse the removal.
+            "CREATE TABLE future_records (record_id TEXT PRIMARY KEY, "
             "workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id))"
         )
-        conn.exec_driver_sql("INSERT INTO runs VALUES ('run_1', 'app')")
+        conn.exec_driver_sql("INSERT INTO future_records VALUES ('rec_1', 'app')")
     with pytest.raises(ConflictError) as info:
         remove_workspace(store, "app")
     assert info.value.code == "conflict"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -21,6 +21,7 @@ from rutter_core.clock import now_rfc3339
 from rutter_core.errors import ConflictError, NotFoundError, RejectedError, UsageError
 from rutter_core.ids import is_valid_workspace_id
 from rutter_core.store import Store
+from rutter_core.store.schema import runs as runs_table
 from rutter_core.store.schema import workspaces as workspaces_table
 
 
@@ -169,6 +170,25 @@ def find_workspace_by_root(store: Store, root: str | Path, *, cwd: Path) -> Work
         return _by_root(conn, resolved)
 
 
+def _refuse_while_runs(conn: Connection, workspace_id: str) -> None:
+    """Runs keep their pinned instructions and history for good (append-only), so a
+    workspace with runs stays registered; say how many there are."""
+    count = conn.execute(
+        select(func.count())
+        .select_from(runs_table)
+        .where(runs_table.c.workspace_id == workspace_id)
+    ).scalar_one()
+    if count:
+        noun = "run" if count == 1 else "runs"
+        raise ConflictError(
+            "conflict",
+            f"workspace {workspace_id!r} has {count} {noun} (`rutter run list --workspace "
+            f"{workspace_id} --all`); runs and their pinned instructions are kept for good, so "
+            "a workspace with runs cannot be removed",
+            details={"workspace_id": workspace_id, "runs": count},
+        )
+
+
 def remove_workspace(store: Store, workspace_id: str) -> Workspace:
     """Unregister; fails with `conflict` while other records (runs, …) still refer to it."""
     try:
@@ -176,6 +196,7 @@ def remove_workspace(store: Store, workspace_id: str) -> Workspace:
             found = _by_id(conn, workspace_id)
             if found is None:
                 raise _not_registered(workspace_id)
+            _refuse_while_runs(conn, workspace_id)
             conn.execute(
                 delete(workspaces_table).where(workspaces_table.c.workspace_id == workspace_id)
             )
