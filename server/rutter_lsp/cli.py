@@ -27,6 +27,7 @@ from rutter_core.workspaces import (
     register_workspace,
     remove_workspace,
 )
+from rutter_lsp.cli_runs import check_instructions_options, run_app, run_instructions
 from rutter_lsp.errors import EXIT_CODES
 from rutter_lsp.render import render_snapshot, render_workspaces
 
@@ -41,6 +42,7 @@ workspace_app = typer.Typer(help="Register and inspect workspaces.", no_args_is_
 context_app = typer.Typer(help="Inspect the context agents are given.", no_args_is_help=True)
 app.add_typer(workspace_app, name="workspace")
 app.add_typer(context_app, name="context")
+app.add_typer(run_app, name="run")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 
@@ -160,9 +162,9 @@ def workspace_remove(
 def context_instructions(
     ctx: typer.Context,
     target: Annotated[
-        str,
+        str | None,
         typer.Option("--target", help="Workspace-relative path of a file or directory."),
-    ],
+    ] = None,
     workspace_id: Annotated[
         str | None,
         typer.Option(
@@ -171,9 +173,57 @@ def context_instructions(
             "directory).",
         ),
     ] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            metavar="RUN",
+            help="A run's pinned instructions against the disk, instead of --target.",
+        ),
+    ] = None,
+    confirm: Annotated[
+        bool,
+        typer.Option("--confirm", help="Pin the instructions on disk as the run's next revision."),
+    ] = False,
+    expected: Annotated[
+        str | None,
+        typer.Option(
+            "--expected-fingerprint",
+            metavar="PINNED",
+            help="With --confirm: the pinned fingerprint you reviewed ('' if none).",
+        ),
+    ] = None,
+    expected_live: Annotated[
+        str | None,
+        typer.Option(
+            "--expected-live-fingerprint",
+            metavar="LIVE",
+            help="With --confirm: the live fingerprint you reviewed.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Show which project instructions apply to TARGET, in order, and why."""
+    """Show which project instructions apply to TARGET, in order, and why; or, with --run,
+    a run's pinned instructions against the disk (and --confirm a refresh)."""
+    check_instructions_options(
+        run_id=run_id,
+        target=target,
+        workspace_id=workspace_id,
+        confirm=confirm,
+        expected=expected,
+        expected_live=expected_live,
+    )
+    if run_id is not None:
+        run_instructions(
+            ctx,
+            run_id,
+            confirm=confirm,
+            expected=expected,
+            expected_live=expected_live,
+            as_json=as_json,
+        )
+        return
+    assert target is not None  # checked above
     with _store(ctx) as store:
         if workspace_id is None:
             workspace_id = infer_workspace(store, Path.cwd()).workspace_id

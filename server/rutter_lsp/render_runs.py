@@ -1,0 +1,167 @@
+"""Human-readable output of the run commands. JSON output never passes through here."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from rutter_core.errors import RutterError
+from rutter_core.runs import CreatedRun, RunInspection, RunRecord
+
+MAX_GOAL_IN_TABLE = 60
+
+
+def _goal_line(goal: str) -> str:
+    first = goal.splitlines()[0] if goal else ""
+    if len(first) > MAX_GOAL_IN_TABLE or first != goal:
+        return first[: MAX_GOAL_IN_TABLE - 1] + "…"
+    return first
+
+
+def render_created(console: Console, created: CreatedRun, run: RunRecord) -> None:
+    console.print(
+        f"Created run [cyan]{created.run_id}[/cyan] for "
+        f"[cyan]{escape(run.target_path)}[/cyan] in workspace "
+        f"[cyan]{escape(run.workspace_id)}[/cyan]"
+    )
+    count = len(created.snapshot.sources)
+    noun = "file" if count == 1 else "files"
+    console.print(
+        f"  pinned revision {created.revision}: {count} instruction {noun}, fingerprint "
+        f"{created.fingerprint}",
+        highlight=False,
+    )
+    console.print(
+        f"  mission {created.mission_id}, session {created.session_id}, thread "
+        f"{created.thread_id}, root node {created.root_node_id}",
+        highlight=False,
+    )
+
+
+def render_runs(console: Console, runs: Sequence[RunRecord], *, all_runs: bool) -> None:
+    if not runs:
+        which = "No runs" if all_runs else "No active runs (`--all` lists finished ones too)"
+        console.print(f"{which}. Create one with `rutter run create --goal TEXT`.")
+        return
+    table = Table()
+    for column in ("run", "workspace", "target", "status", "revision", "mode", "goal", "created"):
+        table.add_column(column, overflow="fold")
+    for run in runs:
+        table.add_row(
+            run.run_id,
+            escape(run.workspace_id),
+            escape(run.target_path),
+            run.status,
+            "none" if run.revision is None else str(run.revision),
+            run.mode,
+            escape(_goal_line(run.goal)),
+            run.created_at,
+        )
+    console.print(table)
+
+
+def render_run(console: Console, run: RunRecord) -> None:
+    table = Table(show_header=False, box=None)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    rows = (
+        ("run", run.run_id),
+        ("status", run.status),
+        ("workspace", run.workspace_id),
+        ("target", run.target_path),
+        ("goal", run.goal),
+        ("mode", run.mode),
+        ("profile", run.profile or "-"),
+        ("revision", "none (not pinned yet)" if run.revision is None else str(run.revision)),
+        ("fingerprint", run.fingerprint or "-"),
+        ("mission", run.mission_id),
+        ("session", run.session_id),
+        ("thread", run.thread_id),
+        ("created", f"{run.created_at} by {run.created_by}"),
+        ("updated", f"{run.updated_at} by {run.updated_by}"),
+    )
+    for name, value in rows:
+        table.add_row(name, escape(value))
+    console.print(table)
+
+
+def confirm_command(inspection: RunInspection, *, database_url: str | None = None) -> str | None:
+    """The exact command that confirms what `inspection` shows, or None when nothing can be."""
+    live = inspection.live_fingerprint
+    if not inspection.stale or live is None:
+        return None
+    words = ["rutter"]
+    if database_url:
+        words += ["--database-url", database_url]
+    words += [
+        "context", "instructions", "--run", inspection.run_id, "--confirm",
+        "--expected-fingerprint", inspection.pinned_fingerprint or "",
+        "--expected-live-fingerprint", live,
+    ]  # fmt: skip
+    return shlex.join(words)
+
+
+def render_inspection(
+    console: Console, inspection: RunInspection, *, database_url: str | None = None
+) -> None:
+    run, pinned, diff = inspection.run, inspection.pinned, inspection.diff
+    console.print(
+        f"[bold]Run[/bold] [cyan]{run.run_id}[/cyan] ({run.status}) in workspace "
+        f"[cyan]{escape(run.workspace_id)}[/cyan], target [cyan]{escape(run.target_path)}[/cyan]"
+    )
+    if pinned is None:
+        console.print("Pinned: nothing yet (the run was imported without instructions).")
+    else:
+        console.print(
+            f"Pinned: revision {pinned.revision}, fingerprint {pinned.fingerprint}, confirmed "
+            f"by {pinned.confirmed_by} at {pinned.confirmed_at}",
+            highlight=False,
+        )
+        for source in pinned.snapshot.sources:
+            console.print(escape(f"  {source.ordinal}. {source.path}"), highlight=False)
+        if not pinned.snapshot.sources:
+            console.print("  (no instruction file applied)")
+
+    if isinstance(inspection.live, RutterError):
+        error = inspection.live
+        where = f" ({error.path})" if error.path else ""
+        console.print(
+            escape(f"Live: discovery fails closed now: [{error.code}] {error.message}{where}"),
+            highlight=False,
+        )
+        keeps = "its pinned snapshot" if pinned is None else f"revision {pinned.revision}"
+        console.print(
+            f"The run keeps {keeps}; nothing can be confirmed until discovery succeeds again."
+        )
+        return
+    if not inspection.stale:
+        console.print(
+            f"Live: fingerprint {inspection.live_fingerprint}, the same as pinned: up to date, "
+            "nothing to confirm.",
+            highlight=False,
+        )
+        return
+
+    console.print(f"Live: fingerprint {inspection.live_fingerprint}", highlight=False)
+    console.print("\n[bold]Drift[/bold] (pinned → live)")
+    for path in diff.added:
+        console.print(escape(f"  + added    {path}"), highlight=False)
+    for path in diff.removed:
+        console.print(escape(f"  - removed  {path}"), highlight=False)
+    for path in diff.changed:
+        fields = ", ".join(diff.changed_fields.get(path, ()))
+        console.print(escape(f"  ~ changed  {path} ({fields})"), highlight=False)
+    if diff.order_changed:
+        console.print("  order of the sources in both changed")
+    if diff.ignored_changed:
+        console.print("  ignored files changed")
+    keeps = "without instructions" if pinned is None else f"on revision {pinned.revision}"
+    command = confirm_command(inspection, database_url=database_url)
+    console.print(
+        f"\nThe run stays {keeps} until you confirm. After reviewing the drift, run:",
+    )
+    console.print(f"  {escape(command or '')}", highlight=False, soft_wrap=True)
