@@ -10,7 +10,7 @@ export UV_PYTHON := $(shell $(PYTHON) -c "import sys; print(sys.executable)")
 export UV_PROJECT_ENVIRONMENT := .venv
 RUN := $(UV) run --locked --no-sync
 
-.PHONY: demo test lint typecheck unit sync bench clean
+.PHONY: demo test lint typecheck unit vscode sync bench clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -37,7 +37,12 @@ typecheck: sync
 unit: sync
 	$(RUN) pytest
 
-test: lint typecheck unit
+# The VS Code extension: type check, lint, unit and protocol tests (against .venv's
+# rutter-lsp), then the .vsix. Needs Node 20+ and npm.
+vscode: sync
+	cd editors/vscode && npm ci && npm test && npm run package
+
+test: lint typecheck unit vscode
 
 bench: sync
 	$(RUN) python benchmarks/discovery.py

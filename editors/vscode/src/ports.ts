@@ -1,0 +1,127 @@
+/**
+ * Everything the extension needs from VS Code and from the language client, as plain
+ * interfaces. `src/vscodeApi.ts` implements them on the real API; unit tests implement them
+ * with recording fakes, and the protocol tests put a real server behind `ServerPort`.
+ * Nothing here imports `vscode`.
+ */
+
+export interface Disposable {
+  dispose(): void;
+}
+
+/** A command a tree item runs when clicked. */
+export interface NodeCommand {
+  command: string;
+  title: string;
+  arguments: unknown[];
+}
+
+/** One row of a tree view, with its children (a node with children is collapsible). */
+export interface ViewNode {
+  /** Unique within the view and stable across refreshes (keeps expansion state). */
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  /** A codicon name (`file`, `warning`, `error`, …). */
+  icon?: string;
+  /** A theme color for the icon (`problemsWarningIcon.foreground`, …). */
+  iconColor?: string;
+  /** `viewItem` in `when` clauses of context menus. */
+  contextValue?: string;
+  command?: NodeCommand;
+  children?: ViewNode[];
+  expanded?: boolean;
+}
+
+export type ViewId = "rutter.instructions" | "rutter.runs";
+
+export interface StatusModel {
+  text: string;
+  tooltip: string;
+  /** Shown with the warning background. */
+  warning: boolean;
+  command: string;
+}
+
+export interface ActiveFile {
+  /** The document URI as the language client sends it. */
+  uri: string;
+  /** The file system path (platform separators). */
+  path: string;
+  /** The path of the workspace folder holding it, if any. */
+  folder?: string;
+}
+
+export interface ExtensionSettings {
+  serverCommand: string;
+  serverArgs: string[];
+  home: string;
+  databaseUrl: string;
+  logLevel: string;
+}
+
+/** The language server, across restarts. */
+export interface ServerPort {
+  /** A custom request; rejects when the server is not running or answers with an error. */
+  request<R>(method: string, params: unknown): Promise<R>;
+  /** A server notification handler that stays registered across restarts. */
+  onNotification(method: string, handler: (params: unknown) => void): Disposable;
+  /** Called each time the server has started (and after every restart). */
+  onDidStart(handler: () => void): Disposable;
+  restart(): Promise<void>;
+  showLog(): void;
+}
+
+export type MessageKind = "info" | "warning" | "error";
+
+export interface PickItem<T> {
+  label: string;
+  description?: string;
+  detail?: string;
+  value: T;
+}
+
+export interface InputOptions {
+  title: string;
+  prompt: string;
+  value?: string;
+  placeholder?: string;
+  /** An error message for the text, or undefined when it is acceptable. */
+  validate?: (text: string) => string | undefined;
+}
+
+/** A document store behind a URI scheme: read on open, written on save. */
+export interface DocumentStore {
+  read(path: string): Promise<string>;
+  /** Throws an Error whose message VS Code shows when the save is refused. */
+  write(path: string, text: string): Promise<void>;
+}
+
+export interface EditorPort {
+  activeFile(): ActiveFile | undefined;
+  onDidChangeActiveFile(handler: () => void): Disposable;
+  setTree(view: ViewId, nodes: ViewNode[]): void;
+  setStatus(status: StatusModel | undefined): void;
+  showMessage(kind: MessageKind, text: string): void;
+  /** A modal dialog; resolves to the chosen action, undefined on cancel. */
+  askModal(message: string, detail: string, actions: string[]): Promise<string | undefined>;
+  pick<T>(items: PickItem<T>[], placeholder: string): Promise<T | undefined>;
+  input(options: InputOptions): Promise<string | undefined>;
+  /** Show text in a read-only document (`name` appears in its tab). */
+  showReadOnly(name: string, text: string, language: string): Promise<void>;
+  /** Show text in a new untitled document the user may save anywhere. */
+  showUntitled(text: string, language: string): Promise<void>;
+  /** Open a file of the file system (absolute path) in an editor. */
+  openFile(path: string): Promise<void>;
+  /** Open `scheme:path` of a store registered with `registerDocumentStore`. */
+  openStoreDocument(scheme: string, path: string): Promise<void>;
+  registerDocumentStore(scheme: string, store: DocumentStore): Disposable;
+  registerCommand(id: string, handler: (...args: unknown[]) => unknown): Disposable;
+  settings(): ExtensionSettings;
+}
+
+export interface Ports {
+  server: ServerPort;
+  editor: EditorPort;
+}

@@ -1,0 +1,486 @@
+/**
+ * The one module that uses the VS Code API and the language client: it implements the ports
+ * of `ports.ts`. Everything else is plain TypeScript, unit-tested with fakes.
+ */
+
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+
+import type {
+  ActiveFile,
+  Disposable,
+  DocumentStore,
+  EditorPort,
+  ExtensionSettings,
+  InputOptions,
+  MessageKind,
+  PickItem,
+  ServerPort,
+  StatusModel,
+  ViewId,
+  ViewNode,
+} from "./ports";
+import { SECTION, needsRestart, readSettings, serverLaunch, serverSettings } from "./settings";
+
+export type ExtensionContext = vscode.ExtensionContext;
+
+const CLIENT_ID = "rutter";
+const CLIENT_NAME = "Rutter";
+const REVIEW_SCHEME = "rutter-review";
+
+function readVscodeSettings(): ExtensionSettings {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  return readSettings((key) => config.get(key));
+}
+
+// -- the language server ------------------------------------------------------------------
+
+/** Starts `rutter-lsp` through the language client, restarts it, and keeps the handlers of
+ * server notifications across restarts. */
+export class ServerHost implements ServerPort, vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private readonly handlers = new Map<string, Set<(params: unknown) => void>>();
+  private readonly started = new Set<() => void>();
+  private queue: Promise<void> = Promise.resolve();
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(private readonly output: vscode.LogOutputChannel) {
+    this.subscriptions.push(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (needsRestart((section) => event.affectsConfiguration(section))) {
+          this.output.info("server settings changed: restarting the server");
+          void this.restart();
+        }
+      }),
+    );
+  }
+
+  /** Start, stop and restart run one at a time, in order. */
+  private serialize(step: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(step, step);
+    return this.queue;
+  }
+
+  start(): Promise<void> {
+    return this.serialize(() => this.startNow());
+  }
+
+  restart(): Promise<void> {
+    return this.serialize(async () => {
+      await this.stopNow();
+      await this.startNow();
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.serialize(() => this.stopNow());
+  }
+
+  private async startNow(): Promise<void> {
+    const settings = readVscodeSettings();
+    const launch = serverLaunch(settings, process.env);
+    const serverOptions: ServerOptions = {
+      command: launch.command,
+      args: launch.args,
+      options: { env: launch.env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // The stack is wanted for every file; instruction files get hover, lens, diagnostics.
+      documentSelector: [{ scheme: "file" }],
+      initializationOptions: { [SECTION]: serverSettings(settings) },
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+    };
+    const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+    for (const [method, handlers] of this.handlers) {
+      client.onNotification(method, (params: unknown) => {
+        for (const handler of handlers) {
+          handler(params);
+        }
+      });
+    }
+    client.onDidChangeState((event) => {
+      // Also after the client's own restart of a crashed server.
+      if (event.newState === State.Running) {
+        for (const handler of this.started) {
+          handler();
+        }
+      }
+    });
+    this.client = client;
+    this.output.info(`starting ${[launch.command, ...launch.args].join(" ")}${settings.home ? ` (RUTTER_HOME=${settings.home})` : ""}`);
+    try {
+      await client.start();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.output.error(`cannot start the server: ${message}`);
+      void vscode.window
+        .showErrorMessage(
+          `rutter: cannot start the language server \`${launch.command}\`: ${message}. Put rutter-lsp on PATH or set rutter.server.command.`,
+          "Open Settings",
+          "Show Log",
+        )
+        .then((choice) => {
+          if (choice === "Open Settings") {
+            void vscode.commands.executeCommand("workbench.action.openSettings", "rutter.server");
+          } else if (choice === "Show Log") {
+            this.output.show();
+          }
+        });
+    }
+  }
+
+  private async stopNow(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client === undefined) {
+      return;
+    }
+    try {
+      await client.stop();
+    } catch (error) {
+      this.output.warn(`stopping the server: ${String(error)}`);
+    }
+  }
+
+  async request<R>(method: string, params: unknown): Promise<R> {
+    await this.queue;
+    const client = this.client;
+    if (client === undefined || client.state !== State.Running) {
+      throw new Error('the rutter language server is not running (see "Rutter: Show Server Log")');
+    }
+    return client.sendRequest<R>(method, params);
+  }
+
+  onNotification(method: string, handler: (params: unknown) => void): Disposable {
+    let handlers = this.handlers.get(method);
+    if (handlers === undefined) {
+      handlers = new Set();
+      this.handlers.set(method, handlers);
+      const all = handlers;
+      // A client already started gets the method now; later clients get it in startNow.
+      this.client?.onNotification(method, (params: unknown) => {
+        for (const each of all) {
+          each(params);
+        }
+      });
+    }
+    handlers.add(handler);
+    const registered = handlers;
+    return { dispose: () => registered.delete(handler) };
+  }
+
+  onDidStart(handler: () => void): Disposable {
+    this.started.add(handler);
+    return { dispose: () => this.started.delete(handler) };
+  }
+
+  showLog(): void {
+    this.output.show();
+  }
+
+  dispose(): void {
+    for (const subscription of this.subscriptions.splice(0)) {
+      subscription.dispose();
+    }
+  }
+}
+
+// -- views, status bar, dialogs, documents -------------------------------------------------
+
+class NodeTree implements vscode.TreeDataProvider<ViewNode> {
+  private roots: ViewNode[] = [];
+  private readonly changed = new vscode.EventEmitter<ViewNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  set(nodes: ViewNode[]): void {
+    this.roots = nodes;
+    this.changed.fire(undefined);
+  }
+
+  getTreeItem(node: ViewNode): vscode.TreeItem {
+    const state =
+      node.children === undefined
+        ? vscode.TreeItemCollapsibleState.None
+        : node.expanded === true
+          ? vscode.TreeItemCollapsibleState.Expanded
+          : vscode.TreeItemCollapsibleState.Collapsed;
+    const item = new vscode.TreeItem(node.label, state);
+    item.id = node.id;
+    item.description = node.description;
+    item.tooltip = node.tooltip;
+    item.contextValue = node.contextValue;
+    if (node.icon !== undefined) {
+      item.iconPath = new vscode.ThemeIcon(
+        node.icon,
+        node.iconColor === undefined ? undefined : new vscode.ThemeColor(node.iconColor),
+      );
+    }
+    if (node.command !== undefined) {
+      item.command = node.command;
+    }
+    return item;
+  }
+
+  getChildren(node?: ViewNode): ViewNode[] {
+    return node === undefined ? this.roots : (node.children ?? []);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+/** Read-only documents of text the extension generates (review of a refresh, …). */
+class ReviewDocuments implements vscode.TextDocumentContentProvider {
+  private readonly texts = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  put(uri: vscode.Uri, text: string): void {
+    this.texts.set(uri.path, text);
+    this.changed.fire(uri);
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.path) ?? "";
+  }
+}
+
+/** A `DocumentStore` as a file system: opening reads, saving writes (a refused save shows
+ * the store's message and keeps the editor dirty). */
+class StoreFileSystem implements vscode.FileSystemProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.changed.event;
+  private readonly stats = new Map<string, { mtime: number; size: number }>();
+
+  constructor(private readonly store: DocumentStore) {}
+
+  private touch(uri: vscode.Uri, size: number): void {
+    const previous = this.stats.get(uri.path)?.mtime ?? 0;
+    this.stats.set(uri.path, { mtime: Math.max(Date.now(), previous + 1), size });
+  }
+
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+
+  stat(uri: vscode.Uri): vscode.FileStat {
+    const stat = this.stats.get(uri.path) ?? { mtime: Date.now(), size: 0 };
+    return { type: vscode.FileType.File, ctime: 0, mtime: stat.mtime, size: stat.size };
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+
+  createDirectory(): void {
+    throw vscode.FileSystemError.NoPermissions("rutter documents have no directories");
+  }
+
+  async readFile(uri: vscode.Uri): Promise<Uint8Array> {
+    try {
+      const bytes = new TextEncoder().encode(await this.store.read(uri.path));
+      this.touch(uri, bytes.length);
+      return bytes;
+    } catch (error) {
+      throw vscode.FileSystemError.Unavailable(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
+    try {
+      await this.store.write(uri.path, new TextDecoder().decode(content));
+    } catch (error) {
+      throw vscode.FileSystemError.NoPermissions(error instanceof Error ? error.message : String(error));
+    }
+    this.touch(uri, content.length);
+    // Re-read: the saved document shows what the store now holds (its new version).
+    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+  }
+
+  delete(): void {
+    throw vscode.FileSystemError.NoPermissions("delete it with its command");
+  }
+
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions("rutter documents cannot be renamed");
+  }
+}
+
+export class VscodeEditor implements EditorPort, vscode.Disposable {
+  private readonly trees = new Map<ViewId, NodeTree>();
+  private readonly status: vscode.StatusBarItem;
+  private readonly reviews = new ReviewDocuments();
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private lastFile: vscode.Uri | undefined;
+
+  constructor() {
+    for (const view of ["rutter.instructions", "rutter.runs"] as const) {
+      const tree = new NodeTree();
+      this.trees.set(view, tree);
+      this.subscriptions.push(vscode.window.createTreeView(view, { treeDataProvider: tree }), tree);
+    }
+    this.status = vscode.window.createStatusBarItem("rutter.status", vscode.StatusBarAlignment.Right, 100);
+    this.status.name = "rutter: effective instructions";
+    this.subscriptions.push(
+      this.status,
+      vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, this.reviews),
+    );
+    this.lastFile = this.fileEditorUri(vscode.window.activeTextEditor);
+  }
+
+  private fileEditorUri(editor: vscode.TextEditor | undefined): vscode.Uri | undefined {
+    const uri = editor?.document.uri;
+    return uri?.scheme === "file" ? uri : undefined;
+  }
+
+  activeFile(): ActiveFile | undefined {
+    const uri = this.lastFile;
+    if (uri === undefined) {
+      return undefined;
+    }
+    const folder = vscode.workspace.getWorkspaceFolder(uri);
+    return { uri: uri.toString(), path: uri.fsPath, folder: folder?.uri.fsPath };
+  }
+
+  onDidChangeActiveFile(handler: () => void): Disposable {
+    // The last file editor stays "active" while focus is in a view, the output or a
+    // document of another scheme, so the view keeps showing its stack.
+    const subscriptions = [
+      vscode.window.onDidChangeActiveTextEditor((editor) => {
+        const uri = this.fileEditorUri(editor);
+        if (uri !== undefined && uri.toString() !== this.lastFile?.toString()) {
+          this.lastFile = uri;
+          handler();
+        }
+      }),
+      vscode.workspace.onDidCloseTextDocument((document) => {
+        if (document.uri.toString() === this.lastFile?.toString()) {
+          this.lastFile = this.fileEditorUri(vscode.window.activeTextEditor);
+          handler();
+        }
+      }),
+    ];
+    return {
+      dispose: () => {
+        for (const each of subscriptions) {
+          each.dispose();
+        }
+      },
+    };
+  }
+
+  setTree(view: ViewId, nodes: ViewNode[]): void {
+    this.trees.get(view)?.set(nodes);
+  }
+
+  setStatus(status: StatusModel | undefined): void {
+    if (status === undefined) {
+      this.status.hide();
+      return;
+    }
+    this.status.text = status.text;
+    this.status.tooltip = status.tooltip;
+    this.status.command = status.command;
+    this.status.backgroundColor = status.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+    this.status.show();
+  }
+
+  showMessage(kind: MessageKind, text: string): void {
+    const show =
+      kind === "error"
+        ? vscode.window.showErrorMessage
+        : kind === "warning"
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
+    void show(text);
+  }
+
+  async askModal(message: string, detail: string, actions: string[]): Promise<string | undefined> {
+    return vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions);
+  }
+
+  async pick<T>(items: PickItem<T>[], placeholder: string): Promise<T | undefined> {
+    type Choice = vscode.QuickPickItem & { item: PickItem<T> };
+    const choices: Choice[] = items.map((item) => ({
+      label: item.label,
+      description: item.description,
+      detail: item.detail,
+      item,
+    }));
+    const chosen = await vscode.window.showQuickPick<Choice>(
+      choices,
+      { placeHolder: placeholder, matchOnDescription: true, matchOnDetail: true },
+    );
+    return chosen?.item.value;
+  }
+
+  async input(options: InputOptions): Promise<string | undefined> {
+    return vscode.window.showInputBox({
+      title: options.title,
+      prompt: options.prompt,
+      value: options.value,
+      placeHolder: options.placeholder,
+      ignoreFocusOut: true,
+      validateInput: options.validate,
+    });
+  }
+
+  async showReadOnly(name: string, text: string, language: string): Promise<void> {
+    const uri = vscode.Uri.from({ scheme: REVIEW_SCHEME, path: `/${name}` });
+    this.reviews.put(uri, text);
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(document, language);
+    await vscode.window.showTextDocument(document, { preview: true });
+  }
+
+  async showUntitled(text: string, language: string): Promise<void> {
+    const document = await vscode.workspace.openTextDocument({ content: text, language });
+    await vscode.window.showTextDocument(document);
+  }
+
+  async openFile(path: string): Promise<void> {
+    await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true });
+  }
+
+  async openStoreDocument(scheme: string, path: string): Promise<void> {
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme, path }));
+    await vscode.window.showTextDocument(document, { preview: false });
+  }
+
+  registerDocumentStore(scheme: string, store: DocumentStore): Disposable {
+    return vscode.workspace.registerFileSystemProvider(scheme, new StoreFileSystem(store), {
+      isCaseSensitive: true,
+    });
+  }
+
+  registerCommand(id: string, handler: (...args: unknown[]) => unknown): Disposable {
+    return vscode.commands.registerCommand(id, handler);
+  }
+
+  settings(): ExtensionSettings {
+    return readVscodeSettings();
+  }
+
+  dispose(): void {
+    for (const subscription of this.subscriptions.splice(0)) {
+      subscription.dispose();
+    }
+  }
+}
+
+/** The ports on the real API; `output` is the "Rutter" log channel. */
+export function createPorts(context: vscode.ExtensionContext): { server: ServerHost; editor: VscodeEditor } {
+  const output = vscode.window.createOutputChannel(CLIENT_NAME, { log: true });
+  const server = new ServerHost(output);
+  const editor = new VscodeEditor();
+  context.subscriptions.push(output, server, editor);
+  return { server, editor };
+}

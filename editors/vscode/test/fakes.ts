@@ -1,0 +1,233 @@
+/**
+ * Recording fakes of the ports (src/ports.ts). `FakeEditor` records what the extension shows
+ * and answers dialogs from a script; `FakeServer` answers requests with a handler (or the
+ * protocol tests put a real server behind `ServerPort`).
+ */
+
+import type {
+  ActiveFile,
+  Disposable,
+  DocumentStore,
+  EditorPort,
+  ExtensionSettings,
+  InputOptions,
+  MessageKind,
+  PickItem,
+  ServerPort,
+  StatusModel,
+  ViewId,
+  ViewNode,
+} from "../src/ports";
+
+export class Listeners<T extends unknown[]> {
+  private readonly handlers = new Set<(...args: T) => void>();
+
+  add(handler: (...args: T) => void): Disposable {
+    this.handlers.add(handler);
+    return { dispose: () => this.handlers.delete(handler) };
+  }
+
+  fire(...args: T): void {
+    for (const handler of [...this.handlers]) {
+      handler(...args);
+    }
+  }
+
+  get size(): number {
+    return this.handlers.size;
+  }
+}
+
+export interface Sent {
+  method: string;
+  params: unknown;
+}
+
+export class FakeServer implements ServerPort {
+  readonly sent: Sent[] = [];
+  restarts = 0;
+  logShown = 0;
+  private readonly notifications = new Map<string, Listeners<[unknown]>>();
+  private readonly started = new Listeners<[]>();
+
+  constructor(public answer: (method: string, params: unknown) => unknown) {}
+
+  async request<R>(method: string, params: unknown): Promise<R> {
+    this.sent.push({ method, params });
+    return (await this.answer(method, params)) as R;
+  }
+
+  onNotification(method: string, handler: (params: unknown) => void): Disposable {
+    let listeners = this.notifications.get(method);
+    if (listeners === undefined) {
+      listeners = new Listeners();
+      this.notifications.set(method, listeners);
+    }
+    return listeners.add(handler);
+  }
+
+  notify(method: string, params: unknown): void {
+    this.notifications.get(method)?.fire(params);
+  }
+
+  onDidStart(handler: () => void): Disposable {
+    return this.started.add(handler);
+  }
+
+  fireStarted(): void {
+    this.started.fire();
+  }
+
+  restart(): Promise<void> {
+    this.restarts += 1;
+    return Promise.resolve();
+  }
+
+  showLog(): void {
+    this.logShown += 1;
+  }
+}
+
+export interface Shown {
+  name: string;
+  text: string;
+  language: string;
+}
+
+export const DEFAULT_SETTINGS: ExtensionSettings = {
+  serverCommand: "rutter-lsp",
+  serverArgs: [],
+  home: "",
+  databaseUrl: "",
+  logLevel: "info",
+};
+
+export class FakeEditor implements EditorPort {
+  file: ActiveFile | undefined;
+  readonly trees = new Map<ViewId, ViewNode[]>();
+  status: StatusModel | undefined;
+  readonly messages: { kind: MessageKind; text: string }[] = [];
+  readonly modals: { message: string; detail: string; actions: string[] }[] = [];
+  readonly readOnly: Shown[] = [];
+  readonly untitled: { text: string; language: string }[] = [];
+  readonly opened: string[] = [];
+  readonly openedStore: { scheme: string; path: string }[] = [];
+  readonly stores = new Map<string, DocumentStore>();
+  readonly commands = new Map<string, (...args: unknown[]) => unknown>();
+  readonly inputs: InputOptions[] = [];
+  readonly picks: { items: PickItem<unknown>[]; placeholder: string }[] = [];
+  /** Scripted answers, consumed in order. */
+  modalAnswers: (string | undefined)[] = [];
+  inputAnswers: (string | undefined)[] = [];
+  pickAnswers: ((items: PickItem<unknown>[]) => unknown)[] = [];
+  settingsValue: ExtensionSettings = DEFAULT_SETTINGS;
+  private readonly activeChanged = new Listeners<[]>();
+
+  activeFile(): ActiveFile | undefined {
+    return this.file;
+  }
+
+  setActiveFile(file: ActiveFile | undefined): void {
+    this.file = file;
+    this.activeChanged.fire();
+  }
+
+  onDidChangeActiveFile(handler: () => void): Disposable {
+    return this.activeChanged.add(handler);
+  }
+
+  setTree(view: ViewId, nodes: ViewNode[]): void {
+    this.trees.set(view, nodes);
+  }
+
+  setStatus(status: StatusModel | undefined): void {
+    this.status = status;
+  }
+
+  showMessage(kind: MessageKind, text: string): void {
+    this.messages.push({ kind, text });
+  }
+
+  askModal(message: string, detail: string, actions: string[]): Promise<string | undefined> {
+    this.modals.push({ message, detail, actions });
+    return Promise.resolve(this.modalAnswers.shift());
+  }
+
+  pick<T>(items: PickItem<T>[], placeholder: string): Promise<T | undefined> {
+    this.picks.push({ items, placeholder });
+    const choose = this.pickAnswers.shift();
+    return Promise.resolve(choose === undefined ? undefined : (choose(items) as T | undefined));
+  }
+
+  input(options: InputOptions): Promise<string | undefined> {
+    this.inputs.push(options);
+    return Promise.resolve(this.inputAnswers.shift());
+  }
+
+  showReadOnly(name: string, text: string, language: string): Promise<void> {
+    this.readOnly.push({ name, text, language });
+    return Promise.resolve();
+  }
+
+  showUntitled(text: string, language: string): Promise<void> {
+    this.untitled.push({ text, language });
+    return Promise.resolve();
+  }
+
+  openFile(path: string): Promise<void> {
+    this.opened.push(path);
+    return Promise.resolve();
+  }
+
+  openStoreDocument(scheme: string, path: string): Promise<void> {
+    this.openedStore.push({ scheme, path });
+    return Promise.resolve();
+  }
+
+  registerDocumentStore(scheme: string, store: DocumentStore): Disposable {
+    this.stores.set(scheme, store);
+    return { dispose: () => this.stores.delete(scheme) };
+  }
+
+  registerCommand(id: string, handler: (...args: unknown[]) => unknown): Disposable {
+    if (this.commands.has(id)) {
+      throw new Error(`command ${id} registered twice`);
+    }
+    this.commands.set(id, handler);
+    return { dispose: () => this.commands.delete(id) };
+  }
+
+  async run(id: string, ...args: unknown[]): Promise<unknown> {
+    const handler = this.commands.get(id);
+    if (handler === undefined) {
+      throw new Error(`no command ${id}`);
+    }
+    return await handler(...args);
+  }
+
+  settings(): ExtensionSettings {
+    return this.settingsValue;
+  }
+
+  tree(view: ViewId): ViewNode[] {
+    return this.trees.get(view) ?? [];
+  }
+}
+
+/** Resolves once every promise queued so far has settled (handlers fire-and-forget). */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i += 1) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The nodes of a tree, depth first, as "label — description" lines (for readable asserts). */
+export function outline(nodes: ViewNode[], depth = 0): string[] {
+  const lines: string[] = [];
+  for (const node of nodes) {
+    const description = node.description === undefined ? "" : ` — ${node.description}`;
+    lines.push(`${"  ".repeat(depth)}${node.label}${description}`);
+    lines.push(...outline(node.children ?? [], depth + 1));
+  }
+  return lines;
+}

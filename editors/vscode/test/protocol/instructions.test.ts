@@ -1,0 +1,205 @@
+/**
+ * Protocol tests of what exists for every file: `rutter/effectiveInstructions`, the
+ * notification that refreshes it, and hover / code lens / diagnostics / server commands that
+ * the language client passes through. The real server answers; its answers go through the
+ * extension's own view models and controller.
+ */
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { startRutter } from "../../src/app";
+import { instructionNodes } from "../../src/instructionsView";
+import { workspaceRoot } from "../../src/paths";
+import type { InstructionsAnswer, Snapshot } from "../../src/protocol";
+import { Methods, isErrorAnswer } from "../../src/protocol";
+import { statusModel } from "../../src/statusBar";
+import { FakeEditor, outline } from "../fakes";
+import { RealServer, tempDir, uriOf, waitFor, writeTree } from "./harness";
+
+const TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+
+function packageCommands(): string[] {
+  const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as {
+    contributes: { commands: { command: string }[] };
+  };
+  return manifest.contributes.commands.map((entry) => entry.command);
+}
+
+describe("instructions against the real server", () => {
+  let home: string;
+  let root: string;
+  let server: RealServer;
+  const target = () => path.join(root, "services/api/input.go");
+
+  before(async () => {
+    home = tempDir("rutter-home-");
+    root = path.join(tempDir("rutter-ws-"), "shop");
+    writeTree(root, {
+      "AGENTS.md": "root workflow\n",
+      "CLAUDE.md": `deploy with token ${TOKEN}\n`,
+      "services/api/AGENTS.md": "api rules\n",
+      "services/api/AGENTS.override.md": "api override\n",
+      "services/api/input.go": "package api\n",
+      ".prayu/instructions.ignore": ".prayu/rules/drafts/\n",
+      ".prayu/rules/drafts/wip.md": "wip\n",
+      ".prayu/rules/style.md": "style\n",
+      "services/api/.prayu/rules/style.md": "api style\n",
+      "broken/AGENTS.md": Buffer.from([0x6f, 0x6b, 0x0a, 0xff, 0xfe, 0x0a]),
+      "broken/main.go": "package main\n",
+    });
+    server = await RealServer.start({ folders: [root], home });
+  });
+
+  after(async () => {
+    const code = await server.stop();
+    assert.equal(code, 0, server.logs.join(""));
+  });
+
+  it("serves the capabilities the extension relies on, and no server command clashes with the extension's", () => {
+    const caps = server.capabilities as {
+      hoverProvider?: unknown;
+      codeLensProvider?: unknown;
+      diagnosticProvider?: unknown;
+      executeCommandProvider?: { commands: string[] };
+    };
+    assert.ok(caps.hoverProvider);
+    assert.ok(caps.codeLensProvider);
+    // VS Code pulls diagnostics; the server advertises pull to such clients only.
+    assert.ok(caps.diagnosticProvider);
+    const serverCommands = caps.executeCommandProvider?.commands ?? [];
+    assert.ok(serverCommands.includes("rutter.effectiveInstructions"));
+    assert.ok(serverCommands.includes("rutter.showApplicableFiles"));
+    // The language client registers every server command under its own name in VS Code.
+    const clash = packageCommands().filter((command) => serverCommands.includes(command));
+    assert.deepEqual(clash, []);
+  });
+
+  it("stores its data in rutter.home (RUTTER_HOME)", async () => {
+    // The store opens on `initialized`; any request waits for it.
+    await server.request(Methods.effectiveInstructions, { textDocument: { uri: uriOf(target()) } });
+    assert.ok(fs.existsSync(path.join(home, "rutter.db")));
+  });
+
+  it("answers effectiveInstructions with what the view and status bar read", async () => {
+    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, {
+      textDocument: { uri: uriOf(target()) },
+    });
+    assert.ok(!isErrorAnswer(answer), JSON.stringify(answer));
+    const snapshot: Snapshot = answer;
+    assert.equal(snapshot.workspace_id, "shop");
+    assert.equal(snapshot.target_path, "services/api/input.go");
+    assert.match(snapshot.fingerprint, /^[0-9a-f]{64}$/);
+    const rootOfAnswer = workspaceRoot(target(), snapshot.target_path);
+    assert.equal(rootOfAnswer, root);
+    assert.deepEqual(outline(instructionNodes(snapshot, rootOfAnswer)), [
+      "AGENTS.md — agents · . · 0",
+      "CLAUDE.md — claude · . · 1",
+      ".prayu/rules/style.md — prayu_rule · . · 10",
+      "services/api/AGENTS.override.md — agents_override · services/api · 200",
+      "services/api/.prayu/rules/style.md — prayu_rule · services/api · 210",
+      "Conflicts (2)",
+      "  AGENTS.md < services/api/AGENTS.override.md — agents",
+      "  .prayu/rules/style.md < services/api/.prayu/rules/style.md — prayu_rule:style.md",
+      "Ignored (2)",
+      "  .prayu/rules/drafts/wip.md — ignored by .prayu/instructions.ignore:1 (pattern .prayu/rules/drafts/)",
+      "  services/api/AGENTS.md — superseded by services/api/AGENTS.override.md (a non-blank AGENTS.override.md replaces AGENTS.md at its level)",
+      "Redactions (1)",
+      "  CLAUDE.md — github_token x1",
+      `Fingerprint — ${snapshot.fingerprint.slice(0, 12)}`,
+    ]);
+    const nodes = instructionNodes(snapshot, rootOfAnswer);
+    assert.match(nodes[0]?.tooltip ?? "", /^workspace-root AGENTS\.md; inherited by services\/api\/input\.go/);
+    for (const node of nodes.slice(0, 5)) {
+      const opened = node.command?.arguments[0];
+      assert.ok(typeof opened === "string" && fs.existsSync(opened), `${node.label} opens ${String(opened)}`);
+    }
+    assert.equal(statusModel(snapshot, [])?.text, "$(book) 5");
+  });
+
+  it("answers with the typed reason when discovery fails closed", async () => {
+    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, {
+      textDocument: { uri: uriOf(path.join(root, "broken/main.go")) },
+    });
+    assert.ok(isErrorAnswer(answer), JSON.stringify(answer));
+    assert.equal(answer.error.code, "invalid_utf8");
+    assert.equal(answer.error.path, "broken/AGENTS.md");
+    const [node] = instructionNodes(answer, root);
+    assert.equal(node?.description, "invalid_utf8");
+    assert.deepEqual(node?.children?.[1]?.command?.arguments, [path.join(root, "broken/AGENTS.md")]);
+    const status = statusModel(answer, []);
+    assert.equal(status?.warning, true);
+    assert.equal(status?.text, "$(warning) 0");
+  });
+
+  it("says not_registered for a file outside every folder", async () => {
+    const outside = path.join(tempDir("rutter-outside-"), "x.go");
+    fs.writeFileSync(outside, "x\n");
+    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, {
+      textDocument: { uri: uriOf(outside) },
+    });
+    assert.ok(isErrorAnswer(answer));
+    assert.equal(answer.error.code, "not_registered");
+    assert.equal(instructionNodes(answer, undefined)[0]?.label, "Not in a workspace rutter serves");
+  });
+
+  it("keeps the view current through the controller: active file, then instructionsChanged", async () => {
+    const editor = new FakeEditor();
+    const rutter = startRutter({ editor, server });
+    try {
+      editor.setActiveFile({ uri: uriOf(target()), path: target(), folder: root });
+      await waitFor("the stack", () => editor.tree("rutter.instructions").length > 0);
+      assert.equal(editor.status?.text, "$(book) 5");
+
+      // An agent writes a new instruction file; VS Code's watcher reports it.
+      const added = path.join(root, "services/CLAUDE.md");
+      fs.writeFileSync(added, "services notes\n");
+      await server.changed([{ file: added, type: 1 }]);
+      await waitFor("the refreshed stack", () => editor.status?.text === "$(book) 6");
+      assert.ok(outline(editor.tree("rutter.instructions")).includes("services/CLAUDE.md — claude · services · 101"));
+    } finally {
+      rutter.dispose();
+    }
+  });
+
+  it("passes hover, code lens, diagnostics and the lens command through", async () => {
+    const claude = path.join(root, "CLAUDE.md");
+    const uri = await server.open(claude);
+    await server.open(target(), "go");
+
+    const hover = await server.connection.sendRequest<{ contents: { kind: string; value: string } }>("textDocument/hover", {
+      textDocument: { uri },
+      position: { line: 0, character: 0 },
+    });
+    assert.equal(hover.contents.kind, "markdown");
+    assert.match(hover.contents.value, /\*\*rutter\*\* · `CLAUDE\.md` — \*\*effective\*\*/);
+
+    const lenses = await server.connection.sendRequest<{ command: { title: string; command: string; arguments: unknown[] } }[]>(
+      "textDocument/codeLens",
+      { textDocument: { uri } },
+    );
+    assert.equal(lenses.length, 1);
+    assert.equal(lenses[0]?.command.command, "rutter.showApplicableFiles");
+    assert.match(lenses[0]?.command.title ?? "", /^rutter: applies to \d+ open files?$/);
+    const listed = await server.executeCommand<{ uri: string; files: string[] }>(
+      "rutter.showApplicableFiles",
+      lenses[0]?.command.arguments ?? [],
+    );
+    assert.ok(listed.files.includes(uriOf(target())));
+
+    const report = await server.connection.sendRequest<{ kind: string; items: { code: string; source: string; severity: number }[] }>(
+      "textDocument/diagnostic",
+      { textDocument: { uri } },
+    );
+    assert.equal(report.kind, "full");
+    assert.deepEqual(
+      report.items.map((item) => [item.source, item.code, item.severity]),
+      [["rutter", "secret", 2]],
+    );
+
+    const viaCommand = await server.executeCommand<InstructionsAnswer>("rutter.effectiveInstructions", [uriOf(target())]);
+    assert.ok(!isErrorAnswer(viaCommand));
+  });
+});

@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { Commands, startRutter } from "../../src/app";
+import { REFRESH_COMMAND } from "../../src/instructions";
+import type { InstructionsAnswer, Snapshot } from "../../src/protocol";
+import { Methods } from "../../src/protocol";
+import { FakeEditor, FakeServer, outline, settle } from "../fakes";
+
+function snapshotOf(target: string, workspace = "mono", paths = ["AGENTS.md"]): Snapshot {
+  return {
+    protocol_version: "project_instruction_snapshot.v1",
+    workspace_id: workspace,
+    target_path: target,
+    fingerprint: "f".repeat(64),
+    loaded_at: "2026-12-02T10:00:00Z",
+    sources: paths.map((path, index) => ({
+      ordinal: index + 1, path, kind: "agents", scope: ".", depth: 0, precedence: index,
+      why_effective: `why ${path}`, redacted: false, redactions: [], content_sha256: "0",
+    })),
+    ignored: [],
+    conflicts: [],
+  };
+}
+
+const FILE = { uri: "file:///src/mono/a/b.go", path: "/src/mono/a/b.go", folder: "/src/mono" };
+
+function setup(answer: (method: string, params: unknown) => unknown) {
+  const editor = new FakeEditor();
+  const server = new FakeServer(answer);
+  const rutter = startRutter({ editor, server });
+  return { editor, server, rutter };
+}
+
+describe("the instructions controller", () => {
+  it("asks for the active file and shows its stack and status", async () => {
+    const { editor, server } = setup(() => snapshotOf("a/b.go", "mono", ["AGENTS.md", "a/AGENTS.md"]));
+    editor.setActiveFile(FILE);
+    await settle();
+    assert.deepEqual(server.sent, [{ method: Methods.effectiveInstructions, params: { textDocument: { uri: FILE.uri } } }]);
+    assert.deepEqual(outline(editor.tree("rutter.instructions")).slice(0, 2), ["AGENTS.md — agents · . · 0", "a/AGENTS.md — agents · . · 1"]);
+    assert.deepEqual(editor.tree("rutter.instructions")[1]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
+    assert.equal(editor.status?.text, "$(book) 2");
+  });
+
+  it("drops an answer that arrives after a newer question", async () => {
+    const pending: ((answer: InstructionsAnswer) => void)[] = [];
+    const { editor } = setup(() => new Promise<InstructionsAnswer>((resolve) => pending.push(resolve)));
+    editor.setActiveFile(FILE);
+    editor.setActiveFile({ ...FILE, uri: "file:///src/mono/c.go", path: "/src/mono/c.go" });
+    await settle();
+    assert.equal(pending.length, 2);
+    pending[1]?.(snapshotOf("c.go", "mono", ["AGENTS.md"]));
+    await settle();
+    pending[0]?.(snapshotOf("a/b.go", "mono", ["AGENTS.md", "a/AGENTS.md"]));
+    await settle();
+    assert.equal(editor.status?.text, "$(book) 1");
+  });
+
+  it("asks again on instructionsChanged for its workspace only, on restart and on refresh", async () => {
+    const { editor, server } = setup(() => snapshotOf("a/b.go"));
+    editor.setActiveFile(FILE);
+    await settle();
+    server.notify(Methods.instructionsChanged, { workspace_id: "other", paths: ["AGENTS.md"] });
+    await settle();
+    assert.equal(server.sent.length, 1);
+    server.notify(Methods.instructionsChanged, { workspace_id: "mono", paths: ["AGENTS.md"] });
+    await settle();
+    assert.equal(server.sent.length, 2);
+    server.fireStarted();
+    await settle();
+    assert.equal(server.sent.length, 3);
+    await editor.run(REFRESH_COMMAND);
+    assert.equal(server.sent.length, 4);
+  });
+
+  it("shows an error node and a warning when the server cannot answer", async () => {
+    const { editor } = setup(() => {
+      throw new Error("the rutter language server is not running");
+    });
+    editor.setActiveFile(FILE);
+    await settle();
+    assert.deepEqual(outline(editor.tree("rutter.instructions")), [
+      "No answer from the rutter server — request_failed",
+      "  the rutter language server is not running",
+    ]);
+    assert.equal(editor.status?.warning, true);
+  });
+
+  it("shows the typed reason of a fail-closed answer, opening paths under the workspace folder", async () => {
+    const { editor } = setup(() => ({ error: { code: "symlink", message: "a/AGENTS.md is a symbolic link", path: "a/AGENTS.md" } }));
+    editor.setActiveFile(FILE);
+    await settle();
+    const [node] = editor.tree("rutter.instructions");
+    assert.equal(node?.description, "symlink");
+    assert.deepEqual(node?.children?.[1]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
+    assert.equal(editor.status?.text, "$(warning) 0");
+  });
+
+  it("clears the view and hides the status without an active file", async () => {
+    const { editor } = setup(() => snapshotOf("a/b.go"));
+    editor.setActiveFile(FILE);
+    await settle();
+    editor.setActiveFile(undefined);
+    await settle();
+    assert.deepEqual(editor.tree("rutter.instructions"), []);
+    assert.equal(editor.status, undefined);
+  });
+});
+
+describe("the app's commands", () => {
+  it("restarts the server, shows its log and opens files", async () => {
+    const { editor, server, rutter } = setup(() => snapshotOf("a/b.go"));
+    await editor.run(Commands.restartServer);
+    await editor.run(Commands.showOutput);
+    await editor.run(Commands.openInstructionFile, "/src/mono/AGENTS.md");
+    assert.equal(server.restarts, 1);
+    assert.equal(server.logShown, 1);
+    assert.deepEqual(editor.opened, ["/src/mono/AGENTS.md"]);
+    rutter.dispose();
+    assert.equal(editor.commands.size, 0);
+  });
+});

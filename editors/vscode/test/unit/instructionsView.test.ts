@@ -1,0 +1,138 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { OPEN_FILE_COMMAND, errorNode, ignoredReason, instructionNodes } from "../../src/instructionsView";
+import type { Snapshot } from "../../src/protocol";
+import { outline } from "../fakes";
+
+const ROOT = "/src/monorepo";
+
+function snapshot(): Snapshot {
+  return {
+    protocol_version: "project_instruction_snapshot.v1",
+    workspace_id: "monorepo",
+    target_path: "services/api/input.go",
+    fingerprint: "9ac7a4ccb96c61615de68b7d9ed878991e6a5e955ec0af8e2472cc57450c1022",
+    loaded_at: "2026-12-02T10:00:00Z",
+    sources: [
+      {
+        ordinal: 1, path: "AGENTS.md", kind: "agents", scope: ".", depth: 0, precedence: 0,
+        why_effective: "workspace-root AGENTS.md; inherited by services/api/input.go (depth 0)",
+        redacted: false, redactions: [], content_sha256: "a".repeat(64),
+      },
+      {
+        ordinal: 2, path: "CLAUDE.md", kind: "claude", scope: ".", depth: 0, precedence: 1,
+        why_effective: "workspace-root CLAUDE.md", redacted: true,
+        redactions: [{ kind: "secret_assignment", count: 1 }, { kind: "github_token", count: 2 }],
+        content_sha256: "b".repeat(64),
+      },
+      {
+        ordinal: 3, path: "services/api/AGENTS.override.md", kind: "agents_override", scope: "services/api",
+        depth: 2, precedence: 200, why_effective: "services/api/AGENTS.override.md; replaces services/api/AGENTS.md",
+        redacted: false, redactions: [], content_sha256: "c".repeat(64),
+      },
+    ],
+    ignored: [
+      { path: "services/api/AGENTS.md", reason: "superseded", superseded_by: "services/api/AGENTS.override.md" },
+      { path: ".prayu/rules/drafts/wip.md", reason: "ignore_file", line: 2, pattern: ".prayu/rules/drafts/" },
+      { path: "tools/AGENTS.override.md", reason: "blank_override" },
+    ],
+    conflicts: [
+      {
+        role: "agents", lower_precedence_path: "AGENTS.md", higher_precedence_path: "services/api/AGENTS.override.md",
+        resolution: "both apply; services/api/AGENTS.override.md is nearer to the target and wins where they conflict",
+      },
+    ],
+  };
+}
+
+describe("instruction nodes of a snapshot", () => {
+  it("lists the sources in delivery order, then conflicts, ignored, redactions, fingerprint", () => {
+    assert.deepEqual(outline(instructionNodes(snapshot(), ROOT)), [
+      "AGENTS.md — agents · . · 0",
+      "CLAUDE.md — claude · . · 1",
+      "services/api/AGENTS.override.md — agents_override · services/api · 200",
+      "Conflicts (1)",
+      "  AGENTS.md < services/api/AGENTS.override.md — agents",
+      "Ignored (3)",
+      "  services/api/AGENTS.md — superseded by services/api/AGENTS.override.md (a non-blank AGENTS.override.md replaces AGENTS.md at its level)",
+      "  .prayu/rules/drafts/wip.md — ignored by .prayu/instructions.ignore:2 (pattern .prayu/rules/drafts/)",
+      "  tools/AGENTS.override.md — blank override: skipped, the level falls back to AGENTS.md",
+      "Redactions (1)",
+      "  CLAUDE.md — secret_assignment x1, github_token x2",
+      "Fingerprint — 9ac7a4ccb96c",
+    ]);
+  });
+
+  it("gives each source why_effective as tooltip and a click that opens the file", () => {
+    const [first] = instructionNodes(snapshot(), ROOT);
+    assert.ok(first);
+    assert.equal(first.tooltip, "workspace-root AGENTS.md; inherited by services/api/input.go (depth 0)");
+    assert.deepEqual(first.command, { command: OPEN_FILE_COMMAND, title: "Open", arguments: ["/src/monorepo/AGENTS.md"] });
+    assert.equal(first.contextValue, "source");
+  });
+
+  it("opens the winning file of a conflict and the file of an ignored entry", () => {
+    const nodes = instructionNodes(snapshot(), ROOT);
+    const conflicts = nodes.find((node) => node.id === "conflicts");
+    const ignored = nodes.find((node) => node.id === "ignored");
+    assert.deepEqual(conflicts?.children?.[0]?.command?.arguments, ["/src/monorepo/services/api/AGENTS.override.md"]);
+    assert.equal(conflicts?.children?.[0]?.tooltip, snapshot().conflicts[0]?.resolution);
+    assert.deepEqual(ignored?.children?.[1]?.command?.arguments, ["/src/monorepo/.prayu/rules/drafts/wip.md"]);
+  });
+
+  it("omits empty groups and says when nothing applies", () => {
+    const empty = { ...snapshot(), sources: [], ignored: [], conflicts: [] };
+    assert.deepEqual(outline(instructionNodes(empty, ROOT)), [
+      "No instruction file applies to this file — services/api/input.go",
+      "Fingerprint — 9ac7a4ccb96c",
+    ]);
+  });
+
+  it("has no click without a known root", () => {
+    const [first] = instructionNodes(snapshot(), undefined);
+    assert.equal(first?.command, undefined);
+  });
+
+  it("uses Windows separators under a Windows root", () => {
+    const [, , third] = instructionNodes(snapshot(), "C:\\src\\monorepo");
+    assert.deepEqual(third?.command?.arguments, ["C:\\src\\monorepo\\services\\api\\AGENTS.override.md"]);
+  });
+});
+
+describe("the error node", () => {
+  it("shows the typed reason when discovery fails closed, and opens the file it names", () => {
+    const nodes = instructionNodes(
+      {
+        error: {
+          code: "invalid_utf8",
+          message: "services/web/.prayu/rules/broken.md is not valid UTF-8 (first bad byte at offset 19); save it as UTF-8",
+          path: "services/web/.prayu/rules/broken.md",
+          details: { offset: 19 },
+        },
+      },
+      ROOT,
+    );
+    assert.deepEqual(outline(nodes), [
+      "Discovery failed closed: no instructions are delivered — invalid_utf8",
+      "  services/web/.prayu/rules/broken.md is not valid UTF-8 (first bad byte at offset 19); save it as UTF-8",
+      "  services/web/.prayu/rules/broken.md — path",
+      "  offset=19 — details",
+    ]);
+    assert.equal(nodes[0]?.icon, "error");
+    assert.deepEqual(nodes[0]?.children?.[1]?.command?.arguments, ["/src/monorepo/services/web/.prayu/rules/broken.md"]);
+  });
+
+  it("says a file outside every served folder is not served (no fail-closed wording)", () => {
+    const node = errorNode({ code: "not_registered", message: "/tmp/x is not inside a workspace folder", path: "/tmp/x" }, undefined);
+    assert.equal(node.label, "Not in a workspace rutter serves");
+    assert.equal(node.description, "not_registered");
+    assert.deepEqual(outline(node.children ?? []), ["/tmp/x is not inside a workspace folder"]);
+  });
+});
+
+describe("ignored reasons", () => {
+  it("keeps an unknown reason as the server wrote it", () => {
+    assert.equal(ignoredReason({ path: "x", reason: "something_new" }), "something_new");
+  });
+});
