@@ -6,6 +6,7 @@
 import type { Disposable, Ports } from "./ports";
 import { InstructionsController } from "./instructions";
 import { OPEN_FILE_COMMAND } from "./instructionsView";
+import { RunsController, type Timers } from "./runs";
 
 export const Commands = {
   restartServer: "rutter.restartServer",
@@ -15,13 +16,24 @@ export const Commands = {
 
 export interface Rutter extends Disposable {
   instructions: InstructionsController;
+  runs: RunsController;
 }
 
-export function startRutter(ports: Ports): Rutter {
+export interface Options {
+  /** How often the runs are asked for (0: only on events). */
+  pollRunsMs?: number;
+  timers?: Timers;
+}
+
+export function startRutter(ports: Ports, options: Options = {}): Rutter {
   const { editor, server } = ports;
   const instructions = new InstructionsController(ports);
+  const runs = new RunsController(ports, { pollMs: options.pollRunsMs, timers: options.timers });
+  instructions.staleRuns = (workspaceId) => runs.staleRuns(workspaceId);
+  runs.onDidChange = () => instructions.updateStatus();
   const disposables: Disposable[] = [
     instructions,
+    runs,
     editor.registerCommand(Commands.restartServer, () => server.restart()),
     editor.registerCommand(Commands.showOutput, () => server.showLog()),
     editor.registerCommand(Commands.openInstructionFile, (path) =>
@@ -30,6 +42,7 @@ export function startRutter(ports: Ports): Rutter {
   ];
   return {
     instructions,
+    runs,
     dispose(): void {
       for (const disposable of disposables.splice(0)) {
         disposable.dispose();

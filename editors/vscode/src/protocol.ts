@@ -49,6 +49,8 @@ export interface Source {
   redacted: boolean;
   redactions: RedactionCount[];
   content_sha256: string;
+  /** The redacted text (present in snapshots; the review shows its changes). */
+  content?: string;
 }
 
 export interface IgnoredEntry {
@@ -86,6 +88,55 @@ export type InstructionsAnswer = Snapshot | ErrorAnswer;
 export interface InstructionsChanged {
   workspace_id: string;
   paths: string[];
+}
+
+/** An active run in `rutter/runs` (a `RunRecord` plus its drift; rutter_lsp/runs.py). */
+export interface RunEntry {
+  run_id: string;
+  workspace_id: string;
+  goal: string;
+  target_path: string;
+  status: string;
+  /** The latest pinned revision; null for a run with none yet (imported or legacy). */
+  revision: number | null;
+  fingerprint: string | null;
+  stale: boolean;
+  /** Live discovery fails closed now: the run stays on its pinned snapshot. */
+  live_error?: ErrorInfo;
+  live_fingerprint?: string | null;
+  /** The run could not be inspected (e.g. a tampered revision). */
+  error?: ErrorInfo;
+}
+
+export interface RunsAnswer {
+  runs: RunEntry[];
+}
+
+/** Pinned → live (contract section 6). */
+export interface SnapshotDiff {
+  from_fingerprint: string | null;
+  to_fingerprint: string | null;
+  added: string[];
+  removed: string[];
+  changed: string[];
+  order_changed: boolean;
+  ignored_changed: boolean;
+  requires_confirmation: boolean;
+}
+
+/** The answer of `rutter/runInstructions`: a run's pinned snapshot against disk now. */
+export interface RunInspection {
+  run_id: string;
+  revision: number | null;
+  pinned: Snapshot | null;
+  live: Snapshot | ErrorAnswer;
+  stale: boolean;
+  diff: SnapshotDiff;
+}
+
+/** The answer of `rutter/confirmRefresh`: the inspection after the call. */
+export interface ConfirmResult extends RunInspection {
+  refreshed: boolean;
 }
 
 export function isErrorAnswer(value: unknown): value is ErrorAnswer {

@@ -286,10 +286,14 @@ export class RealServer implements ServerPort {
 }
 
 /** Wait until `check` returns a value (bounded: fails the test after `timeoutMs`). */
-export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 20000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined && value !== false) {
       return value;
     }

@@ -7,6 +7,11 @@ import type { InstructionsAnswer, Snapshot } from "../../src/protocol";
 import { Methods } from "../../src/protocol";
 import { FakeEditor, FakeServer, outline, settle } from "../fakes";
 
+/** The requests of the instructions view (the runs view asks too). */
+function asked(server: FakeServer) {
+  return server.sent.filter((sent) => sent.method === Methods.effectiveInstructions);
+}
+
 function snapshotOf(target: string, workspace = "mono", paths = ["AGENTS.md"]): Snapshot {
   return {
     protocol_version: "project_instruction_snapshot.v1",
@@ -27,8 +32,8 @@ const FILE = { uri: "file:///src/mono/a/b.go", path: "/src/mono/a/b.go", folder:
 
 function setup(answer: (method: string, params: unknown) => unknown) {
   const editor = new FakeEditor();
-  const server = new FakeServer(answer);
-  const rutter = startRutter({ editor, server });
+  const server = new FakeServer((method, params) => (method === Methods.runs ? { runs: [] } : answer(method, params)));
+  const rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
   return { editor, server, rutter };
 }
 
@@ -37,7 +42,7 @@ describe("the instructions controller", () => {
     const { editor, server } = setup(() => snapshotOf("a/b.go", "mono", ["AGENTS.md", "a/AGENTS.md"]));
     editor.setActiveFile(FILE);
     await settle();
-    assert.deepEqual(server.sent, [{ method: Methods.effectiveInstructions, params: { textDocument: { uri: FILE.uri } } }]);
+    assert.deepEqual(asked(server), [{ method: Methods.effectiveInstructions, params: { textDocument: { uri: FILE.uri } } }]);
     assert.deepEqual(outline(editor.tree("rutter.instructions")).slice(0, 2), ["AGENTS.md — agents · . · 0", "a/AGENTS.md — agents · . · 1"]);
     assert.deepEqual(editor.tree("rutter.instructions")[1]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
     assert.equal(editor.status?.text, "$(book) 2");
@@ -63,15 +68,15 @@ describe("the instructions controller", () => {
     await settle();
     server.notify(Methods.instructionsChanged, { workspace_id: "other", paths: ["AGENTS.md"] });
     await settle();
-    assert.equal(server.sent.length, 1);
+    assert.equal(asked(server).length, 1);
     server.notify(Methods.instructionsChanged, { workspace_id: "mono", paths: ["AGENTS.md"] });
     await settle();
-    assert.equal(server.sent.length, 2);
+    assert.equal(asked(server).length, 2);
     server.fireStarted();
     await settle();
-    assert.equal(server.sent.length, 3);
+    assert.equal(asked(server).length, 3);
     await editor.run(REFRESH_COMMAND);
-    assert.equal(server.sent.length, 4);
+    assert.equal(asked(server).length, 4);
   });
 
   it("shows an error node and a warning when the server cannot answer", async () => {

@@ -1,0 +1,194 @@
+/**
+ * The "Runs" view and "Review and confirm refresh".
+ *
+ * The view asks `rutter/runs` after every server start, when instructions change, on its
+ * refresh button, after a refresh, and every `POLL_MS` (runs created or refreshed from the
+ * CLI appear without a notification). The review shows the diff in a read-only document,
+ * asks in a modal dialog, and only on Confirm sends `rutter/confirmRefresh` with the two
+ * fingerprints captured when the review was shown: if the disk changed in between, the
+ * server refuses (`conflict`) and the person is told to review again.
+ */
+
+import type { ConfirmResult, RunEntry, RunInspection, RunsAnswer } from "./protocol";
+import { Methods, isErrorAnswer, typedError } from "./protocol";
+import type { Disposable, Ports } from "./ports";
+import { nextRevision, reviewSummary, reviewText } from "./review";
+import { runIdOf, runNodes, staleRunsOf } from "./runsView";
+import type { StaleRun } from "./statusBar";
+
+export const REFRESH_RUNS_COMMAND = "rutter.refreshRuns";
+export const REVIEW_REFRESH_COMMAND = "rutter.reviewRunRefresh";
+export const CONFIRM = "Confirm refresh";
+export const POLL_MS = 5000;
+
+export type ReviewOutcome = "refreshed" | "unchanged" | "cancelled" | "refused" | "not_stale" | "live_error" | "failed";
+
+export interface Timers {
+  setInterval(handler: () => void, ms: number): Disposable;
+}
+
+export const realTimers: Timers = {
+  setInterval(handler, ms) {
+    const timer = setInterval(handler, ms);
+    timer.unref?.();
+    return { dispose: () => clearInterval(timer) };
+  },
+};
+
+export class RunsController implements Disposable {
+  private runs: RunEntry[] = [];
+  private asking: Promise<void> | undefined;
+  private askAgain = false;
+  private readonly disposables: Disposable[] = [];
+  /** Called when the list changed (the status bar's stale marker). */
+  onDidChange: () => void = () => undefined;
+
+  constructor(
+    private readonly ports: Ports,
+    options: { pollMs?: number; timers?: Timers } = {},
+  ) {
+    const { editor, server } = ports;
+    const pollMs = options.pollMs ?? POLL_MS;
+    this.disposables.push(
+      server.onDidStart(() => void this.refresh()),
+      server.onNotification(Methods.instructionsChanged, () => void this.refresh()),
+      editor.registerCommand(REFRESH_RUNS_COMMAND, () => this.refresh()),
+      editor.registerCommand(REVIEW_REFRESH_COMMAND, (argument) => this.review(argument)),
+    );
+    if (pollMs > 0) {
+      this.disposables.push((options.timers ?? realTimers).setInterval(() => void this.refresh(), pollMs));
+    }
+  }
+
+  get current(): readonly RunEntry[] {
+    return this.runs;
+  }
+
+  staleRuns(workspaceId: string): StaleRun[] {
+    return staleRunsOf(this.runs, workspaceId);
+  }
+
+  /** Ask `rutter/runs` again. One question at a time: a refresh asked for while one is
+   * under way is asked once that one is answered, and resolves after it. */
+  refresh(): Promise<void> {
+    this.askAgain = true;
+    this.asking ??= (async () => {
+      try {
+        while (this.askAgain) {
+          this.askAgain = false;
+          await this.ask();
+        }
+      } finally {
+        this.asking = undefined;
+      }
+    })();
+    return this.asking;
+  }
+
+  private async ask(): Promise<void> {
+    let runs: RunEntry[];
+    try {
+      runs = (await this.ports.server.request<RunsAnswer>(Methods.runs, {})).runs;
+    } catch {
+      runs = []; // server not running (the instructions view says so) or no store
+    }
+    const changed = JSON.stringify(runs) !== JSON.stringify(this.runs);
+    this.runs = runs;
+    if (changed) {
+      this.ports.editor.setTree("rutter.runs", runNodes(runs));
+      this.onDidChange();
+    }
+  }
+
+  /** "Review and confirm refresh" of a run (a node of the view, a run ID, or a pick). */
+  async review(argument?: unknown): Promise<ReviewOutcome> {
+    const { editor, server } = this.ports;
+    const runId = runIdOf(argument) ?? (await this.pickRun());
+    if (runId === undefined) {
+      return "cancelled";
+    }
+    let inspection: RunInspection;
+    try {
+      inspection = await server.request<RunInspection>(Methods.runInstructions, { run_id: runId });
+    } catch (error) {
+      const info = typedError(error);
+      editor.showMessage("error", `rutter: cannot inspect run ${runId}: ${info.message}`);
+      return "failed";
+    }
+    if (isErrorAnswer(inspection.live)) {
+      const live = inspection.live.error;
+      editor.showMessage(
+        "error",
+        `rutter: run ${runId} cannot be refreshed: discovery fails closed now (${live.code}: ${live.message}); fix the instruction files first`,
+      );
+      return "live_error";
+    }
+    if (!inspection.stale) {
+      editor.showMessage("info", `rutter: run ${runId} already uses the instructions on disk; nothing to refresh`);
+      return "not_stale";
+    }
+    // Bound to what is shown now: the server refuses if either changed before Confirm.
+    const expected = inspection.diff.from_fingerprint ?? "";
+    const expectedLive = inspection.diff.to_fingerprint ?? inspection.live.fingerprint;
+    await editor.showReadOnly(`review-${runId}.md`, reviewText(inspection), "markdown");
+    const answer = await editor.askModal(
+      `Refresh run ${runId} to the instructions on disk (revision ${nextRevision(inspection)})?`,
+      reviewSummary(inspection),
+      [CONFIRM],
+    );
+    if (answer !== CONFIRM) {
+      return "cancelled";
+    }
+    let result: ConfirmResult;
+    try {
+      result = await server.request<ConfirmResult>(Methods.confirmRefresh, {
+        run_id: runId,
+        expected_fingerprint: expected,
+        expected_live_fingerprint: expectedLive,
+      });
+    } catch (error) {
+      const info = typedError(error);
+      if (info.code === "conflict") {
+        editor.showMessage(
+          "error",
+          `rutter: run ${runId} was not refreshed: the instructions changed again after the review was shown (or someone else refreshed the run); review them again. ${info.message}`,
+        );
+      } else {
+        editor.showMessage("error", `rutter: run ${runId} was not refreshed: ${info.message}`);
+      }
+      await this.refresh();
+      return "refused";
+    }
+    await this.refresh();
+    if (!result.refreshed) {
+      editor.showMessage("info", `rutter: run ${runId} already uses the instructions on disk; nothing was appended`);
+      return "unchanged";
+    }
+    editor.showMessage("info", `rutter: run ${runId} now uses revision ${result.revision ?? "?"} of its instructions`);
+    return "refreshed";
+  }
+
+  private async pickRun(): Promise<string | undefined> {
+    await this.refresh();
+    if (this.runs.length === 0) {
+      this.ports.editor.showMessage("info", "rutter: no active run in the served workspaces");
+      return undefined;
+    }
+    const sorted = [...this.runs].sort((a, b) => Number(b.stale) - Number(a.stale));
+    return this.ports.editor.pick(
+      sorted.map((run) => ({
+        label: run.run_id,
+        description: `${run.target_path} · ${run.revision === null ? "no revision" : `rev ${run.revision}`}${run.stale ? " · stale" : ""}`,
+        detail: run.goal,
+        value: run.run_id,
+      })),
+      "Run to review",
+    );
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables.splice(0)) {
+      disposable.dispose();
+    }
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Runs against the real server: a run created with the CLI shows in the Runs view, turns
+ * stale when an instruction file changes, and moves to the new instructions only through the
+ * extension's review (bound to the fingerprints shown; refused when the disk changed again
+ * after the review). The server's own drift diagnostic and code action flow, which VS Code
+ * runs through the language client with no extension code, is driven too.
+ */
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { type Rutter, startRutter } from "../../src/app";
+import type { InstructionsAnswer, RunsAnswer } from "../../src/protocol";
+import { Methods } from "../../src/protocol";
+import { CONFIRM, REFRESH_RUNS_COMMAND, REVIEW_REFRESH_COMMAND } from "../../src/runs";
+import { FakeEditor, outline } from "../fakes";
+import { RealServer, rutterCli, tempDir, uriOf, waitFor, writeTree } from "./harness";
+
+interface Created {
+  run_id: string;
+  revision: number;
+  fingerprint: string;
+}
+
+describe("runs against the real server", () => {
+  let home: string;
+  let root: string;
+  let server: RealServer;
+  let editor: FakeEditor;
+  let rutter: Rutter;
+  let created: Created;
+  const apiRules = () => path.join(root, "services/api/AGENTS.md");
+
+  function cli(...args: string[]): string {
+    return execFileSync(rutterCli(), args, { env: { ...process.env, RUTTER_HOME: home, RUTTER_DATABASE_URL: "" }, encoding: "utf8" });
+  }
+
+  async function edit(file: string, text: string): Promise<void> {
+    fs.writeFileSync(file, text);
+    await server.changed([{ file, type: 2 }]);
+  }
+
+  before(async () => {
+    home = tempDir("rutter-home-");
+    root = path.join(tempDir("rutter-ws-"), "shop");
+    writeTree(root, {
+      "AGENTS.md": "root workflow\n",
+      "services/api/AGENTS.md": "api rules\nrun the tests\n",
+      "services/api/input.go": "package api\n",
+    });
+    server = await RealServer.start({ folders: [root], home, answerMessage: () => "Confirm refresh" });
+    // The folder is registered as workspace "shop" once the server is ready.
+    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, {
+      textDocument: { uri: uriOf(path.join(root, "services/api/input.go")) },
+    });
+    assert.ok(!("error" in answer), JSON.stringify(answer));
+    created = JSON.parse(
+      cli("run", "create", "--workspace", "shop", "--goal", "fix the parser", "--target", "services/api/input.go", "--json"),
+    ) as Created;
+    assert.equal(created.revision, 1);
+    editor = new FakeEditor();
+    rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+    const file = path.join(root, "services/api/input.go");
+    editor.setActiveFile({ uri: uriOf(file), path: file, folder: root });
+  });
+
+  after(async () => {
+    rutter.dispose();
+    const code = await server.stop();
+    assert.equal(code, 0, server.logs.join(""));
+  });
+
+  it("lists a run created with the CLI, with what the view reads", async () => {
+    const answer = await server.request<RunsAnswer>(Methods.runs, {});
+    assert.equal(answer.runs.length, 1);
+    const [entry] = answer.runs;
+    assert.equal(entry?.run_id, created.run_id);
+    assert.equal(entry?.workspace_id, "shop");
+    assert.equal(entry?.goal, "fix the parser");
+    assert.equal(entry?.target_path, "services/api/input.go");
+    assert.equal(entry?.revision, 1);
+    assert.equal(entry?.fingerprint, created.fingerprint);
+    assert.equal(entry?.stale, false);
+    assert.equal(entry?.live_fingerprint, created.fingerprint);
+
+    await editor.run(REFRESH_RUNS_COMMAND);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 1 · current`]);
+    assert.equal(editor.tree("rutter.runs")[0]?.contextValue, "run.current");
+  });
+
+  it("turns stale when an instruction file changes, with the status bar's warning", async () => {
+    await edit(apiRules(), "api rules\nrun the tests twice\n");
+    await waitFor("the stale run", () => editor.tree("rutter.runs")[0]?.contextValue === "run.stale");
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 1 · stale`]);
+    await waitFor("the status bar's warning", () => editor.status?.warning === true);
+    assert.match(editor.status?.tooltip ?? "", new RegExp(`Run ${created.run_id}: its pinned snapshot \\(revision 1\\) is stale`));
+  });
+
+  it("refuses a confirmation when the disk changed again after the review was shown", async () => {
+    editor.askModal = async (message, detail, actions) => {
+      editor.modals.push({ message, detail, actions });
+      await edit(apiRules(), "api rules\nrun the tests three times, then lint\n");
+      return CONFIRM;
+    };
+    const outcome = await editor.run(REVIEW_REFRESH_COMMAND, editor.tree("rutter.runs")[0]);
+    assert.equal(outcome, "refused");
+    const review = editor.readOnly.at(-1);
+    assert.equal(review?.name, `review-${created.run_id}.md`);
+    assert.match(review?.text ?? "", /## Changed\n\n- `services\/api\/AGENTS.md`/);
+    assert.match(review?.text ?? "", /- run the tests\n\+ run the tests twice/);
+    assert.equal(editor.messages.at(-1)?.kind, "error");
+    assert.match(editor.messages.at(-1)?.text ?? "", /changed again after the review was shown/);
+    const runs = await server.request<RunsAnswer>(Methods.runs, {});
+    assert.equal(runs.runs[0]?.revision, 1);
+  });
+
+  it("refreshes the run to exactly what was reviewed on Confirm", async () => {
+    editor.askModal = (message, detail, actions) => {
+      editor.modals.push({ message, detail, actions });
+      return Promise.resolve(CONFIRM);
+    };
+    const outcome = await editor.run(REVIEW_REFRESH_COMMAND, created.run_id);
+    assert.equal(outcome, "refreshed");
+    assert.equal(editor.modals.at(-1)?.message, `Refresh run ${created.run_id} to the instructions on disk (revision 2)?`);
+    assert.match(editor.readOnly.at(-1)?.text ?? "", /\+ run the tests three times, then lint/);
+    assert.deepEqual(editor.messages.at(-1), {
+      kind: "info",
+      text: `rutter: run ${created.run_id} now uses revision 2 of its instructions`,
+    });
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 2 · current`]);
+    const shown = JSON.parse(cli("run", "show", created.run_id, "--json")) as { revision: number };
+    assert.equal(shown.revision, 2);
+  });
+
+  it("passes the server's drift diagnostic and code action through (review, then Confirm)", async () => {
+    await edit(apiRules(), "api rules\nnew rule\n");
+    const uri = await server.open(apiRules());
+    type Diagnostic = { code?: string; message: string; data?: unknown; range: unknown };
+    const found = await waitFor("the drift diagnostic", async () => {
+      const report = await server.connection.sendRequest<{ items: Diagnostic[] }>("textDocument/diagnostic", {
+        textDocument: { uri },
+      });
+      return report.items.find((item) => item.message.includes(`run ${created.run_id}`));
+    });
+    assert.match(found.message, new RegExp(`changed since run ${created.run_id} pinned it \\(revision 2\\)`));
+    const actions = await server.connection.sendRequest<{ title: string; command: { command: string; arguments: unknown[] } }[]>(
+      "textDocument/codeAction",
+      { textDocument: { uri }, range: found.range, context: { diagnostics: [found], triggerKind: 1 } },
+    );
+    const action = actions.find((each) => each.title === `Review and confirm refresh for run ${created.run_id}`);
+    assert.ok(action, JSON.stringify(actions));
+    const result = await server.executeCommand<{ refreshed: boolean; confirmed: boolean; revision: number }>(
+      action.command.command,
+      action.command.arguments,
+    );
+    assert.equal(result.confirmed, true);
+    assert.equal(result.revision, 3);
+    assert.equal(server.shownDocuments.length, 1);
+    assert.match(server.messageRequests.at(-1)?.message ?? "", new RegExp(`refresh run ${created.run_id}`));
+    await editor.run(REFRESH_RUNS_COMMAND);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 3 · current`]);
+  });
+});

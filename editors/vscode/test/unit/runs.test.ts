@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { startRutter } from "../../src/app";
+import type { RunEntry, RunInspection } from "../../src/protocol";
+import { Methods } from "../../src/protocol";
+import { CONFIRM, REFRESH_RUNS_COMMAND, REVIEW_REFRESH_COMMAND } from "../../src/runs";
+import { runNodes } from "../../src/runsView";
+import type { Disposable } from "../../src/ports";
+import { FakeEditor, FakeServer, outline, settle } from "../fakes";
+import { inspection, run } from "../fixtures";
+
+interface Script {
+  runs?: RunEntry[];
+  inspection?: RunInspection;
+  confirm?: (params: unknown) => unknown;
+}
+
+function setup(script: Script) {
+  const editor = new FakeEditor();
+  const server = new FakeServer((method, params) => {
+    switch (method) {
+      case Methods.runs:
+        return { runs: script.runs ?? [] };
+      case Methods.runInstructions:
+        return script.inspection ?? inspection();
+      case Methods.confirmRefresh:
+        return script.confirm?.(params) ?? { ...inspection(), revision: 3, stale: false, refreshed: true };
+      case Methods.effectiveInstructions:
+        return {
+          protocol_version: "project_instruction_snapshot.v1", workspace_id: "shop", target_path: "a.go",
+          fingerprint: "f".repeat(64), loaded_at: "", sources: [], ignored: [], conflicts: [],
+        };
+      default:
+        throw new Error(`unexpected ${method}`);
+    }
+  });
+  const rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+  return { editor, server, rutter };
+}
+
+function sent(server: FakeServer, method: string): unknown[] {
+  return server.sent.filter((each) => each.method === method).map((each) => each.params);
+}
+
+describe("the runs view", () => {
+  it("lists the active runs on start and on refresh, and marks the status bar for a stale run", async () => {
+    const script: Script = { runs: [run()] };
+    const { editor, server } = setup(script);
+    editor.setActiveFile({ uri: "file:///w/a.go", path: "/w/a.go", folder: "/w" });
+    server.fireStarted();
+    await settle();
+    assert.deepEqual(outline(editor.tree("rutter.runs")), ["run_01 — services/api · rev 1 · current"]);
+    assert.equal(editor.status?.text, "$(book) 0");
+
+    script.runs = [run({ stale: true })];
+    await editor.run(REFRESH_RUNS_COMMAND);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), ["run_01 — services/api · rev 1 · stale"]);
+    assert.equal(editor.status?.text, "$(warning) 0");
+    assert.equal(editor.status?.warning, true);
+    assert.deepEqual(sent(server, Methods.runs), [{}, {}]);
+  });
+
+  it("asks again on instructionsChanged and on the poll", async () => {
+    let tick: (() => void) | undefined;
+    const editor = new FakeEditor();
+    const server = new FakeServer(() => ({ runs: [] }));
+    startRutter(
+      { editor, server },
+      {
+        pollRunsMs: 1000,
+        timers: {
+          setInterval(handler): Disposable {
+            tick = handler;
+            return { dispose: () => (tick = undefined) };
+          },
+        },
+      },
+    );
+    server.notify(Methods.instructionsChanged, { workspace_id: "shop", paths: [] });
+    await settle();
+    tick?.();
+    await settle();
+    assert.equal(sent(server, Methods.runs).length, 2);
+  });
+
+  it("asks a refresh requested during a question once that one is answered", async () => {
+    let calls = 0;
+    const editor = new FakeEditor();
+    const server = new FakeServer(async () => {
+      calls += 1;
+      await settle();
+      return { runs: calls === 1 ? [] : [run()] };
+    });
+    const rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+    const first = rutter.runs.refresh();
+    const second = rutter.runs.refresh();
+    await Promise.all([first, second]);
+    assert.equal(calls, 2);
+    assert.equal(rutter.runs.current.length, 1);
+  });
+});
+
+describe("review and confirm refresh", () => {
+  it("shows the diff, asks, and confirms with the fingerprints captured when shown", async () => {
+    const { editor, server } = setup({ runs: [run({ stale: true })] });
+    editor.modalAnswers = [CONFIRM];
+    const node = runNodes([run({ stale: true })])[0];
+    const outcome = await editor.run(REVIEW_REFRESH_COMMAND, node);
+    assert.equal(outcome, "refreshed");
+    assert.deepEqual(sent(server, Methods.runInstructions), [{ run_id: "run_01" }]);
+    assert.equal(editor.readOnly.length, 1);
+    assert.equal(editor.readOnly[0]?.name, "review-run_01.md");
+    assert.equal(editor.readOnly[0]?.language, "markdown");
+    assert.match(editor.readOnly[0]?.text ?? "", /^# Review: refresh run run_01 to revision 3/);
+    assert.equal(editor.modals[0]?.message, "Refresh run run_01 to the instructions on disk (revision 3)?");
+    assert.deepEqual(editor.modals[0]?.actions, [CONFIRM]);
+    assert.deepEqual(sent(server, Methods.confirmRefresh), [
+      { run_id: "run_01", expected_fingerprint: "a".repeat(64), expected_live_fingerprint: "b".repeat(64) },
+    ]);
+    assert.deepEqual(editor.messages.at(-1), { kind: "info", text: "rutter: run run_01 now uses revision 3 of its instructions" });
+  });
+
+  it("sends nothing when the person cancels", async () => {
+    const { editor, server } = setup({});
+    editor.modalAnswers = [undefined];
+    assert.equal(await editor.run(REVIEW_REFRESH_COMMAND, "run_01"), "cancelled");
+    assert.deepEqual(sent(server, Methods.confirmRefresh), []);
+  });
+
+  it("tells the person to review again when the server refuses (the disk changed after the review)", async () => {
+    const { editor } = setup({
+      confirm: () => {
+        throw Object.assign(new Error("conflict: the live instructions changed"), {
+          code: -32801,
+          data: { code: "conflict", message: "the instructions on disk are now 1234abcd, not the bbbbbbbb you reviewed" },
+        });
+      },
+    });
+    editor.modalAnswers = [CONFIRM];
+    assert.equal(await editor.run(REVIEW_REFRESH_COMMAND, "run_01"), "refused");
+    const last = editor.messages.at(-1);
+    assert.equal(last?.kind, "error");
+    assert.match(last?.text ?? "", /was not refreshed: the instructions changed again after the review was shown .*review them again/);
+  });
+
+  it("does not ask when the run is current or its live discovery fails closed", async () => {
+    const current = setup({ inspection: { ...inspection(), stale: false } });
+    assert.equal(await current.editor.run(REVIEW_REFRESH_COMMAND, "run_01"), "not_stale");
+    assert.equal(current.editor.modals.length, 0);
+
+    const failing = setup({
+      inspection: { ...inspection(), stale: false, live: { error: { code: "symlink", message: "AGENTS.md is a symbolic link" } } },
+    });
+    assert.equal(await failing.editor.run(REVIEW_REFRESH_COMMAND, "run_01"), "live_error");
+    assert.match(failing.editor.messages.at(-1)?.text ?? "", /discovery fails closed now \(symlink: AGENTS.md is a symbolic link\)/);
+    assert.equal(failing.editor.modals.length, 0);
+  });
+
+  it("lets the person pick the run from the palette, stale runs first", async () => {
+    const { editor } = setup({ runs: [run(), run({ run_id: "run_02", stale: true })] });
+    editor.pickAnswers = [(items) => items[0]?.value];
+    editor.modalAnswers = [undefined];
+    await editor.run(REVIEW_REFRESH_COMMAND);
+    assert.deepEqual(
+      editor.picks[0]?.items.map((item) => item.label),
+      ["run_02", "run_01"],
+    );
+    assert.match(editor.modals[0]?.message ?? "", /run_02/);
+  });
+});
