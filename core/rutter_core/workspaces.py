@@ -21,6 +21,7 @@ from rutter_core.clock import now_rfc3339
 from rutter_core.errors import ConflictError, NotFoundError, RejectedError, UsageError
 from rutter_core.ids import is_valid_workspace_id
 from rutter_core.store import Store
+from rutter_core.store.schema import memories as memories_table
 from rutter_core.store.schema import runs as runs_table
 from rutter_core.store.schema import workspaces as workspaces_table
 
@@ -170,6 +171,26 @@ def find_workspace_by_root(store: Store, root: str | Path, *, cwd: Path) -> Work
         return _by_root(conn, resolved)
 
 
+def _refuse_while_memories(conn: Connection, workspace_id: str) -> None:
+    """Project memories belong to their workspace (the foreign key refuses orphans too):
+    removing it must not drop them by a side door, so say how many there are and what to do."""
+    count = conn.execute(
+        select(func.count())
+        .select_from(memories_table)
+        .where(memories_table.c.workspace_id == workspace_id)
+    ).scalar_one()
+    if count:
+        noun = "memory" if count == 1 else "memories"
+        raise ConflictError(
+            "conflict",
+            f"workspace {workspace_id!r} still has {count} project {noun}; export them "
+            f"(`rutter context memory export --scope project --workspace {workspace_id} "
+            "--all`) and delete each (`rutter context memory delete ID --version N`) before "
+            "removing the workspace",
+            details={"workspace_id": workspace_id, "project_memories": count},
+        )
+
+
 def _refuse_while_runs(conn: Connection, workspace_id: str) -> None:
     """Runs keep their pinned instructions and history for good (append-only), so a
     workspace with runs stays registered; say how many there are."""
@@ -196,6 +217,7 @@ def remove_workspace(store: Store, workspace_id: str) -> Workspace:
             found = _by_id(conn, workspace_id)
             if found is None:
                 raise _not_registered(workspace_id)
+            _refuse_while_memories(conn, workspace_id)
             _refuse_while_runs(conn, workspace_id)
             conn.execute(
                 delete(workspaces_table).where(workspaces_table.c.workspace_id == workspace_id)

@@ -27,6 +27,7 @@ from rutter_core.workspaces import (
     register_workspace,
     remove_workspace,
 )
+from rutter_lsp.cli_memory import memory_app
 from rutter_lsp.cli_runs import check_instructions_options, run_app, run_instructions
 from rutter_lsp.errors import EXIT_CODES
 from rutter_lsp.render import render_snapshot, render_workspaces
@@ -42,6 +43,7 @@ workspace_app = typer.Typer(help="Register and inspect workspaces.", no_args_is_
 context_app = typer.Typer(help="Inspect the context agents are given.", no_args_is_help=True)
 app.add_typer(workspace_app, name="workspace")
 app.add_typer(context_app, name="context")
+context_app.add_typer(memory_app, name="memory")
 app.add_typer(run_app, name="run")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]

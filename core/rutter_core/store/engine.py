@@ -87,6 +87,15 @@ class Store:
                 raise
             trans.commit()
 
+    def checkpoint(self) -> bool:
+        """Flush the SQLite WAL into the database file and truncate it, so text just deleted
+        or replaced survives in neither (see `sqlite.checkpoint_truncate`). Call it after the
+        write transaction has committed. False when a long reader kept it from completing;
+        the next checkpoint finishes the job. No-op (True) on other dialects."""
+        if not self.is_sqlite:
+            return True
+        return sqlite.checkpoint_truncate(self.engine)
+
     def close(self) -> None:
         self.engine.dispose()
 

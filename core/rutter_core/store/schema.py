@@ -27,6 +27,28 @@ workspaces = Table(
     Column("created_at", String, nullable=False),
 )
 
+memories = Table(
+    "memories",
+    metadata,
+    Column("memory_id", String, primary_key=True),
+    Column("scope", String, nullable=False),
+    Column("scope_id", String, nullable=False),
+    Column("workspace_id", String, nullable=True),
+    Column("title", String, nullable=False),
+    Column("content", String, nullable=False),
+    Column("content_sha256", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("source_kind", String, nullable=False),
+    Column("references_json", String, nullable=False),
+    Column("retention_until", String, nullable=True),
+    Column("redacted", Integer, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("updated_by", String, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+)
+
 missions = Table(
     "missions",
     metadata,

@@ -81,6 +81,32 @@ def is_busy_error(exc: BaseException) -> bool:
     return isinstance(orig, sqlite3.OperationalError) and "locked" in str(orig)
 
 
+def checkpoint_truncate(engine: Engine) -> bool:
+    """Copy every WAL frame into the database file and truncate the WAL to zero bytes.
+
+    With `secure_delete` on, deleting a row zeroes its bytes in the new page image, but the
+    WAL still holds older images of the page (the row as inserted or edited) until a
+    checkpoint, and the database file holds the pre-delete page until then too. TRUNCATE
+    waits (busy handler) for readers still on an older snapshot; True when it completed.
+    Runs on a pooled DBAPI connection outside any transaction (a checkpoint cannot run in one).
+    """
+    connection = engine.raw_connection()
+    try:
+        cursor = connection.cursor()
+        try:
+            row = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError as exc:
+            if is_busy_error(exc):
+                return False
+            raise
+        finally:
+            cursor.close()
+    finally:
+        connection.close()
+    busy = int(row[0]) if row is not None else 0
+    return busy == 0
+
+
 def database_file(url: URL) -> Path | None:
     """The on-disk file of a SQLite URL, or None for in-memory and URI-mode databases."""
     database = url.database
