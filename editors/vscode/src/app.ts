@@ -6,6 +6,8 @@
 import type { Disposable, Ports } from "./ports";
 import { InstructionsController } from "./instructions";
 import { OPEN_FILE_COMMAND } from "./instructionsView";
+import { MemoryController } from "./memory";
+import { SHOW_MESSAGE_REQUEST, askAsModal } from "./messages";
 import { RunsController, type Timers } from "./runs";
 
 export const Commands = {
@@ -17,6 +19,7 @@ export const Commands = {
 export interface Rutter extends Disposable {
   instructions: InstructionsController;
   runs: RunsController;
+  memory: MemoryController;
 }
 
 export interface Options {
@@ -31,9 +34,12 @@ export function startRutter(ports: Ports, options: Options = {}): Rutter {
   const runs = new RunsController(ports, { pollMs: options.pollRunsMs, timers: options.timers });
   instructions.staleRuns = (workspaceId) => runs.staleRuns(workspaceId);
   runs.onDidChange = () => instructions.updateStatus();
+  const memory = new MemoryController(ports, () => instructions.workspaceId);
   const disposables: Disposable[] = [
     instructions,
     runs,
+    memory,
+    server.onRequest(SHOW_MESSAGE_REQUEST, (params) => askAsModal(editor, params)),
     editor.registerCommand(Commands.restartServer, () => server.restart()),
     editor.registerCommand(Commands.showOutput, () => server.showLog()),
     editor.registerCommand(Commands.openInstructionFile, (path) =>
@@ -43,6 +49,7 @@ export function startRutter(ports: Ports, options: Options = {}): Rutter {
   return {
     instructions,
     runs,
+    memory,
     dispose(): void {
       for (const disposable of disposables.splice(0)) {
         disposable.dispose();

@@ -67,6 +67,9 @@ export interface ServerPort {
   request<R>(method: string, params: unknown): Promise<R>;
   /** A server notification handler that stays registered across restarts. */
   onNotification(method: string, handler: (params: unknown) => void): Disposable;
+  /** Answer a server → client request (replaces the client's own handler; kept across
+   * restarts). */
+  onRequest(method: string, handler: (params: unknown) => Promise<unknown>): Disposable;
   /** Called each time the server has started (and after every restart). */
   onDidStart(handler: () => void): Disposable;
   restart(): Promise<void>;

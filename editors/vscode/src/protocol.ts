@@ -168,3 +168,51 @@ export function typedError(error: unknown): ErrorInfo {
   }
   return { code: "request_failed", message: String(error) };
 }
+
+/** `context_memory.v1` (issue 5; rutter_core/memory.py). */
+export interface MemoryRecord {
+  id: string;
+  protocol_version: string;
+  /** `user` or `project`. */
+  scope: string;
+  scope_id: string;
+  title: string;
+  content: string;
+  content_sha256: string;
+  /** `active` or `disabled`. */
+  status: string;
+  source_kind: string;
+  references: string[];
+  retention_until: string | null;
+  expired: boolean;
+  redacted: boolean;
+  created_by: string;
+  updated_by: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MemoryList {
+  items: MemoryRecord[];
+  has_more: boolean;
+}
+
+/** The answer of `rutter/memory/delete`: deleted, or kept because the person cancelled. */
+export interface DeletedMemory {
+  id: string;
+  version: number;
+  deleted: boolean;
+  recoverable?: boolean;
+  cancelled?: boolean;
+}
+
+/** `context_memory_export.v1`. */
+export interface MemoryExport {
+  protocol_version: string;
+  exported_at: string;
+  scope: string;
+  scope_id: string;
+  items: MemoryRecord[];
+  capability_grant: false;
+}

@@ -46,6 +46,7 @@ function readVscodeSettings(): ExtensionSettings {
 export class ServerHost implements ServerPort, vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly handlers = new Map<string, Set<(params: unknown) => void>>();
+  private readonly requestHandlers = new Map<string, (params: unknown) => Promise<unknown>>();
   private readonly started = new Set<() => void>();
   private queue: Promise<void> = Promise.resolve();
   private readonly subscriptions: vscode.Disposable[] = [];
@@ -104,6 +105,10 @@ export class ServerHost implements ServerPort, vscode.Disposable {
           handler(params);
         }
       });
+    }
+    // Registered before start: applied after the client's built-in handlers, so they win.
+    for (const [method, handler] of this.requestHandlers) {
+      client.onRequest(method, (params: unknown) => handler(params));
     }
     client.onDidChangeState((event) => {
       // Also after the client's own restart of a crashed server.
@@ -174,6 +179,12 @@ export class ServerHost implements ServerPort, vscode.Disposable {
     handlers.add(handler);
     const registered = handlers;
     return { dispose: () => registered.delete(handler) };
+  }
+
+  onRequest(method: string, handler: (params: unknown) => Promise<unknown>): Disposable {
+    this.requestHandlers.set(method, handler);
+    this.client?.onRequest(method, (params: unknown) => handler(params));
+    return { dispose: () => this.requestHandlers.delete(method) };
   }
 
   onDidStart(handler: () => void): Disposable {

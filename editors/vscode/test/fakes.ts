@@ -70,6 +70,22 @@ export class FakeServer implements ServerPort {
     this.notifications.get(method)?.fire(params);
   }
 
+  readonly requestHandlers = new Map<string, (params: unknown) => Promise<unknown>>();
+
+  onRequest(method: string, handler: (params: unknown) => Promise<unknown>): Disposable {
+    this.requestHandlers.set(method, handler);
+    return { dispose: () => this.requestHandlers.delete(method) };
+  }
+
+  /** A request from the server to the client. */
+  async serverRequest(method: string, params: unknown): Promise<unknown> {
+    const handler = this.requestHandlers.get(method);
+    if (handler === undefined) {
+      throw new Error(`no handler for ${method}`);
+    }
+    return handler(params);
+  }
+
   onDidStart(handler: () => void): Disposable {
     return this.started.add(handler);
   }

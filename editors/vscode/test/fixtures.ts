@@ -1,6 +1,6 @@
 /** Answers of the server as the unit tests use them (shapes of rutter_lsp/runs.py). */
 
-import type { RunEntry, RunInspection, Snapshot } from "../src/protocol";
+import type { MemoryRecord, RunEntry, RunInspection, Snapshot } from "../src/protocol";
 
 function snapshot(fingerprint: string, sources: [string, string][]): Snapshot {
   return {
@@ -53,3 +53,27 @@ export function run(overrides: Partial<RunEntry> = {}): RunEntry {
   };
 }
 
+
+export function memory(overrides: Partial<MemoryRecord> = {}): MemoryRecord {
+  return {
+    id: "mem_01",
+    protocol_version: "context_memory.v1",
+    scope: "project",
+    scope_id: "shop",
+    title: "Deploy checklist",
+    content: "1. tag\n2. push\n",
+    content_sha256: "0".repeat(64),
+    status: "active",
+    source_kind: "operator_explicit",
+    references: ["docs/deploy.md"],
+    retention_until: null,
+    expired: false,
+    redacted: false,
+    created_by: "cli",
+    updated_by: "lsp",
+    version: 3,
+    created_at: "2026-12-01T10:00:00Z",
+    updated_at: "2026-12-02T10:00:00Z",
+    ...overrides,
+  };
+}

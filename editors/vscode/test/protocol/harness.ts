@@ -128,6 +128,7 @@ export class RealServer implements ServerPort {
   capabilities: Record<string, unknown> = {};
   private readonly notifications = new Map<string, Listeners<[unknown]>>();
   private readonly started = new Listeners<[]>();
+  private readonly requestHandlers = new Map<string, (params: unknown) => Promise<unknown>>();
   answerMessage: (request: MessageRequest) => string | undefined;
 
   private constructor(
@@ -201,6 +202,11 @@ export class RealServer implements ServerPort {
     connection.onRequest("workspace/codeLens/refresh", () => null);
     connection.onRequest("window/showMessageRequest", (params: MessageRequest) => {
       this.messageRequests.push(params);
+      // The extension's own handler (app.ts) when it registered one, as in VS Code.
+      const own = this.requestHandlers.get("window/showMessageRequest");
+      if (own !== undefined) {
+        return own(params);
+      }
       const title = this.answerMessage(params);
       return title === undefined ? null : { title };
     });
@@ -234,6 +240,11 @@ export class RealServer implements ServerPort {
       this.notifications.set(method, listeners);
     }
     return listeners.add(handler);
+  }
+
+  onRequest(method: string, handler: (params: unknown) => Promise<unknown>): Disposable {
+    this.requestHandlers.set(method, handler);
+    return { dispose: () => this.requestHandlers.delete(method) };
   }
 
   onDidStart(handler: () => void): Disposable {
