@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 import pytest_asyncio
 from lsprotocol import types
@@ -60,7 +59,7 @@ class Prompter:
     """Answers the server's `window/showMessageRequest` the way the test says."""
 
     answers: list[str | None] = field(default_factory=list)
-    before_answer: list[Callable[[], None]] = field(default_factory=list)
+    before_answer: list[Callable[[], object]] = field(default_factory=list)
     asked: list[types.ShowMessageRequestParams] = field(default_factory=list)
 
     def __call__(self, params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
@@ -128,6 +127,20 @@ def make_session_client(prompter: Prompter) -> Callable[[RutterClient], None]:
     def install(client: RutterClient) -> None:
         features: Any = client
         features.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(prompter)
+        # lsprotocol's client-side hook reads any code action that has a `command` member as
+        # a bare Command; the spec (and VS Code, Neovim) tell them apart by whether `command`
+        # is a string.
+        converter = client.protocol._converter
+
+        def code_action_or_command(value: Any, _: type) -> types.Command | types.CodeAction:
+            if isinstance(value.get("command"), str):
+                return converter.structure(value, types.Command)
+            return converter.structure(value, types.CodeAction)
+
+        converter.register_structure_hook(
+            types.Command | types.CodeAction,
+            code_action_or_command,
+        )
 
     return install
 
@@ -252,7 +265,7 @@ async def test_drift_shows_on_the_changed_file_and_the_reviewed_refresh_clears_i
     assert action.kind == types.CodeActionKind.QuickFix
     assert action.command is not None
     assert action.command.command == "rutter.reviewRefresh"
-    assert action.command.arguments == [run_id]
+    assert list(action.command.arguments or []) == [run_id]
 
     # Cancel: nothing changes.
     session.prompter.answers.append("Cancel")
@@ -283,17 +296,19 @@ async def test_drift_shows_on_the_changed_file_and_the_reviewed_refresh_clears_i
 
 
 async def test_a_change_after_the_review_was_shown_is_refused(session: Session) -> None:
-    root, workspace_id, run_id = await created_run(session)
+    root, _workspace_id, run_id = await created_run(session)
     agents = root / "src" / "AGENTS.md"
     agents_uri = open_text(session.client, agents)
     agents.write_text("src rules\nversion two\n")
     notify_changed(session, agents, types.FileChangeType.Changed)
-    await wait_for_diagnostics(session.client, agents_uri, lambda found: bool(by_code(found, DRIFT)))
+    await wait_for_diagnostics(
+        session.client, agents_uri, lambda found: bool(by_code(found, DRIFT))
+    )
 
     # While the person reads the review, the file changes again.
     session.prompter.before_answer.append(lambda: agents.write_text("src rules\nversion three\n"))
     session.prompter.answers.append("Confirm refresh")
-    with pytest.raises(Exception, match="conflict|fingerprint|changed"):
+    with pytest.raises(Exception, match=r"conflict|fingerprint|changed"):
         await execute(session.client, "rutter.reviewRefresh", run_id)
     assert session.revisions(run_id) == 1
     await wait_until(
@@ -386,7 +401,9 @@ async def test_runs_ended_from_the_cli_leave_the_editor(session: Session) -> Non
     agents_uri = open_text(session.client, root / "src" / "AGENTS.md")
     (root / "src" / "AGENTS.md").write_text("src rules\nchanged\n")
     notify_changed(session, root / "src" / "AGENTS.md", types.FileChangeType.Changed)
-    await wait_for_diagnostics(session.client, agents_uri, lambda found: bool(by_code(found, DRIFT)))
+    await wait_for_diagnostics(
+        session.client, agents_uri, lambda found: bool(by_code(found, DRIFT))
+    )
     session.cli("run", "status", run_id, "cancelled")
     # No file changed: only the store did, and the drift goes with the run.
     await wait_for_diagnostics(session.client, agents_uri, lambda found: not by_code(found, DRIFT))
@@ -396,10 +413,5 @@ async def test_runs_ended_from_the_cli_leave_the_editor(session: Session) -> Non
 async def test_run_requests_fail_with_typed_errors(session: Session) -> None:
     with pytest.raises(Exception, match="run_id"):
         await request(session.client, "rutter/runInstructions", {})
-    with pytest.raises(Exception, match="not_found|no run"):
+    with pytest.raises(Exception, match=r"not_found|no run"):
         await request(session.client, "rutter/runInstructions", {"run_id": "run_missing"})
-
-
-def without_show_document(caps: types.ClientCapabilities) -> types.ClientCapabilities:
-    window = caps.window or types.WindowClientCapabilities()
-    return attrs.evolve(caps, window=attrs.evolve(window, show_document=None))

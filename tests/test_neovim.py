@@ -625,14 +625,15 @@ def test_runs_float_drift_diagnostic_and_confirm_code_action(tmp_path: Path, ws:
     results = run_nvim(tmp_path, "runs", ws)
 
     [before] = [line for line in results["before"] if run_id in line]
-    assert "⚠" not in before and TARGET in before and "(revision 1)" in before
+    assert "⚠" not in before
+    assert TARGET in before
+    assert "(revision 1)" in before
     assert results["drift_before"] == []
 
     [drift] = results["drift"]
     assert drift["severity"] == "WARN"
     assert drift["message"].startswith(
-        f"services/api/internal/parser/AGENTS.md changed since run {run_id} pinned it "
-        "(revision 1)"
+        f"services/api/internal/parser/AGENTS.md changed since run {run_id} pinned it (revision 1)"
     )
     [stale] = [line for line in results["stale"] if run_id in line]
     assert stale.startswith("⚠ ")
@@ -642,10 +643,13 @@ def test_runs_float_drift_diagnostic_and_confirm_code_action(tmp_path: Path, ws:
     prompts = [asked["prompt"] for asked in results["asked"]]
     assert any("refresh run " + run_id in prompt for prompt in prompts), prompts
     assert results["review_buffer"].startswith(str(home / "reviews"))
-    assert any("+Always run the fuzzers before merging." in line for line in results["review_lines"])
+    assert any(
+        "+Always run the fuzzers before merging." in line for line in results["review_lines"]
+    )
 
     [after] = [line for line in results["after"] if run_id in line]
-    assert "⚠" not in after and "(revision 2)" in after
+    assert "⚠" not in after
+    assert "(revision 2)" in after
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
         latest = latest_revision(store, run_id)
     assert latest is not None

@@ -140,6 +140,15 @@ class DocumentRef:
     text: str
 
 
+def _last_line(positions: TextPositions) -> int:
+    """The last line with content (not the empty one after a final line break): the buffer
+    may be older than the disk, so a finding's line can lie past its end."""
+    last = max(0, positions.line_count - 1)
+    if last > 0 and positions.line_text(last) == "":
+        last -= 1
+    return last
+
+
 def _quote(line: str) -> str:
     line = line.strip()
     return line if len(line) <= MAX_QUOTED else line[: MAX_QUOTED - 1] + "…"
@@ -194,7 +203,7 @@ def place(
             if finding.kind in ("changed", "added") and here is not None:
                 doc = here
                 positions = TextPositions(doc.text, encoding)
-                line = min(finding.line, max(0, positions.line_count - 1))
+                line = min(finding.line, _last_line(positions))
                 where = positions.line_range(line)
                 if finding.kind == "changed":
                     message = f"{finding.path} changed since {drift.label()}"

@@ -38,6 +38,7 @@ from lsprotocol import types
 
 from rutter_core.errors import RutterError, UsageError
 from rutter_core.fsread import FileReader
+from rutter_core.runs import NO_REVISION, RunRecord, confirm_refresh, inspect_run, list_runs
 from rutter_core.store import Store, resolve_data_home
 from rutter_core.store.changes import StoreChanges
 from rutter_lsp.drift import DRIFT_CODE, DocumentRef, RunDrift, findings_of, place
@@ -71,9 +72,7 @@ MAX_SUMMARY_PATHS: Final = 8
 # -- worker jobs (pure over the store and the disk) -------------------------------------------
 
 
-def _active_runs(store: Store, workspace_ids: Sequence[str] | None) -> list[Any]:
-    from rutter_core.runs import list_runs
-
+def _active_runs(store: Store, workspace_ids: Sequence[str] | None) -> list[RunRecord]:
     runs = list_runs(store, active_only=True)
     if workspace_ids is not None:
         wanted = set(workspace_ids)
@@ -84,8 +83,6 @@ def _active_runs(store: Store, workspace_ids: Sequence[str] | None) -> list[Any]
 def _inspect_all(
     store: Store, workspace_ids: Sequence[str], reader: FileReader
 ) -> tuple[RunDrift, ...]:
-    from rutter_core.runs import inspect_run
-
     drifts = []
     for run in _active_runs(store, workspace_ids)[:MAX_MONITORED_RUNS]:
         try:
@@ -100,8 +97,6 @@ def _inspect_all(
 def _runs_listing(
     store: Store, workspace_ids: Sequence[str] | None, reader: FileReader
 ) -> dict[str, Any]:
-    from rutter_core.runs import inspect_run
-
     listed = []
     for run in _active_runs(store, workspace_ids):
         entry = run.to_json()
@@ -121,8 +116,6 @@ def _runs_listing(
 
 
 def _inspect(store: Store, run_id: str, reader: FileReader) -> dict[str, Any]:
-    from rutter_core.runs import inspect_run
-
     result: dict[str, Any] = inspect_run(store, run_id, reader=reader).to_json()
     return result
 
@@ -130,8 +123,6 @@ def _inspect(store: Store, run_id: str, reader: FileReader) -> dict[str, Any]:
 def _confirm(
     store: Store, run_id: str, expected: str, expected_live: str, reader: FileReader
 ) -> dict[str, Any]:
-    from rutter_core.runs import confirm_refresh
-
     inspection, refreshed = confirm_refresh(
         store,
         run_id,
@@ -290,7 +281,7 @@ class RunsMonitor:
         except RutterError as error:
             logger.warning("cannot read runs: %s", error.message)
             self.drifts = ()
-        except Exception:  # never let runs stop the instruction diagnostics
+        except Exception:  # a bug here must not stop the instruction diagnostics
             logger.exception("cannot inspect the active runs")
             self.drifts = ()
 
@@ -439,7 +430,7 @@ async def review_refresh(server: RutterServer, run_id: str) -> dict[str, Any]:
         )
         return {**inspection, "refreshed": False, "confirmed": False}
     diff = inspection["diff"]
-    expected = diff.get("from_fingerprint") or ""
+    expected = diff.get("from_fingerprint") or NO_REVISION
     expected_live = str(diff["to_fingerprint"])
     if not server.supports("window.show_message"):
         raise jsonrpc_error(
