@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import pytest_asyncio
 from lsprotocol import types
@@ -415,3 +416,36 @@ async def test_run_requests_fail_with_typed_errors(session: Session) -> None:
         await request(session.client, "rutter/runInstructions", {})
     with pytest.raises(Exception, match=r"not_found|no run"):
         await request(session.client, "rutter/runInstructions", {"run_id": "run_missing"})
+
+
+async def test_a_client_that_cannot_show_documents_gets_the_summary_only(
+    tmp_path: Path,
+) -> None:
+    caps = capabilities("visual_studio_code")
+    window = caps.window or types.WindowClientCapabilities()
+    caps = attrs.evolve(caps, window=attrs.evolve(window, show_document=None))
+    root = (tmp_path / "ws").resolve()
+    write_tree(root, TREE)
+    home = tmp_path / "home"
+    client = await start(home, caps, [folder(root)])
+    prompter = Prompter()
+    make_session_client(prompter)(client)
+    session = Session(client, "no-show-document", home, tmp_path, prompter)
+    try:
+        [workspace] = await wait_until(lambda: registered(home), what="the folder registered")
+        created = session.cli(
+            "run", "create", "--workspace", workspace.workspace_id, "--goal", "g",
+            "--target", "src/main.go",
+        )  # fmt: skip
+        run_id = created["run_id"]
+        (root / "AGENTS.md").write_text("root rules v2\n")
+        notify_changed(session, root / "AGENTS.md", types.FileChangeType.Changed)
+        await wait_until_async(lambda: _stale_inspection(session, run_id), what="stale")
+        prompter.answers.append("Confirm refresh")
+        confirmed = await execute(client, "rutter.reviewRefresh", run_id)
+        assert confirmed["refreshed"] is True
+        assert client.shown_documents == []
+        assert "changed: AGENTS.md" in prompter.asked[-1].message
+        assert not (home / "reviews").exists()
+    finally:
+        await stop(client)
