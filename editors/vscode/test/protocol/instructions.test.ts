@@ -17,7 +17,7 @@ import type { InstructionsAnswer, Snapshot } from "../../src/protocol";
 import { Methods, isErrorAnswer } from "../../src/protocol";
 import { statusModel } from "../../src/statusBar";
 import { FakeEditor, outline } from "../fakes";
-import { RealServer, tempDir, uriOf, waitFor, writeTree } from "./harness";
+import { REPO, RealServer, tempDir, uriOf, waitFor, writeTree } from "./harness";
 
 const TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
 
@@ -201,5 +201,53 @@ describe("instructions against the real server", () => {
 
     const viaCommand = await server.executeCommand<InstructionsAnswer>("rutter.effectiveInstructions", [uriOf(target())]);
     assert.ok(!isErrorAnswer(viaCommand));
+  });
+});
+
+describe("the example monorepo, as docs/editors.md describes it", () => {
+  let server: RealServer;
+  let root: string;
+
+  before(async () => {
+    root = path.join(tempDir("rutter-example-"), "monorepo");
+    fs.cpSync(path.join(REPO, "docs/examples/monorepo"), root, { recursive: true });
+    writeTree(root, { "services/web/.prayu/rules/broken.md": Buffer.from("# Broken rule\n\nbad \xff byte\n", "latin1") });
+    server = await RealServer.start({ folders: [root], home: tempDir("rutter-home-") });
+  });
+
+  after(async () => {
+    assert.equal(await server.stop(), 0, server.logs.join(""));
+  });
+
+  it("shows the nine sources of input.go and the groups", async () => {
+    const file = path.join(root, "services/api/internal/parser/input.go");
+    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, { textDocument: { uri: uriOf(file) } });
+    assert.ok(!isErrorAnswer(answer), JSON.stringify(answer));
+    const lines = outline(instructionNodes(answer, workspaceRoot(file, answer.target_path)));
+    assert.deepEqual(lines.slice(0, 9), [
+      "AGENTS.md — agents · . · 0",
+      "CLAUDE.md — claude · . · 1",
+      ".prayu/instructions.md — prayu_instructions · . · 3",
+      ".prayu/rules/go/style.md — prayu_rule · . · 10",
+      ".prayu/rules/testing.md — prayu_rule · . · 11",
+      "services/api/AGENTS.override.md — agents_override · services/api · 200",
+      "services/api/.claude/CLAUDE.md — claude_dir · services/api · 202",
+      "services/api/.prayu/rules/go/style.md — prayu_rule · services/api · 210",
+      "services/api/internal/parser/AGENTS.md — agents · services/api/internal/parser · 400",
+    ]);
+    assert.deepEqual(
+      lines.filter((line) => !line.startsWith(" ")).slice(9),
+      ["Conflicts (3)", "Ignored (2)", "Redactions (1)", `Fingerprint — ${answer.fingerprint.slice(0, 12)}`],
+    );
+    assert.equal(statusModel(answer, [])?.text, "$(book) 9");
+  });
+
+  it("shows the error node for app.ts under the broken rule", async () => {
+    const file = path.join(root, "services/web/src/app.ts");
+    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, { textDocument: { uri: uriOf(file) } });
+    const [node] = instructionNodes(answer, root);
+    assert.equal(`${node?.label} — ${node?.description}`, "Discovery failed closed: no instructions are delivered — invalid_utf8");
+    assert.equal(node?.children?.[1]?.label, "services/web/.prayu/rules/broken.md");
+    assert.equal(statusModel(answer, [])?.text, "$(warning) 0");
   });
 });
