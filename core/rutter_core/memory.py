@@ -256,19 +256,16 @@ def _segment_kind(name: str, parent: str | None) -> SensitiveKind | None:
         return "credential_store"
     if name == ".env" or name.startswith(".env.") or name == ".envrc" or name.endswith(".env"):
         return "env_file"
-    stem, dot, suffix = name.rpartition(".")
-    if not dot:
-        stem, suffix = name, ""
-    first = name.split(".", 1)[0] if not name.startswith(".") else name
-    if first in _PRIVATE_KEY_NAMES:  # id_rsa, id_rsa.pub, id_ed25519.old ...
+    # Stem and suffix as for file names: a leading dot starts no suffix (`.secrets` has none).
+    head, dot, tail = name[1:].rpartition(".")
+    stem, suffix = (name[0] + head, tail) if dot else (name, "")
+    if name.split(".", 1)[0] in _PRIVATE_KEY_NAMES:  # id_rsa, id_rsa.pub, id_ed25519.old ...
         return "private_key"
-    if dot and suffix in _PRIVATE_KEY_SUFFIXES:
+    if suffix in _PRIVATE_KEY_SUFFIXES:
         return "private_key"
-    if (stem or name) in _SECRET_STORE_STEMS and suffix in _STORE_FORMATS:
+    if stem in _SECRET_STORE_STEMS and suffix in _STORE_FORMATS:
         return "credential_store"
-    if name in _SECRET_STORE_STEMS:
-        return "credential_store"
-    if (stem or name) in _TERMINAL_STEMS or (stem or name).endswith("_history"):
+    if stem in _TERMINAL_STEMS or stem.endswith("_history"):
         return "terminal_input"  # shell and REPL histories are recorded terminal input
     return None
 
@@ -805,12 +802,20 @@ def create_memory(
         return _row_to_record(_fetch(conn, memory_id), now_text)
 
 
-def get_memory(store: Store, memory_id: str, *, now: datetime | None = None) -> MemoryRecord:
-    """One memory whatever its status (an explicit ID asks for exactly that record)."""
+def get_memory(
+    store: Store, memory_id: str, *, version: int | None = None, now: datetime | None = None
+) -> MemoryRecord:
+    """One memory whatever its status (an explicit ID asks for exactly that record).
+
+    With `version`, only the record at exactly that version: a stale version is a conflict
+    (a surface checks this before asking a person to confirm a change).
+    """
     _require_memory_id(memory_id)
+    if version is not None:
+        _require_version(version)
     now_text = rfc3339(now or utc_now())
     with store.read() as conn:
-        row = _fetch(conn, memory_id)
+        row = _fetch(conn, memory_id) if version is None else _current(conn, memory_id, version)
     if row is None:
         raise _not_found(memory_id)
     return _row_to_record(row, now_text)

@@ -1,10 +1,10 @@
 """The rutter language server: state, capabilities, and the entry point.
 
 Thin handlers over rutter_core, one module per feature (`lifecycle`, `folders`, `config`,
-`documents`, `watching`, `instructions`, `hover`, `codelens`, `diagnostics`, `runs`). Server
-state is mutated only on the event loop; disk and store work runs on `DiskWorker` with
-immutable inputs (`analysis` holds those pure computations). `Refresher` coalesces bursts of
-events into one index rebuild and one round of diagnostics.
+`documents`, `watching`, `instructions`, `hover`, `codelens`, `diagnostics`, `runs`,
+`memory`). Server state is mutated only on the event loop; disk and store work runs on
+`DiskWorker` with immutable inputs (`analysis` holds those pure computations). `Refresher`
+coalesces bursts of events into one index rebuild and one round of diagnostics.
 
 Run it with `rutter serve` / `rutter-lsp` (stdio), or `--tcp HOST:PORT` for debugging.
 """
@@ -303,6 +303,7 @@ def create_server(*, database_url: str | None = None) -> RutterServer:
         hover,
         instructions,
         lifecycle,
+        memory,
         runs,
         watching,
     )
@@ -310,7 +311,7 @@ def create_server(*, database_url: str | None = None) -> RutterServer:
     server = RutterServer(database_url=database_url)
     for feature in (
         lifecycle, config, folders, documents, watching, instructions, hover, codelens,
-        diagnostics, runs,
+        diagnostics, runs, memory,
     ):  # fmt: skip
         feature.register(server)
     return server

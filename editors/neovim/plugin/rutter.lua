@@ -5,3 +5,4 @@ end
 vim.g.loaded_rutter = 1
 require("rutter").init()
 require("rutter.runs").init()
+require("rutter.memory").init()
