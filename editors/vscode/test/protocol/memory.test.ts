@@ -98,7 +98,10 @@ describe("memory against the real server", () => {
     const documentPath = `/${created.id}.md`;
     const text = await store.read(documentPath); // version 2
     cli("context", "memory", "edit", created.id, "--version", "2", "--title", "Use pnpm only");
-    await assert.rejects(store.write(documentPath, text.replace("never yarn", "never bun")), /version/);
+    await assert.rejects(
+      store.write(documentPath, text.replace("never yarn", "never bun")),
+      new RegExp(`memory ${created.id} is at version 3, not 2: it changed since you read it.*\\(conflict\\)$`),
+    );
     const current = await only();
     assert.equal(current.version, 3);
     assert.equal(current.title, "Use pnpm only");

@@ -33,7 +33,7 @@ function setup(records: MemoryRecord[] = [memory()]) {
         const record = current.find((each) => each.id === p.id);
         if (record === undefined || record.version !== p.version) {
           throw Object.assign(new Error("stale"), {
-            data: { code: "stale_version", message: `memory ${String(p.id)} is at version ${record?.version ?? "?"}, not ${String(p.version)}; show it again and retry` },
+            data: { code: "conflict", message: `memory ${String(p.id)} is at version ${record?.version ?? "?"}, not ${String(p.version)}: it changed since you read it` },
           });
         }
         const updated = { ...record, ...(p.title !== undefined ? { title: p.title as string } : {}), version: record.version + 1 };
@@ -85,7 +85,7 @@ describe("memory commands", () => {
     bump(memory({ title: "Release checklist", version: 5 }));
     await assert.rejects(
       store.write("/mem_01.md", text.replace("title: Deploy checklist", "title: Mine")),
-      /memory mem_01 is at version 5, not 4; show it again and retry \(stale_version\)/,
+      /memory mem_01 is at version 5, not 4: it changed since you read it \(conflict\)/,
     );
   });
 
