@@ -499,7 +499,16 @@ def test_live_failing_closed_keeps_the_pinned_snapshot(
                                       "path": "AGENTS.md"}}  # fmt: skip
     assert body["stale"] is False
     assert body["diff"]["requires_confirmation"] is False
-    assert body["diff"]["to_fingerprint"] is None
+    assert body["diff"] == {  # nothing to compare: no path is reported as removed
+        "from_fingerprint": created.fingerprint,
+        "to_fingerprint": None,
+        "added": [],
+        "removed": [],
+        "changed": [],
+        "order_changed": False,
+        "ignored_changed": False,
+        "requires_confirmation": False,
+    }
     assert body["pinned"]["fingerprint"] == created.fingerprint
     assert body["revision"] == 1
 
@@ -656,6 +665,8 @@ def test_run_without_revision_and_failing_discovery(
     assert body["live"]["error"]["code"] == "empty_source"
     assert body["stale"] is False
     assert body["diff"]["requires_confirmation"] is False
+    assert body["diff"]["from_fingerprint"] is body["diff"]["to_fingerprint"] is None
+    assert body["diff"]["added"] == []
 
 
 def test_read_revision_that_does_not_exist(store: Store, demo: Path) -> None:

@@ -847,7 +847,9 @@ def _compared(source: Source) -> dict[str, Any]:
 
 
 def diff_snapshots(pinned: Snapshot | None, live: Snapshot | None) -> SnapshotDiff:
-    """What changed from `pinned` to `live` (None: no snapshot, compared as an empty one).
+    """What changed from `pinned` (None: the run has no revision, compared as an empty
+    snapshot) to `live` (None: live discovery failed, so there is nothing to compare and the
+    diff is empty).
 
     - `added` / `removed`: source paths only in `live` / only in `pinned`, each in its order.
     - `changed`: paths in both whose fingerprinted fields differ (content digest, kind, size,
@@ -857,8 +859,20 @@ def diff_snapshots(pinned: Snapshot | None, live: Snapshot | None) -> SnapshotDi
     - `requires_confirmation`: `live` exists and its fingerprint is not the pinned one (with
       no pinned snapshot, any live one).
     """
+    from_fingerprint = None if pinned is None else pinned.fingerprint
+    if live is None:
+        return SnapshotDiff(
+            from_fingerprint=from_fingerprint,
+            to_fingerprint=None,
+            added=(),
+            removed=(),
+            changed=(),
+            order_changed=False,
+            ignored_changed=False,
+            requires_confirmation=False,
+        )
     old = list(pinned.sources) if pinned is not None else []
-    new = list(live.sources) if live is not None else []
+    new = list(live.sources)
     old_by_path = {source.path: source for source in old}
     new_by_path = {source.path: source for source in new}
     added = tuple(source.path for source in new if source.path not in old_by_path)
@@ -879,18 +893,16 @@ def diff_snapshots(pinned: Snapshot | None, live: Snapshot | None) -> SnapshotDi
     old_ignored = (
         [entry.model_dump(exclude_none=True) for entry in pinned.ignored] if pinned else []
     )
-    new_ignored = [entry.model_dump(exclude_none=True) for entry in live.ignored] if live else []
-    from_fingerprint = None if pinned is None else pinned.fingerprint
-    to_fingerprint = None if live is None else live.fingerprint
+    new_ignored = [entry.model_dump(exclude_none=True) for entry in live.ignored]
     return SnapshotDiff(
         from_fingerprint=from_fingerprint,
-        to_fingerprint=to_fingerprint,
+        to_fingerprint=live.fingerprint,
         added=added,
         removed=removed,
         changed=tuple(changed_fields),
         order_changed=common_old != common_new,
-        ignored_changed=live is not None and old_ignored != new_ignored,
-        requires_confirmation=to_fingerprint is not None and to_fingerprint != from_fingerprint,
+        ignored_changed=old_ignored != new_ignored,
+        requires_confirmation=live.fingerprint != from_fingerprint,
         changed_fields=changed_fields,
     )
 

@@ -274,11 +274,13 @@ def run_instructions(
             f"Refreshed: run {run_id} now pins revision {inspection.revision} (fingerprint "
             f"{inspection.pinned_fingerprint}).\n",
             highlight=False,
+            soft_wrap=True,
         )
     elif refreshed is False:
         console.print(
             f"Nothing to refresh: run {run_id} already uses the instructions on disk; no "
             "revision was appended.\n",
             highlight=False,
+            soft_wrap=True,
         )
     render_inspection(console, inspection, database_url=_database_url(ctx))

@@ -34,11 +34,13 @@ def render_created(console: Console, created: CreatedRun, run: RunRecord) -> Non
         f"  pinned revision {created.revision}: {count} instruction {noun}, fingerprint "
         f"{created.fingerprint}",
         highlight=False,
+        soft_wrap=True,
     )
     console.print(
         f"  mission {created.mission_id}, session {created.session_id}, thread "
         f"{created.thread_id}, root node {created.root_node_id}",
         highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -48,18 +50,23 @@ def render_runs(console: Console, runs: Sequence[RunRecord], *, all_runs: bool) 
         console.print(f"{which}. Create one with `rutter run create --goal TEXT`.")
         return
     table = Table()
-    for column in ("run", "workspace", "target", "status", "revision", "mode", "goal", "created"):
-        table.add_column(column, overflow="fold")
+    # Run IDs stay whole (people copy them); free text folds. `run show` has the times.
+    table.add_column("run", no_wrap=True)
+    table.add_column("workspace", overflow="fold", min_width=9)
+    table.add_column("target", overflow="fold", min_width=12, ratio=1)
+    table.add_column("status", no_wrap=True)
+    table.add_column("rev", justify="right", no_wrap=True)
+    table.add_column("mode", no_wrap=True)
+    table.add_column("goal", overflow="fold", min_width=12, ratio=1)
     for run in runs:
         table.add_row(
             run.run_id,
             escape(run.workspace_id),
             escape(run.target_path),
             run.status,
-            "none" if run.revision is None else str(run.revision),
+            "-" if run.revision is None else str(run.revision),
             run.mode,
             escape(_goal_line(run.goal)),
-            run.created_at,
         )
     console.print(table)
 
@@ -111,7 +118,8 @@ def render_inspection(
     run, pinned, diff = inspection.run, inspection.pinned, inspection.diff
     console.print(
         f"[bold]Run[/bold] [cyan]{run.run_id}[/cyan] ({run.status}) in workspace "
-        f"[cyan]{escape(run.workspace_id)}[/cyan], target [cyan]{escape(run.target_path)}[/cyan]"
+        f"[cyan]{escape(run.workspace_id)}[/cyan], target [cyan]{escape(run.target_path)}[/cyan]",
+        soft_wrap=True,
     )
     if pinned is None:
         console.print("Pinned: nothing yet (the run was imported without instructions).")
@@ -120,6 +128,7 @@ def render_inspection(
             f"Pinned: revision {pinned.revision}, fingerprint {pinned.fingerprint}, confirmed "
             f"by {pinned.confirmed_by} at {pinned.confirmed_at}",
             highlight=False,
+            soft_wrap=True,
         )
         for source in pinned.snapshot.sources:
             console.print(escape(f"  {source.ordinal}. {source.path}"), highlight=False)
@@ -143,10 +152,13 @@ def render_inspection(
             f"Live: fingerprint {inspection.live_fingerprint}, the same as pinned: up to date, "
             "nothing to confirm.",
             highlight=False,
+            soft_wrap=True,
         )
         return
 
-    console.print(f"Live: fingerprint {inspection.live_fingerprint}", highlight=False)
+    console.print(
+        f"Live: fingerprint {inspection.live_fingerprint}", highlight=False, soft_wrap=True
+    )
     console.print("\n[bold]Drift[/bold] (pinned → live)")
     for path in diff.added:
         console.print(escape(f"  + added    {path}"), highlight=False)
