@@ -26,6 +26,7 @@ from lsprotocol import types
 
 from rutter_core.runs import latest_revision
 from rutter_core.store import open_store
+from rutter_lsp.settings import plain
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
@@ -60,6 +61,8 @@ class Prompter:
     """Answers the server's `window/showMessageRequest` the way the test says."""
 
     answers: list[str | None] = field(default_factory=list)
+    runs_changed: list[list[str]] = field(default_factory=list)
+    """`rutter/runsChanged` notifications received (their workspace IDs)."""
     before_answer: list[Callable[[], object]] = field(default_factory=list)
     asked: list[types.ShowMessageRequestParams] = field(default_factory=list)
 
@@ -128,6 +131,11 @@ def make_session_client(prompter: Prompter) -> Callable[[RutterClient], None]:
     def install(client: RutterClient) -> None:
         features: Any = client
         features.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(prompter)
+
+        def runs_changed(params: Any) -> None:
+            prompter.runs_changed.append(list(plain(params)["workspace_ids"]))
+
+        features.feature("rutter/runsChanged")(runs_changed)
         # lsprotocol's client-side hook reads any code action that has a `command` member as
         # a bare Command; the spec (and VS Code, Neovim) tell them apart by whether `command`
         # is a string.
@@ -179,6 +187,9 @@ async def created_run(session: Session) -> tuple[Path, str, str]:
     # Created by another process: the server notices the store change by itself.
     listed = await wait_until_async(lambda: session.runs(workspace_id), what="the new run")
     [run] = [entry for entry in listed if entry["run_id"] == run_id]
+    await wait_until(
+        lambda: [workspace_id] in session.prompter.runs_changed, what="rutter/runsChanged"
+    )
     assert run["stale"] is False
     assert run["revision"] == 1
     assert run["target_path"] == "src/main.go"
@@ -405,10 +416,14 @@ async def test_runs_ended_from_the_cli_leave_the_editor(session: Session) -> Non
     await wait_for_diagnostics(
         session.client, agents_uri, lambda found: bool(by_code(found, DRIFT))
     )
+    session.prompter.runs_changed.clear()
     session.cli("run", "status", run_id, "cancelled")
     # No file changed: only the store did, and the drift goes with the run.
     await wait_for_diagnostics(session.client, agents_uri, lambda found: not by_code(found, DRIFT))
     assert await session.runs(workspace_id) == []
+    await wait_until(
+        lambda: [workspace_id] in session.prompter.runs_changed, what="rutter/runsChanged"
+    )
 
 
 async def test_run_requests_fail_with_typed_errors(session: Session) -> None:

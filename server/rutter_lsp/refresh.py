@@ -11,7 +11,8 @@ debounce so a burst (a branch checkout, 1,000 `didOpen`s) becomes one rebuild, t
    refresh and wait for one slice at most,
 3. recomputes diagnostics (push: publishes those that changed; pull: asks the client to pull
    again), and asks code-lens clients to refresh,
-4. sends `rutter/instructionsChanged` `{"workspace_id", "paths"}` for changed files.
+4. sends `rutter/instructionsChanged` `{"workspace_id", "paths"}` for changed files, and
+   `rutter/runsChanged` `{"workspace_ids"}` when the active runs of a workspace changed.
 
 Events arriving meanwhile are picked up by the next round of the same task.
 """
@@ -38,6 +39,7 @@ from rutter_lsp.analysis import (
     discover_dir,
 )
 from rutter_lsp.paths import Folder
+from rutter_lsp.runs import RUNS_CHANGED
 
 if TYPE_CHECKING:
     from rutter_lsp.server import RutterServer
@@ -184,8 +186,9 @@ class Refresher:
         docs = server.open_docs()
         if rebuild:
             server.replace_index(await self._rebuild(docs))
+        runs_changed: list[str] = []
         if pending.runs or pending.all_diagnostics or pending.changes:
-            await server.runs.reinspect()
+            runs_changed = await server.runs.reinspect()
         drifted: set[str] = set()
         if rebuild or pending.runs:
             drifted = server.runs.replace(docs)
@@ -197,6 +200,8 @@ class Refresher:
             server.protocol.notify(
                 INSTRUCTIONS_CHANGED, {"workspace_id": workspace_id, "paths": sorted(paths)}
             )
+        if runs_changed:
+            server.protocol.notify(RUNS_CHANGED, {"workspace_ids": runs_changed})
 
     async def _rebuild(self, docs: Sequence[OpenDoc]) -> Index:
         server = self._server

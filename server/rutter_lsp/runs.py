@@ -20,7 +20,9 @@ captured when the review was shown. If the disk changed in between, the store re
 `RunsMonitor` keeps the drift of the active runs of the served workspaces. It re-inspects
 them when the store changes (another process created or refreshed a run: noticed through
 `StoreChanges`, polled every `POLL_SECONDS` on the disk worker) and when instruction files
-change; the refresher then republishes the drift diagnostics with the others.
+change; the refresher then republishes the drift diagnostics with the others and sends
+`rutter/runsChanged` `{"workspace_ids"}` when a run appeared, ended, was refreshed or went
+stale, so run lists in editors update without polling.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("rutter_lsp")
 
 RUNS: Final = "rutter/runs"
+RUNS_CHANGED: Final = "rutter/runsChanged"
+"""Notification `{"workspace_ids"}`: runs were created, ended or refreshed, or went stale."""
 RUN_INSTRUCTIONS: Final = "rutter/runInstructions"
 CONFIRM_REFRESH: Final = "rutter/confirmRefresh"
 COMMAND_RUNS: Final = "rutter.runs"
@@ -268,22 +272,23 @@ class RunsMonitor:
             if changed:
                 server.refresher.request(runs=True)
 
-    async def reinspect(self) -> None:
-        """Inspect the active runs of the served workspaces again (store or disk changed)."""
+    async def reinspect(self) -> list[str]:
+        """Inspect the active runs of the served workspaces again (store or disk changed);
+        returns the workspaces whose runs changed (created, ended, refreshed, went stale)."""
         server = self._server
         store = server.store
-        if store is None:
-            self.drifts = ()
-            return
-        workspace_ids = sorted({folder.workspace_id for folder in server.folders.values()})
-        try:
-            self.drifts = await server.worker.run(_inspect_all, store, workspace_ids, server.reader)
-        except RutterError as error:
-            logger.warning("cannot read runs: %s", error.message)
-            self.drifts = ()
-        except Exception:  # a bug here must not stop the instruction diagnostics
-            logger.exception("cannot inspect the active runs")
-            self.drifts = ()
+        before = self.drifts
+        drifts: tuple[RunDrift, ...] = ()
+        if store is not None:
+            workspace_ids = sorted({folder.workspace_id for folder in server.folders.values()})
+            try:
+                drifts = await server.worker.run(_inspect_all, store, workspace_ids, server.reader)
+            except RutterError as error:
+                logger.warning("cannot read runs: %s", error.message)
+            except Exception:  # a bug here must not stop the instruction diagnostics
+                logger.exception("cannot inspect the active runs")
+        self.drifts = drifts
+        return changed_workspaces(before, drifts)
 
     def replace(self, docs: Sequence[OpenDoc]) -> set[str]:
         """Place the drift on the open documents; returns the URIs whose drift changed."""
@@ -318,6 +323,21 @@ class RunsMonitor:
             if isinstance(diagnostic.data, dict)
         }
         return [drift for drift in self.drifts if drift.run_id in ids]
+
+
+def changed_workspaces(before: Sequence[RunDrift], after: Sequence[RunDrift]) -> list[str]:
+    """Workspaces whose set of active runs, or a run's revision or staleness, differs."""
+
+    def signatures(drifts: Sequence[RunDrift]) -> dict[str, set[tuple[Any, ...]]]:
+        found: dict[str, set[tuple[Any, ...]]] = {}
+        for drift in drifts:
+            found.setdefault(drift.workspace_id, set()).add(
+                (drift.run_id, drift.revision, drift.stale, drift.live_error)
+            )
+        return found
+
+    old, new = signatures(before), signatures(after)
+    return sorted(key for key in set(old) | set(new) if old.get(key) != new.get(key))
 
 
 def _paths(drift: RunDrift) -> set[str]:
