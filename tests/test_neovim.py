@@ -638,6 +638,7 @@ def test_runs_float_drift_diagnostic_and_confirm_code_action(tmp_path: Path, ws:
     [stale] = [line for line in results["stale"] if run_id in line]
     assert stale.startswith("⚠ ")
     assert any("stale: <CR> to review" in line for line in results["stale"])
+    assert results["runs_changed_events"] >= 1
 
     # The code action asked through vim.ui.select; the review document was shown.
     prompts = [asked["prompt"] for asked in results["asked"]]

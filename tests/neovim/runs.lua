@@ -19,14 +19,20 @@ H.run(function(R)
   local agents = H.edit(AGENTS)
   H.attached(agents)
 
-  -- Before any change: the run is up to date, nothing drifts.
+  -- Before any change: the run is up to date, nothing drifts. The float stays open.
+  local changed_events = 0
+  vim.api.nvim_create_autocmd("User", {
+    pattern = "RutterRunsChanged",
+    callback = function()
+      changed_events = changed_events + 1
+    end,
+  })
   vim.cmd("RutterRuns")
   H.wait("the runs float", function()
     local f = require("rutter.runs").float()
     return f and f.result
   end)
   R.before = require("rutter.runs").float().lines
-  require("rutter.runs").close()
   R.drift_before = drift(agents)
 
   -- An agent (or git) rewrites the file behind Neovim's back.
@@ -37,12 +43,13 @@ H.run(function(R)
   end)
   R.drift = drift(agents)
 
-  vim.cmd("RutterRuns")
-  H.wait("the runs float marking the run stale", function()
+  -- The open float follows by itself (rutter/runsChanged), no :RutterRuns needed.
+  H.wait("the open runs float marking the run stale", function()
     local f = require("rutter.runs").float()
     return f and H.contains(f.lines, "⚠")
   end)
   R.stale = require("rutter.runs").float().lines
+  R.runs_changed_events = changed_events
   require("rutter.runs").close()
 
   -- The code action, answered "Confirm refresh" when the server asks.

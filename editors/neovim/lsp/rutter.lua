@@ -61,5 +61,9 @@ return {
     ["rutter/instructionsChanged"] = function(err, params, ctx)
       return require("rutter").on_instructions_changed(err, params, ctx)
     end,
+    -- Runs created, refreshed or ended (also by the CLI), or gone stale: reload :RutterRuns.
+    ["rutter/runsChanged"] = function(err, params, ctx)
+      return require("rutter.runs").on_runs_changed(err, params, ctx)
+    end,
   },
 }

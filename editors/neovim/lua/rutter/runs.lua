@@ -220,6 +220,32 @@ function M.review_row()
   end
 end
 
+--- Handler of `rutter/runsChanged` `{ workspace_ids }`: reloads the open float, then fires
+--- `User RutterRunsChanged` with the params and the client id as data.
+function M.on_runs_changed(_, params, ctx)
+  params = type(params) == "table" and params or {}
+  local client_id = ctx and ctx.client_id
+  vim.schedule(function()
+    if state and api.nvim_win_is_valid(state.win) and state.client_id == client_id then
+      local client = vim.lsp.get_client_by_id(client_id)
+      if client then
+        M.request(client, function(result)
+          vim.schedule(function()
+            if state and api.nvim_win_is_valid(state.win) then
+              render(client, result)
+            end
+          end)
+        end)
+      end
+    end
+    api.nvim_exec_autocmds("User", {
+      pattern = "RutterRunsChanged",
+      modeline = false,
+      data = { client_id = client_id, workspace_ids = params.workspace_ids },
+    })
+  end)
+end
+
 --- What the float shows (for tests and scripts), or nil.
 function M.float()
   if not state or not api.nvim_win_is_valid(state.win) then
