@@ -88,6 +88,7 @@ def test_memory_float_add_edit_conflict_disable_delete(tmp_path: Path, ws: Path)
     assert "[conflict]" in conflict["error"]
     assert results["last_error"] == conflict["error"]
     assert "is at version 3, not 2" in results["messages"]
+    assert "your text stays in this buffer" in results["messages"]
     assert results["conflict_modified"] is True
     assert results["conflict_draft_version"] == 2
 

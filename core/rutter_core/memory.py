@@ -1077,6 +1077,7 @@ def _open_error(path: str, exc: OSError) -> RejectedError | NotFoundError:
         "unreadable",
         f"cannot read content file {path}: {exc.strerror or exc}; check its permissions",
         path=path,
+        details={"errno": exc.errno},
     )
 
 

@@ -143,9 +143,9 @@ def render_memory_list(console: Console, records: tuple[MemoryRecord, ...], has_
     table = Table()
     table.add_column("id", no_wrap=True)
     table.add_column("scope", overflow="fold")
-    table.add_column("status")
-    table.add_column("version", justify="right")
-    table.add_column("updated", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("v", justify="right", no_wrap=True)
+    table.add_column("updated", overflow="fold")
     table.add_column("title", overflow="fold", ratio=1)
     for record in records:
         title = record.title + (" (redacted)" if record.redacted else "")

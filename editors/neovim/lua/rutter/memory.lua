@@ -458,7 +458,15 @@ local function write_draft(buf)
     end
     if err then
       local what = draft.id and ("memory " .. draft.id .. " not saved") or "memory not created"
-      fire({ action = action, id = draft.id, version = draft.version, error = show_error(what, err) })
+      local text = show_error(what, err)
+      if type(err.data) == "table" and err.data.code == "conflict" then
+        notify(
+          "your text stays in this buffer; open the memory again from :RutterMemory (e) to edit "
+            .. "the current version",
+          vim.log.levels.WARN
+        )
+      end
+      fire({ action = action, id = draft.id, version = draft.version, error = text })
       return
     end
     local changed = draft.version ~= result.version
