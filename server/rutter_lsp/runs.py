@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
 
-from rutter_core.errors import RutterError, UsageError
+from rutter_core.errors import RejectedError, RutterError, UsageError
 from rutter_core.fsread import FileReader
 from rutter_core.runs import NO_REVISION, RunRecord, confirm_refresh, inspect_run, list_runs
 from rutter_core.store import Store, resolve_data_home
@@ -454,7 +454,7 @@ async def review_refresh(server: RutterServer, run_id: str) -> dict[str, Any]:
     expected_live = str(diff["to_fingerprint"])
     if not server.supports("window.show_message"):
         raise jsonrpc_error(
-            UsageError(
+            RejectedError(
                 "confirmation_unavailable",
                 "this editor cannot ask for a confirmation; refresh from the command line: "
                 f"rutter context instructions --run {run_id} --confirm "
