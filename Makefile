@@ -49,3 +49,4 @@ bench: sync
 
 clean:
 	rm -rf $(TOOLS) .venv .demo-home .pytest_cache .mypy_cache .ruff_cache
+	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/*.vsix

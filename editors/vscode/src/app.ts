@@ -8,7 +8,7 @@ import { InstructionsController } from "./instructions";
 import { OPEN_FILE_COMMAND } from "./instructionsView";
 import { MemoryController } from "./memory";
 import { SHOW_MESSAGE_REQUEST, askAsModal } from "./messages";
-import { RunsController, type Timers } from "./runs";
+import { RunsController } from "./runs";
 
 export const Commands = {
   restartServer: "rutter.restartServer",
@@ -22,16 +22,10 @@ export interface Rutter extends Disposable {
   memory: MemoryController;
 }
 
-export interface Options {
-  /** How often the runs are asked for (0: only on events). */
-  pollRunsMs?: number;
-  timers?: Timers;
-}
-
-export function startRutter(ports: Ports, options: Options = {}): Rutter {
+export function startRutter(ports: Ports): Rutter {
   const { editor, server } = ports;
   const instructions = new InstructionsController(ports);
-  const runs = new RunsController(ports, { pollMs: options.pollRunsMs, timers: options.timers });
+  const runs = new RunsController(ports);
   instructions.staleRuns = (workspaceId) => runs.staleRuns(workspaceId);
   runs.onDidChange = () => instructions.updateStatus();
   const memory = new MemoryController(ports, () => instructions.workspaceId);

@@ -10,6 +10,7 @@ export const Methods = {
   effectiveInstructions: "rutter/effectiveInstructions",
   instructionsChanged: "rutter/instructionsChanged",
   runs: "rutter/runs",
+  runsChanged: "rutter/runsChanged",
   runInstructions: "rutter/runInstructions",
   confirmRefresh: "rutter/confirmRefresh",
   memoryList: "rutter/memory/list",
@@ -110,6 +111,12 @@ export interface RunEntry {
 
 export interface RunsAnswer {
   runs: RunEntry[];
+}
+
+/** `rutter/runsChanged` (server → client): the active runs of these workspaces were created,
+ * refreshed or ended (also by another process), or went stale or back (rutter_lsp/runs.py). */
+export interface RunsChanged {
+  workspace_ids: string[];
 }
 
 /** Pinned → live (contract section 6). */

@@ -1,12 +1,14 @@
 /**
  * The "Runs" view and "Review and confirm refresh".
  *
- * The view asks `rutter/runs` after every server start, when instructions change, on its
- * refresh button, after a refresh, and every `POLL_MS` (runs created or refreshed from the
- * CLI appear without a notification). The review shows the diff in a read-only document,
- * asks in a modal dialog, and only on Confirm sends `rutter/confirmRefresh` with the two
- * fingerprints captured when the review was shown: if the disk changed in between, the
- * server refuses (`conflict`) and the person is told to review again.
+ * The view asks `rutter/runs` after every server start, when the server says
+ * `rutter/runsChanged` (a run was created, refreshed or ended, also by the CLI, or went
+ * stale or back), on its refresh button and after a confirmation. Never on a timer: each
+ * `rutter/runs` makes the server inspect every active run. The review shows the diff in a
+ * read-only document, asks in a modal dialog, and only on Confirm sends
+ * `rutter/confirmRefresh` with the two fingerprints captured when the review was shown: if
+ * the disk changed in between, the server refuses (`conflict`) and the person is told to
+ * review again.
  */
 
 import type { ConfirmResult, RunEntry, RunInspection, RunsAnswer } from "./protocol";
@@ -19,21 +21,8 @@ import type { StaleRun } from "./statusBar";
 export const REFRESH_RUNS_COMMAND = "rutter.refreshRuns";
 export const REVIEW_REFRESH_COMMAND = "rutter.reviewRunRefresh";
 export const CONFIRM = "Confirm refresh";
-export const POLL_MS = 5000;
 
 export type ReviewOutcome = "refreshed" | "unchanged" | "cancelled" | "refused" | "not_stale" | "live_error" | "failed";
-
-export interface Timers {
-  setInterval(handler: () => void, ms: number): Disposable;
-}
-
-export const realTimers: Timers = {
-  setInterval(handler, ms) {
-    const timer = setInterval(handler, ms);
-    timer.unref?.();
-    return { dispose: () => clearInterval(timer) };
-  },
-};
 
 export class RunsController implements Disposable {
   private runs: RunEntry[] = [];
@@ -43,21 +32,17 @@ export class RunsController implements Disposable {
   /** Called when the list changed (the status bar's stale marker). */
   onDidChange: () => void = () => undefined;
 
-  constructor(
-    private readonly ports: Ports,
-    options: { pollMs?: number; timers?: Timers } = {},
-  ) {
+  constructor(private readonly ports: Ports) {
     const { editor, server } = ports;
-    const pollMs = options.pollMs ?? POLL_MS;
     this.disposables.push(
       server.onDidStart(() => void this.refresh()),
-      server.onNotification(Methods.instructionsChanged, () => void this.refresh()),
+      // Not on `rutter/instructionsChanged`: when an instruction change makes a run stale (or
+      // current again), the server says `rutter/runsChanged` in the same pass. The whole list
+      // is asked whichever workspaces it names: one question answers them all.
+      server.onNotification(Methods.runsChanged, () => void this.refresh()),
       editor.registerCommand(REFRESH_RUNS_COMMAND, () => this.refresh()),
       editor.registerCommand(REVIEW_REFRESH_COMMAND, (argument) => this.review(argument)),
     );
-    if (pollMs > 0) {
-      this.disposables.push((options.timers ?? realTimers).setInterval(() => void this.refresh(), pollMs));
-    }
   }
 
   get current(): readonly RunEntry[] {

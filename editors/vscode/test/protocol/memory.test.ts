@@ -43,7 +43,7 @@ describe("memory against the real server", () => {
     writeTree(root, { "AGENTS.md": "root workflow\n", "main.go": "package main\n" });
     server = await RealServer.start({ folders: [root], home });
     editor = new FakeEditor();
-    rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+    rutter = startRutter({ editor, server });
     const file = path.join(root, "main.go");
     editor.setActiveFile({ uri: uriOf(file), path: file, folder: root });
     await waitFor("the workspace", () => rutter.instructions.workspaceId);

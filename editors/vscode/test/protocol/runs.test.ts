@@ -3,7 +3,9 @@
  * stale when an instruction file changes, and moves to the new instructions only through the
  * extension's review (bound to the fingerprints shown; refused when the disk changed again
  * after the review). The server's own drift diagnostic and code action flow, which VS Code
- * runs through the language client with no extension code, is driven too.
+ * runs through the language client with no extension code, is driven too. The view follows
+ * `rutter/runsChanged` alone: a run the CLI creates while the server runs, and its going
+ * stale, reach the view and the status bar with no request of the test's own.
  */
 
 import assert from "node:assert/strict";
@@ -13,7 +15,7 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
 import { type Rutter, startRutter } from "../../src/app";
-import type { InstructionsAnswer, RunsAnswer } from "../../src/protocol";
+import type { InstructionsAnswer, RunsAnswer, RunsChanged } from "../../src/protocol";
 import { Methods } from "../../src/protocol";
 import { CONFIRM, REFRESH_RUNS_COMMAND, REVIEW_REFRESH_COMMAND } from "../../src/runs";
 import { FakeEditor, outline } from "../fakes";
@@ -62,7 +64,7 @@ describe("runs against the real server", () => {
     ) as Created;
     assert.equal(created.revision, 1);
     editor = new FakeEditor();
-    rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+    rutter = startRutter({ editor, server });
     const file = path.join(root, "services/api/input.go");
     editor.setActiveFile({ uri: uriOf(file), path: file, folder: root });
   });
@@ -162,5 +164,73 @@ describe("runs against the real server", () => {
     assert.match(server.messageRequests.at(-1)?.message ?? "", new RegExp(`refresh run ${created.run_id}`));
     await editor.run(REFRESH_RUNS_COMMAND);
     assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 3 · current`]);
+  });
+});
+
+describe("rutter/runsChanged from the real server drives the runs view", () => {
+  let home: string;
+  let root: string;
+  let server: RealServer;
+  let editor: FakeEditor;
+  let rutter: Rutter;
+  const received: RunsChanged[] = [];
+  const target = () => path.join(root, "services/api/input.go");
+
+  function cli(...args: string[]): string {
+    return execFileSync(rutterCli(), args, { env: { ...process.env, RUTTER_HOME: home, RUTTER_DATABASE_URL: "" }, encoding: "utf8" });
+  }
+
+  before(async () => {
+    home = tempDir("rutter-home-");
+    root = path.join(tempDir("rutter-ws-"), "depot");
+    writeTree(root, {
+      "AGENTS.md": "root workflow\n",
+      "services/api/AGENTS.md": "api rules\n",
+      "services/api/input.go": "package api\n",
+    });
+    server = await RealServer.start({ folders: [root], home });
+    server.onNotification(Methods.runsChanged, (params) => received.push(params as RunsChanged));
+    // The extension starts after the server here, so no start event asks `rutter/runs`: only
+    // the notification (or a command, which this test never runs) can fill the view.
+    editor = new FakeEditor();
+    rutter = startRutter({ editor, server });
+    editor.setActiveFile({ uri: uriOf(target()), path: target(), folder: root });
+    // The folder is registered as workspace "depot" once the server has answered for it.
+    await waitFor("the stack", () => editor.status?.text === "$(book) 2");
+  });
+
+  after(async () => {
+    rutter.dispose();
+    const code = await server.stop();
+    assert.equal(code, 0, server.logs.join(""));
+  });
+
+  it("names the workspace when the CLI creates a run while the server runs; the view shows it", async () => {
+    assert.deepEqual(received, []);
+    assert.deepEqual(editor.tree("rutter.runs"), []);
+    const created = JSON.parse(
+      cli("run", "create", "--workspace", "depot", "--goal", "add retries", "--target", "services/api/input.go", "--json"),
+    ) as Created;
+    const notice = await waitFor("rutter/runsChanged for the new run", () => received.at(0));
+    assert.deepEqual(notice, { workspace_ids: ["depot"] });
+    await waitFor("the run in the view", () => editor.tree("rutter.runs").length > 0);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 1 · current`]);
+    assert.equal(editor.status?.warning, false);
+  });
+
+  it("names the workspace again when an instruction file changes under the run; the view and status bar show it stale", async () => {
+    const [entry] = rutter.runs.current;
+    assert.ok(entry);
+    const seen = received.length;
+    const rules = path.join(root, "services/api/AGENTS.md");
+    fs.writeFileSync(rules, "api rules\nretry twice\n");
+    await server.changed([{ file: rules, type: 2 }]);
+    const notice = await waitFor("rutter/runsChanged for the stale run", () => received.at(seen));
+    assert.deepEqual(notice, { workspace_ids: ["depot"] });
+    await waitFor("the stale run", () => rutter.runs.current[0]?.stale === true);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${entry.run_id} — services/api/input.go · rev 1 · stale`]);
+    assert.equal(editor.tree("rutter.runs")[0]?.contextValue, "run.stale");
+    await waitFor("the status bar's warning", () => editor.status?.warning === true);
+    assert.match(editor.status?.tooltip ?? "", new RegExp(`Run ${entry.run_id}: its pinned snapshot \\(revision 1\\) is stale`));
   });
 });

@@ -33,7 +33,7 @@ const FILE = { uri: "file:///src/mono/a/b.go", path: "/src/mono/a/b.go", folder:
 function setup(answer: (method: string, params: unknown) => unknown) {
   const editor = new FakeEditor();
   const server = new FakeServer((method, params) => (method === Methods.runs ? { runs: [] } : answer(method, params)));
-  const rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+  const rutter = startRutter({ editor, server });
   return { editor, server, rutter };
 }
 

@@ -50,7 +50,7 @@ function setup(records: MemoryRecord[] = [memory()]) {
         throw new Error(`unexpected ${method}`);
     }
   });
-  const rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+  const rutter = startRutter({ editor, server });
   editor.setActiveFile({ uri: "file:///w/a.go", path: "/w/a.go", folder: "/w" });
   return { editor, server, rutter, bump: (record: MemoryRecord) => (current = current.map((each) => (each.id === record.id ? record : each))) };
 }

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { startRutter } from "../../src/app";
+import { type Rutter, startRutter } from "../../src/app";
 import type { RunEntry, RunInspection } from "../../src/protocol";
 import { Methods } from "../../src/protocol";
 import { CONFIRM, REFRESH_RUNS_COMMAND, REVIEW_REFRESH_COMMAND } from "../../src/runs";
 import { runNodes } from "../../src/runsView";
-import type { Disposable } from "../../src/ports";
 import { FakeEditor, FakeServer, outline, settle } from "../fakes";
 import { inspection, run } from "../fixtures";
 
@@ -35,7 +34,7 @@ function setup(script: Script) {
         throw new Error(`unexpected ${method}`);
     }
   });
-  const rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+  const rutter = startRutter({ editor, server });
   return { editor, server, rutter };
 }
 
@@ -61,27 +60,79 @@ describe("the runs view", () => {
     assert.deepEqual(sent(server, Methods.runs), [{}, {}]);
   });
 
-  it("asks again on instructionsChanged and on the poll", async () => {
-    let tick: (() => void) | undefined;
-    const editor = new FakeEditor();
-    const server = new FakeServer(() => ({ runs: [] }));
-    startRutter(
-      { editor, server },
-      {
-        pollRunsMs: 1000,
-        timers: {
-          setInterval(handler): Disposable {
-            tick = handler;
-            return { dispose: () => (tick = undefined) };
-          },
-        },
-      },
-    );
-    server.notify(Methods.instructionsChanged, { workspace_id: "shop", paths: [] });
+  it("asks again on runsChanged, and the status bar's stale marker follows", async () => {
+    const script: Script = { runs: [] };
+    const { editor, server } = setup(script);
+    editor.setActiveFile({ uri: "file:///w/a.go", path: "/w/a.go", folder: "/w" });
+    server.fireStarted();
     await settle();
-    tick?.();
+    assert.deepEqual(outline(editor.tree("rutter.runs")), []);
+    assert.equal(editor.status?.warning, false);
+
+    // The CLI created a run, then an instruction file changed under it.
+    script.runs = [run()];
+    server.notify(Methods.runsChanged, { workspace_ids: ["shop"] });
     await settle();
-    assert.equal(sent(server, Methods.runs).length, 2);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), ["run_01 — services/api · rev 1 · current"]);
+    assert.equal(editor.status?.text, "$(book) 0");
+
+    script.runs = [run({ stale: true })];
+    server.notify(Methods.runsChanged, { workspace_ids: ["shop"] });
+    await settle();
+    assert.deepEqual(outline(editor.tree("rutter.runs")), ["run_01 — services/api · rev 1 · stale"]);
+    assert.equal(editor.status?.text, "$(warning) 0");
+    assert.equal(editor.status?.warning, true);
+    assert.match(editor.status?.tooltip ?? "", /Run run_01: its pinned snapshot \(revision 1\) is stale/);
+
+    // The run ended: the marker goes with it.
+    script.runs = [];
+    server.notify(Methods.runsChanged, { workspace_ids: ["shop"] });
+    await settle();
+    assert.deepEqual(outline(editor.tree("rutter.runs")), []);
+    assert.equal(editor.status?.text, "$(book) 0");
+    assert.equal(editor.status?.warning, false);
+    assert.equal(sent(server, Methods.runs).length, 4);
+  });
+
+  it("does not ask on instructionsChanged (the server says runsChanged when a run's drift changes)", async () => {
+    const { server } = setup({ runs: [run()] });
+    server.fireStarted();
+    await settle();
+    assert.equal(sent(server, Methods.runs).length, 1);
+    server.notify(Methods.instructionsChanged, { workspace_id: "shop", paths: ["AGENTS.md"] });
+    await settle();
+    assert.equal(sent(server, Methods.runs).length, 1);
+  });
+
+  it("starts no timer: the runs are asked only on events", async () => {
+    const started: string[] = [];
+    const realInterval = globalThis.setInterval;
+    const realTimeout = globalThis.setTimeout;
+    // Record any timer the extension would start (none of its code may poll).
+    globalThis.setInterval = (...args: Parameters<typeof setInterval>) => {
+      started.push("setInterval");
+      return realInterval(...args);
+    };
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      started.push("setTimeout");
+      return realTimeout(...args);
+    }) as typeof setTimeout;
+    let rutter: Rutter;
+    let server: FakeServer;
+    try {
+      ({ rutter, server } = setup({ runs: [run()] }));
+      server.fireStarted();
+      server.notify(Methods.runsChanged, { workspace_ids: ["shop"] });
+      await settle();
+      await rutter.runs.refresh();
+    } finally {
+      globalThis.setInterval = realInterval;
+      globalThis.setTimeout = realTimeout;
+    }
+    assert.deepEqual(started, []);
+    assert.equal(rutter.runs.current.length, 1);
+    assert.equal(sent(server, Methods.runs).length, 3);
+    rutter.dispose();
   });
 
   it("asks a refresh requested during a question once that one is answered", async () => {
@@ -92,7 +143,7 @@ describe("the runs view", () => {
       await settle();
       return { runs: calls === 1 ? [] : [run()] };
     });
-    const rutter = startRutter({ editor, server }, { pollRunsMs: 0 });
+    const rutter = startRutter({ editor, server });
     const first = rutter.runs.refresh();
     const second = rutter.runs.refresh();
     await Promise.all([first, second]);
