@@ -44,6 +44,7 @@ from tests.test_lsp_helpers import (
     uri,
     wait_for_diagnostics,
     wait_until,
+    with_pull_diagnostics,
     within,
 )
 
@@ -462,5 +463,47 @@ async def test_a_client_that_cannot_show_documents_gets_the_summary_only(
         assert client.shown_documents == []
         assert "changed: AGENTS.md" in prompter.asked[-1].message
         assert not (home / "reviews").exists()
+    finally:
+        await stop(client)
+
+
+async def test_pull_clients_get_the_drift_when_they_pull(tmp_path: Path) -> None:
+    root = (tmp_path / "ws").resolve()
+    write_tree(root, TREE)
+    home = tmp_path / "home"
+    client = await start(
+        home, with_pull_diagnostics(capabilities("visual_studio_code")), [folder(root)]
+    )
+    session = Session(client, "pull", home, tmp_path, Prompter())
+    try:
+        [workspace] = await wait_until(lambda: registered(home), what="the folder registered")
+        run_id = session.cli(
+            "run", "create", "--workspace", workspace.workspace_id, "--goal", "g",
+            "--target", "src/main.go",
+        )["run_id"]  # fmt: skip
+        agents_uri = open_text(client, root / "src" / "AGENTS.md")
+
+        async def pull() -> list[types.Diagnostic]:
+            report = await within(
+                client.text_document_diagnostic_async(
+                    types.DocumentDiagnosticParams(
+                        text_document=types.TextDocumentIdentifier(uri=agents_uri)
+                    )
+                )
+            )
+            assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+            return list(report.items)
+
+        assert by_code(await pull(), DRIFT) == []
+        refreshes = client.diagnostic_refresh_count
+        (root / "src" / "AGENTS.md").write_text("src rules\nnew line two\n")
+        notify_changed(session, root / "src" / "AGENTS.md", types.FileChangeType.Changed)
+        await wait_until(
+            lambda: client.diagnostic_refresh_count > refreshes,
+            what="workspace/diagnostic/refresh",
+        )
+        [drift] = by_code(await pull(), DRIFT)
+        assert drift.message.startswith(f"src/AGENTS.md changed since run {run_id} pinned it")
+        assert client.diagnostics.get(agents_uri) is None  # never pushed
     finally:
         await stop(client)
