@@ -145,3 +145,18 @@ def test_review_text_and_summary_name_every_change() -> None:
         "rutter: refresh run run_X to the instructions on disk (revision 4)? "
         "added: src/CLAUDE.md; removed: AGENTS.md; changed: src/AGENTS.md"
     )
+
+
+def test_confirm_command_line_quotes_a_missing_revision() -> None:
+    import shlex
+
+    from rutter_lsp.render_runs import confirm_command_line
+
+    line = confirm_command_line("run_X", None, "b" * 64)
+    assert "--expected-fingerprint '' --expected-live-fingerprint" in line
+    assert shlex.split(line)[-4:] == [
+        "--expected-fingerprint",
+        "",
+        "--expected-live-fingerprint",
+        "b" * 64,
+    ]

@@ -101,12 +101,22 @@ def confirm_command(inspection: RunInspection, *, database_url: str | None = Non
     live = inspection.live_fingerprint
     if not inspection.stale or live is None:
         return None
+    return confirm_command_line(
+        inspection.run_id, inspection.pinned_fingerprint, live, database_url=database_url
+    )
+
+
+def confirm_command_line(
+    run_id: str, pinned: str | None, live: str, *, database_url: str | None = None
+) -> str:
+    """The shell command confirming a refresh of `run_id` from `pinned` (None: no revision)
+    to `live`, quoted for a POSIX shell."""
     words = ["rutter"]
     if database_url:
         words += ["--database-url", database_url]
     words += [
-        "context", "instructions", "--run", inspection.run_id, "--confirm",
-        "--expected-fingerprint", inspection.pinned_fingerprint or "",
+        "context", "instructions", "--run", run_id, "--confirm",
+        "--expected-fingerprint", pinned or "",
         "--expected-live-fingerprint", live,
     ]  # fmt: skip
     return shlex.join(words)

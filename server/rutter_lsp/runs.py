@@ -46,6 +46,7 @@ from rutter_core.store.changes import StoreChanges
 from rutter_lsp.drift import DRIFT_CODE, DocumentRef, RunDrift, findings_of, place
 from rutter_lsp.errors import jsonrpc_error
 from rutter_lsp.paths import uri_of_path
+from rutter_lsp.render_runs import confirm_command_line
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -457,8 +458,7 @@ async def review_refresh(server: RutterServer, run_id: str) -> dict[str, Any]:
             RejectedError(
                 "confirmation_unavailable",
                 "this editor cannot ask for a confirmation; refresh from the command line: "
-                f"rutter context instructions --run {run_id} --confirm "
-                f"--expected-fingerprint {expected} --expected-live-fingerprint {expected_live}",
+                + confirm_command_line(run_id, expected or None, expected_live),
             )
         )
     if server.supports("window.show_document.support"):
