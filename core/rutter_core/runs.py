@@ -364,35 +364,34 @@ def _validate_fingerprint(value: str, *, option: str) -> None:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _latest_revisions() -> Any:
-    """Subquery: each run's newest revision number."""
-    return (
-        select(
-            run_instruction_snapshots.c.run_id,
-            func.max(run_instruction_snapshots.c.revision).label("revision"),
-        )
-        .group_by(run_instruction_snapshots.c.run_id)
-        .subquery("latest_revisions")
-    )
-
-
 def _run_query() -> Select[Any]:
-    latest = _latest_revisions()
-    pinned = run_instruction_snapshots.alias("pinned")
+    """Runs with their mission's goal and their latest revision's number and fingerprint.
+
+    The latest revision is a correlated MAX per run: an index lookup on the ledger's
+    UNIQUE (run_id, revision), so reading one run does not aggregate every run's revisions.
+    """
+    ledger = run_instruction_snapshots
+    pinned = ledger.alias("pinned")
+    latest = (
+        select(func.max(ledger.c.revision))
+        .where(ledger.c.run_id == runs.c.run_id)
+        .correlate(runs)
+        .scalar_subquery()
+    )
     return (
         select(
             runs,
             missions.c.goal,
-            latest.c.revision.label("latest_revision"),
+            pinned.c.revision.label("latest_revision"),
             pinned.c.fingerprint.label("latest_fingerprint"),
         )
         .join(missions, missions.c.mission_id == runs.c.mission_id)
-        .outerjoin(latest, latest.c.run_id == runs.c.run_id)
-        .outerjoin(
-            pinned,
-            and_(pinned.c.run_id == latest.c.run_id, pinned.c.revision == latest.c.revision),
-        )
+        .outerjoin(pinned, and_(pinned.c.run_id == runs.c.run_id, pinned.c.revision == latest))
     )
+
+
+_RUN_QUERY: Final = _run_query()
+"""Built once: statements are immutable, `.where()` derives new ones."""
 
 
 def _record(row: Row[Any]) -> RunRecord:
@@ -430,7 +429,7 @@ def _run_not_found(run_id: str) -> NotFoundError:
 
 
 def _load_run(conn: Connection, run_id: str) -> RunRecord:
-    row = conn.execute(_run_query().where(runs.c.run_id == run_id)).first()
+    row = conn.execute(_RUN_QUERY.where(runs.c.run_id == run_id)).first()
     if row is None:
         raise _run_not_found(run_id)
     return _record(row)
@@ -445,7 +444,7 @@ def list_runs(
     store: Store, *, workspace_id: str | None = None, active_only: bool = False
 ) -> list[RunRecord]:
     """Runs in creation order; `active_only` leaves out completed, failed and cancelled ones."""
-    query = _run_query().order_by(runs.c.created_at, runs.c.run_id)
+    query = _RUN_QUERY.order_by(runs.c.created_at, runs.c.run_id)
     if workspace_id is not None:
         query = query.where(runs.c.workspace_id == workspace_id)
     if active_only:
