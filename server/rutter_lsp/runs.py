@@ -85,39 +85,29 @@ def _active_runs(store: Store, workspace_ids: Sequence[str] | None) -> list[RunR
     return runs
 
 
-def _inspect_all(
-    store: Store, workspace_ids: Sequence[str], reader: FileReader
-) -> tuple[RunDrift, ...]:
-    drifts = []
-    for run in _active_runs(store, workspace_ids)[:MAX_MONITORED_RUNS]:
-        try:
-            inspection = inspect_run(store, run.run_id, reader=reader).to_json()
-        except RutterError as error:  # e.g. a tampered revision: shown in rutter/runs
-            logger.warning("cannot inspect run %s: %s", run.run_id, error.message)
-            continue
-        drifts.append(findings_of(inspection, run.workspace_id, run.target_path))
-    return tuple(drifts)
+def _drift_of(store: Store, run: RunRecord, reader: FileReader) -> RunDrift | None:
+    try:
+        inspection = inspect_run(store, run.run_id, reader=reader).to_json()
+    except RutterError as error:  # e.g. a tampered revision: shown in rutter/runs
+        logger.warning("cannot inspect run %s: %s", run.run_id, error.message)
+        return None
+    return findings_of(inspection, run.workspace_id, run.target_path)
 
 
-def _runs_listing(
-    store: Store, workspace_ids: Sequence[str] | None, reader: FileReader
-) -> dict[str, Any]:
-    listed = []
-    for run in _active_runs(store, workspace_ids):
-        entry = run.to_json()
-        try:
-            inspection = inspect_run(store, run.run_id, reader=reader).to_json()
-        except RutterError as error:
-            entry["stale"] = False
-            entry["error"] = error.to_json()
-        else:
-            entry["stale"] = bool(inspection["stale"])
-            live = inspection.get("live")
-            if isinstance(live, dict) and isinstance(live.get("error"), dict):
-                entry["live_error"] = live["error"]
-            entry["live_fingerprint"] = live.get("fingerprint") if isinstance(live, dict) else None
-        listed.append(entry)
-    return {"runs": listed}
+def _listing_entry(store: Store, run: RunRecord, reader: FileReader) -> dict[str, Any]:
+    entry = run.to_json()
+    try:
+        inspection = inspect_run(store, run.run_id, reader=reader).to_json()
+    except RutterError as error:
+        entry["stale"] = False
+        entry["error"] = error.to_json()
+        return entry
+    entry["stale"] = bool(inspection["stale"])
+    live = inspection.get("live")
+    if isinstance(live, dict) and isinstance(live.get("error"), dict):
+        entry["live_error"] = live["error"]
+    entry["live_fingerprint"] = live.get("fingerprint") if isinstance(live, dict) else None
+    return entry
 
 
 def _inspect(store: Store, run_id: str, reader: FileReader) -> dict[str, Any]:
@@ -283,7 +273,12 @@ class RunsMonitor:
         if store is not None:
             workspace_ids = sorted({folder.workspace_id for folder in server.folders.values()})
             try:
-                drifts = await server.worker.run(_inspect_all, store, workspace_ids, server.reader)
+                active = await server.worker.run_background(_active_runs, store, workspace_ids)
+                found = [
+                    await server.worker.run_background(_drift_of, store, run, server.reader)
+                    for run in active[:MAX_MONITORED_RUNS]
+                ]  # one background job per run: requests go first
+                drifts = tuple(drift for drift in found if drift is not None)
             except RutterError as error:
                 logger.warning("cannot read runs: %s", error.message)
             except Exception:  # a bug here must not stop the instruction diagnostics
@@ -393,9 +388,14 @@ async def runs_request(server: RutterServer, params: Any) -> dict[str, Any]:
         else sorted({folder.workspace_id for folder in server.folders.values()})
     )
     try:
-        return await server.worker.run(_runs_listing, store, ids, server.reader)
+        active = await server.worker.run(_active_runs, store, ids)
+        # One job per run: other requests go between them on the worker.
+        listed = [
+            await server.worker.run(_listing_entry, store, run, server.reader) for run in active
+        ]
     except RutterError as error:
         raise jsonrpc_error(error) from error
+    return {"runs": listed}
 
 
 async def run_instructions_request(server: RutterServer, params: Any) -> dict[str, Any]:
