@@ -761,6 +761,25 @@ def _tamper(db_path: Path, statement: str, *params: Any) -> None:
             (),
             id="fingerprinted-field",
         ),
+        # JSON escapes that decode to a lone surrogate: valid JSON, but no UTF-8 text.
+        pytest.param(
+            "UPDATE run_instruction_snapshots "
+            "SET snapshot_json = replace(snapshot_json, 'root rules', '\\ud800')",
+            (),
+            id="content-surrogate",
+        ),
+        pytest.param(
+            "UPDATE run_instruction_snapshots "
+            'SET snapshot_json = replace(snapshot_json, \'"path":"AGENTS.md"\', '
+            '\'"path":"\\udc80"\')',
+            (),
+            id="path-surrogate",
+        ),
+        pytest.param(
+            "UPDATE run_instruction_snapshots SET snapshot_json = ?",
+            ("[" * 100_000 + "]" * 100_000,),
+            id="deeply-nested",
+        ),
     ],
 )
 def test_tampered_revision_is_refused_on_read(

@@ -469,16 +469,20 @@ def _verified(row: Row[Any], run: RunRecord) -> PinnedRevision:
     try:
         document = json.loads(row.snapshot_json)
         snapshot = Snapshot.model_validate(document)
-    except (ValueError, ValidationError) as exc:
-        # ValidationError is a ValueError; named for the reader.
+        # Hashed here too: JSON escapes can decode to lone surrogates, which no UTF-8
+        # encoder (the digest's, the canonical form's) accepts.
+        recomputed = snapshot_fingerprint(snapshot.to_json())
+        digests = [hashlib.sha256(s.content.encode("utf-8")).hexdigest() for s in snapshot.sources]
+    except (ValueError, ValidationError, RecursionError) as exc:
+        # ValidationError, UnicodeEncodeError and rfc8785's CanonicalizationError are
+        # ValueErrors; named for the reader. RecursionError: JSON nested beyond the decoder.
         raise _tampered(run_id, revision, "the stored snapshot is not a valid snapshot") from exc
     stored = str(row.fingerprint)
     if snapshot.fingerprint != stored:
         raise _tampered(run_id, revision, "the snapshot names another fingerprint than its row")
-    if snapshot_fingerprint(snapshot.to_json()) != stored:
+    if recomputed != stored:
         raise _tampered(run_id, revision, "the snapshot does not hash to its fingerprint")
-    for source in snapshot.sources:
-        digest = hashlib.sha256(source.content.encode("utf-8")).hexdigest()
+    for source, digest in zip(snapshot.sources, digests, strict=True):
         if digest != source.content_sha256:
             raise _tampered(
                 run_id, revision, f"the content of {source.path} does not match its sha256"
