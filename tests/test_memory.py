@@ -359,6 +359,25 @@ def test_secret_in_a_reference_is_refused_even_with_redaction(store: Store) -> N
         assert "s3cretPassw0rd" not in raised.error.message
 
 
+@pytest.mark.parametrize(
+    ("reference", "code"),
+    [
+        (f"https://deploy:{TOKEN}@example.com/.env", "sensitive_source"),
+        (f"https://example.com/{TOKEN}/id_rsa", "sensitive_source"),
+        (f"token={TOKEN}\nsecond line", "invalid_reference"),
+        (f"token={TOKEN}\tafter a tab", "invalid_reference"),
+    ],
+)
+def test_a_refused_reference_is_never_echoed_with_its_secret(
+    store: Store, reference: str, code: str
+) -> None:
+    with _Raises(RejectedError, code) as raised:
+        user_memory(store, references=[reference])
+    assert TOKEN not in raised.error.message
+    assert TOKEN not in json.dumps(raised.error.to_json())
+    assert "[REDACTED:github_token]" in raised.error.message
+
+
 # -- sensitive sources ---------------------------------------------------------------------------
 
 SENSITIVE = {
@@ -397,6 +416,14 @@ SENSITIVE = {
     "/dev/tty": "terminal_input",
     "/dev/pts/3": "terminal_input",
     "/proc/self/fd/0": "terminal_input",
+    # Device paths as file URIs, through `..`, and percent-encoded names.
+    "file:///proc/self/fd/0": "terminal_input",
+    "file:///dev/tty": "terminal_input",
+    "file:///dev/fd/0": "terminal_input",
+    "/proc/self/../self/fd/0": "terminal_input",
+    "/dev/../dev/tty": "terminal_input",
+    "file:///app/%2Eenv": "env_file",
+    "https://example.com/raw/%2eenv": "env_file",
     "terminal input": "terminal_input",
     "keystrokes": "terminal_input",
     "logs/keystrokes.log": "terminal_input",
@@ -417,6 +444,9 @@ HARMLESS = [
     "ADR-12",
     "keys/README.md",
     "id_rsa_notes.md",
+    "docs/dev/tty-notes.md",
+    "https://example.com/dev/tty",
+    "file:///home/me/docs/%2Eenv-setup.md",
 ]
 
 
@@ -616,6 +646,9 @@ def test_retention_accepts_durations_and_rfc3339_times() -> None:
         ("2027-01-01T00:00:00", "invalid_retention"),  # no offset
         ("2027-02-30T00:00:00Z", "invalid_retention"),
         ("forever", "invalid_retention"),
+        # Valid RFC 3339 whose UTC moment falls outside Python's datetime range.
+        ("9999-12-31T23:59:59-01:00", "retention_out_of_bounds"),
+        ("0001-01-01T00:00:00+01:00", "retention_out_of_bounds"),
     ],
 )
 def test_retention_out_of_bounds_or_malformed(text: str, code: str) -> None:
@@ -742,12 +775,13 @@ from rutter_core.memory import edit_memory, get_memory
 from rutter_core.store import open_store
 
 url, memory_id, name, wanted, go, ready = sys.argv[1:7]
-Path(ready).touch()
-while not Path(go).exists():
-    time.sleep(0.001)
 done, conflicts = [], 0
 with open_store(url) as store:
+    # Both read version 1 before either writes: their first edits race for certain.
     version = get_memory(store, memory_id).version
+    Path(ready).touch()
+    while not Path(go).exists():
+        time.sleep(0.001)
     while len(done) < int(wanted):
         content = f"{name}-{len(done)}"
         try:
@@ -801,6 +835,8 @@ def test_concurrent_edits_from_two_processes_lose_no_update(
         outputs.append(json.loads(out))
     edits = [tuple(edit) for output in outputs for edit in output["done"]]
     assert len(edits) == 2 * wanted
+    # Both started from version 1, so at least one edit was refused: the race really happened.
+    assert sum(output["conflicts"] for output in outputs) >= 1
     # Every successful edit moved the version by exactly one, from the version it had read ...
     assert all(after == before + 1 for before, after, _ in edits)
     # ... and no two edits started from the same version: none overwrote another unseen.

@@ -22,6 +22,7 @@ import errno
 import hashlib
 import json
 import os
+import posixpath
 import re
 import stat
 import unicodedata
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any, Final, Literal, cast
+from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import and_, delete, insert, or_, select, update
 from sqlalchemy.engine import Connection
@@ -243,10 +245,24 @@ _SENSITIVE_WHAT: Final[dict[SensitiveKind, str]] = {
 
 
 def _segments(text: str) -> list[str]:
-    """Path segments of a path, a `file://` URI or a URL (query and fragment dropped)."""
+    """Path segments of a path, a `file://` URI or a URL (query and fragment dropped, the
+    rest percent-decoded: `%2Eenv` is `.env`)."""
     if "://" in text:
-        text = re.split(r"[?#]", text.split("://", 1)[1], maxsplit=1)[0]
+        text = unquote(re.split(r"[?#]", text.split("://", 1)[1], maxsplit=1)[0])
     return [part for part in re.split(r"[/\\]+", text) if part not in ("", ".")]
+
+
+def _local_device_segments(text: str) -> list[str] | None:
+    """Segments of the absolute local path `text` names (a path or a `file:` URI), with `.`
+    and `..` resolved lexically, so `/dev/../dev/tty` and `file:///proc/self/fd/0` are the
+    devices they name; None when `text` names no absolute local path."""
+    if text.startswith("file:"):
+        path = unquote(urlsplit(text).path)
+    elif text.startswith("/"):
+        path = text
+    else:
+        return None
+    return [part for part in posixpath.normpath("/" + path.lstrip("/")).split("/") if part]
 
 
 def _segment_kind(name: str, parent: str | None) -> SensitiveKind | None:
@@ -279,11 +295,12 @@ def sensitive_source_kind(reference: str) -> SensitiveKind | None:
     if scheme is not None and scheme.group(1) in _TERMINAL_SCHEMES:
         return "terminal_input"
     segments = _segments(text)
-    if text.startswith("/") and len(segments) >= 2:
-        device = segments[1]
-        if segments[0] == "dev" and (device in _DEVICE_NAMES or device.startswith("tty")):
+    local = _local_device_segments(text)
+    if local is not None and len(local) >= 2:
+        device = local[1]
+        if local[0] == "dev" and (device in _DEVICE_NAMES or device.startswith("tty")):
             return "terminal_input"
-        if segments[0] == "proc" and len(segments) >= 3 and segments[2] == "fd":
+        if local[0] == "proc" and len(local) >= 3 and local[2] == "fd":
             return "terminal_input"
     parent: str | None = None
     for name in segments:
@@ -294,15 +311,22 @@ def sensitive_source_kind(reference: str) -> SensitiveKind | None:
     return None
 
 
+def _shown(text: str) -> str:
+    """`text` as an error may echo it: a refused reference can hold a credential too
+    (`https://user:token@host/.env`), and errors are printed and logged."""
+    return redact(text).text
+
+
 def check_source_ref(reference: str, *, field: str = "reference") -> None:
     """Refuse a reference or source path that names a sensitive source (never redactable)."""
     kind = sensitive_source_kind(reference)
     if kind is not None:
+        shown = _shown(reference)
         raise RejectedError(
             "sensitive_source",
-            f"{field} {reference!r} names {_SENSITIVE_WHAT[kind]}; memory never records "
+            f"{field} {shown!r} names {_SENSITIVE_WHAT[kind]}; memory never records "
             "sensitive sources, with or without --redact-sensitive: remove it",
-            details={"field": field, "reference": reference, "kind": kind},
+            details={"field": field, "reference": shown, "kind": kind},
         )
 
 
@@ -402,10 +426,11 @@ def normalize_references(references: Iterable[str]) -> tuple[str, ...]:
                 details={"field": "reference"},
             )
         if "\n" in text or "\t" in text:
+            shown = _shown(text)
             raise RejectedError(
                 "invalid_reference",
-                f"reference {text!r} spans several lines or holds a tab; one identifier each",
-                details={"field": "reference", "reference": text},
+                f"reference {shown!r} spans several lines or holds a tab; one identifier each",
+                details={"field": "reference", "reference": shown},
             )
         _utf8_size("reference", text)
         _refuse_controls("reference", text, allowed="")
@@ -514,7 +539,10 @@ def parse_retention(text: str, *, created_at: datetime, now: datetime) -> dateti
             "time (e.g. 2027-06-30T00:00:00Z)",
             details={"retention": text},
         )
-    until = until.astimezone(UTC).replace(microsecond=0)  # stored at second precision
+    try:
+        until = until.astimezone(UTC).replace(microsecond=0)  # stored at second precision
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-01:00: past datetime's range in UTC
+        raise _retention_out_of_bounds(text, created_at) from None
     if until <= created_at or until > _add_years(created_at, MAX_RETENTION_YEARS):
         raise _retention_out_of_bounds(text, created_at, until)
     return until
