@@ -32,6 +32,7 @@ from rutter_core.runs import (
     create_run,
     diff_snapshots,
     get_run,
+    get_verified_run,
     import_run,
     inspect_run,
     latest_revision,
@@ -269,6 +270,24 @@ def test_symlinked_instruction_file_creates_nothing(
     with pytest.raises(DiscoveryError) as info:
         new_run(store)
     assert info.value.code == "symlink"
+    assert counts(db_path) == dict.fromkeys(RUN_TABLES, 0)
+
+
+def test_a_constraint_firing_on_the_last_insert_leaves_nothing_half_written(
+    store: Store, demo: Path, db_path: Path
+) -> None:
+    """Mission, thread, session, run and root node are inserted before revision 1: when that
+    last insert fails, every one of them is rolled back with it."""
+    conn = raw(db_path)
+    try:
+        conn.execute(
+            "CREATE TRIGGER refuse_revisions BEFORE INSERT ON run_instruction_snapshots "
+            "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+        )
+    finally:
+        conn.close()
+    with pytest.raises(IntegrityError, match="refused by the test"):
+        new_run(store)
     assert counts(db_path) == dict.fromkeys(RUN_TABLES, 0)
 
 
@@ -632,6 +651,7 @@ def test_run_without_revision_inspects_read_only_and_first_confirm_pins_revision
     run = import_run(store, workspace_id="demo", goal="legacy", actor="cli", target="src")
     assert (run.revision, run.fingerprint, run.target_path) == (None, None, "src")
     assert latest_revision(store, run.run_id) is None
+    assert get_verified_run(store, run.run_id) == run
     assert counts(db_path)["continuity_nodes"] == 1
 
     inspection = inspect_run(store, run.run_id, reader=fresh())
@@ -790,6 +810,7 @@ def test_tampered_revision_is_refused_on_read(
     readers = (
         lambda: read_revision(store, created.run_id, 1),
         lambda: latest_revision(store, created.run_id),
+        lambda: get_verified_run(store, created.run_id),
         lambda: inspect_run(store, created.run_id, reader=fresh()),
         lambda: confirm_refresh(store, created.run_id, reader=fresh(),
                                 expected_fingerprint=created.fingerprint,

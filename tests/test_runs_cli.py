@@ -351,6 +351,15 @@ def test_tampered_revision_through_the_cli(cli: Cli, demo: Path) -> None:
         "revision": 1,
         "reason": "the content of AGENTS.md does not match its sha256",
     }
+    # `run show` names the revision and its fingerprint: it vouches for neither unchecked.
+    shown = cli.json("run", "show", run_id, code=1)
+    assert shown["error"]["code"] == "snapshot_tampered"
+    human = cli("run", "show", run_id)
+    assert human.returncode == 1
+    assert human.stdout == ""
+    assert "error[snapshot_tampered]" in human.stderr
+    # The run can still be ended: that reads no revision.
+    assert cli.json("run", "status", run_id, "cancelled")["status"] == "cancelled"
 
 
 USAGE_ERRORS: list[list[str]] = [

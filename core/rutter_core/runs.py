@@ -440,6 +440,15 @@ def get_run(store: Store, run_id: str) -> RunRecord:
         return _load_run(conn, run_id)
 
 
+def get_verified_run(store: Store, run_id: str) -> RunRecord:
+    """The run, once the latest revision its `revision` and `fingerprint` name has passed the
+    integrity check (`snapshot_tampered` otherwise): for surfaces that show those to people."""
+    with store.read() as conn:
+        run = _load_run(conn, run_id)
+        _latest(conn, run)  # the same read snapshot as `run`: the very revision it names
+        return run
+
+
 def list_runs(
     store: Store, *, workspace_id: str | None = None, active_only: bool = False
 ) -> list[RunRecord]:

@@ -24,6 +24,7 @@ from rutter_core.runs import (
     confirm_refresh,
     create_run,
     get_run,
+    get_verified_run,
     inspect_run,
     list_runs,
     set_run_status,
@@ -158,7 +159,7 @@ def run_list(
 def run_show(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> None:
     """Show one run, with its status and latest pinned revision."""
     with _store(ctx) as store:
-        run = get_run(store, run_id)
+        run = get_verified_run(store, run_id)
     if as_json:
         _print_json(run.to_json())
         return
