@@ -423,6 +423,9 @@ SENSITIVE = {
     "/proc/self/../self/fd/0": "terminal_input",
     "/dev/../dev/tty": "terminal_input",
     "file:///app/%2Eenv": "env_file",
+    "/proc/self/environ": "env_file",  # the process environment, where .env files end up
+    "file:///proc/1234/environ": "env_file",
+    "\\\\.\\CONIN$": "terminal_input",  # Windows console input
     "https://example.com/raw/%2eenv": "env_file",
     "terminal input": "terminal_input",
     "keystrokes": "terminal_input",

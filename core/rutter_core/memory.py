@@ -203,7 +203,10 @@ _TERMINAL_WHOLE: Final = frozenset(
     }
 )
 _TERMINAL_SCHEMES: Final = frozenset({"stdin", "tty", "pty", "terminal", "keyboard", "keystrokes"})
-_TERMINAL_STEMS: Final = frozenset({"stdin", "<stdin>", "keystroke", "keystrokes", "keylog"})
+# `conin$`: the Windows console's input (`\\.\CONIN$`).
+_TERMINAL_STEMS: Final = frozenset(
+    {"stdin", "<stdin>", "keystroke", "keystrokes", "keylog", "conin$"}
+)
 _DEVICE_NAMES: Final = frozenset({"stdin", "tty", "console", "pts", "fd", "ptmx"})
 _SECRET_STORE_DIRS: Final = frozenset({".ssh", ".gnupg", ".password-store"})
 _SECRET_STORE_STEMS: Final = frozenset(
@@ -302,6 +305,8 @@ def sensitive_source_kind(reference: str) -> SensitiveKind | None:
             return "terminal_input"
         if local[0] == "proc" and len(local) >= 3 and local[2] == "fd":
             return "terminal_input"
+        if local[0] == "proc" and len(local) == 3 and local[2] == "environ":
+            return "env_file"  # a process's environment: what .env files are loaded into
     parent: str | None = None
     for name in segments:
         kind = _segment_kind(name, parent)
