@@ -331,6 +331,12 @@ def test_terminal_run_refuses_a_refresh(cli: Cli, demo: Path) -> None:
     body = cli.json(*confirm_args(run_id, diff["from_fingerprint"], diff["to_fingerprint"]), code=3)
     assert body["error"]["code"] == "run_terminal"
     assert stored_revisions(cli, run_id) == [1]
+    # The drift is still shown, but no command is offered that can only be refused.
+    human = cli("context", "instructions", "--run", run_id)
+    assert human.returncode == 0, human.stderr
+    assert "+ added    CLAUDE.md" in human.stdout
+    assert "--confirm" not in human.stdout
+    assert "failed, which is final" in human.stdout
 
 
 def test_tampered_revision_through_the_cli(cli: Cli, demo: Path) -> None:

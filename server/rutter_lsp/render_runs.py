@@ -99,7 +99,7 @@ def render_run(console: Console, run: RunRecord) -> None:
 def confirm_command(inspection: RunInspection, *, database_url: str | None = None) -> str | None:
     """The exact command that confirms what `inspection` shows, or None when nothing can be."""
     live = inspection.live_fingerprint
-    if not inspection.stale or live is None:
+    if not inspection.stale or live is None or inspection.run.is_terminal:
         return None
     return confirm_command_line(
         inspection.run_id, inspection.pinned_fingerprint, live, database_url=database_url
@@ -182,6 +182,12 @@ def render_inspection(
     if diff.ignored_changed:
         console.print("  ignored files changed")
     keeps = "without instructions" if pinned is None else f"on revision {pinned.revision}"
+    if run.is_terminal:  # a confirmation would only be refused (run_terminal)
+        console.print(
+            f"\nThe run is {run.status}, which is final: it ended {keeps} and takes no new "
+            "instructions; create a new run for these."
+        )
+        return
     command = confirm_command(inspection, database_url=database_url)
     console.print(
         f"\nThe run stays {keeps} until you confirm. After reviewing the drift, run:",
