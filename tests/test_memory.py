@@ -660,6 +660,14 @@ def test_retention_out_of_bounds_or_malformed(text: str, code: str) -> None:
         parse_retention(text, created_at=created, now=created)
 
 
+def test_a_malformed_retention_is_echoed_redacted() -> None:
+    created = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+    with _Raises(RejectedError, "invalid_retention") as raised:
+        parse_retention(f"token={TOKEN}", created_at=created, now=created)
+    assert TOKEN not in json.dumps(raised.error.to_json())
+    assert "[REDACTED:github_token]" in raised.error.message
+
+
 def test_retention_bounds_on_create_and_edit(store: Store) -> None:
     assert user_memory(store, retention="87600h").retention_until is not None  # 3650 days
     past = (datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -538,11 +538,12 @@ def parse_retention(text: str, *, created_at: datetime, now: datetime) -> dateti
                 details={"retention": text},
             ) from exc
     else:
+        shown = _shown(text)  # free text: it may be a secret pasted into the wrong option
         raise RejectedError(
             "invalid_retention",
-            f"retention {text!r} is neither a duration (e.g. 720h, 30d, 1h30m) nor an RFC 3339 "
+            f"retention {shown!r} is neither a duration (e.g. 720h, 30d, 1h30m) nor an RFC 3339 "
             "time (e.g. 2027-06-30T00:00:00Z)",
-            details={"retention": text},
+            details={"retention": shown},
         )
     try:
         until = until.astimezone(UTC).replace(microsecond=0)  # stored at second precision
