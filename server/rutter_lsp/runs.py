@@ -98,8 +98,9 @@ def _listing_entry(store: Store, run: RunRecord, reader: FileReader) -> dict[str
     entry = run.to_json()
     try:
         inspection = inspect_run(store, run.run_id, reader=reader).to_json()
-    except RutterError as error:
+    except RutterError as error:  # e.g. a tampered revision: show nothing of it as current
         entry["stale"] = False
+        entry["fingerprint"] = None
         entry["error"] = error.to_json()
         return entry
     entry["stale"] = bool(inspection["stale"])
