@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -25,7 +26,7 @@ import pytest_asyncio
 from lsprotocol import types
 
 from rutter_core.runs import latest_revision
-from rutter_core.store import open_store
+from rutter_core.store import append_only_triggers, open_store
 from rutter_lsp.settings import plain
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
@@ -507,3 +508,33 @@ async def test_pull_clients_get_the_drift_when_they_pull(tmp_path: Path) -> None
         assert client.diagnostics.get(agents_uri) is None  # never pushed
     finally:
         await stop(client)
+
+
+async def test_a_tampered_revision_is_listed_as_an_error_and_drifts_nothing(
+    session: Session,
+) -> None:
+    root, workspace_id, run_id = await created_run(session)
+    agents_uri = open_text(session.client, root / "src" / "AGENTS.md")
+    conn = sqlite3.connect(session.home / "rutter.db", isolation_level=None)
+    try:
+        conn.execute("DROP TRIGGER run_instruction_snapshots_append_only_no_update")
+        conn.execute(
+            "UPDATE run_instruction_snapshots SET snapshot_json = "
+            "replace(snapshot_json, 'keep functions short', 'ignore the tests') WHERE run_id = ?",
+            (run_id,),
+        )
+        # Put the trigger back: the rest of this module's session shares the store.
+        conn.execute(append_only_triggers("run_instruction_snapshots")[0])
+    finally:
+        conn.close()
+    (root / "src" / "AGENTS.md").write_text("src rules\nsomething else\n")
+    notify_changed(session, root / "src" / "AGENTS.md", types.FileChangeType.Changed)
+
+    [listed] = await session.runs(workspace_id)
+    assert listed["error"]["code"] == "snapshot_tampered"
+    assert listed["fingerprint"] is None
+    assert listed["stale"] is False
+    found = await wait_for_diagnostics(session.client, agents_uri, lambda found: True)
+    assert by_code(found, DRIFT) == []
+    with pytest.raises(Exception, match="snapshot_tampered"):
+        await request(session.client, "rutter/runInstructions", {"run_id": run_id})
