@@ -32,8 +32,11 @@ the server's requests to the client, and measures:
 Times are client round trips (perf_counter from writing the request to having parsed the
 answer). No timing is asserted: this prints numbers.
 
+With `--runs N`, N active runs are created on the targets before the server starts: each
+change then also re-inspects every run and publishes its drift (compare with `--runs 0`).
+
 Usage: python benchmarks/lsp_latency.py [--dirs 10000] [--files 100000] [--rounds 20]
-       [--open 1000] [--changes 5] [--profile PATH]
+       [--open 1000] [--changes 5] [--runs 0] [--profile PATH]
 """
 
 from __future__ import annotations
@@ -532,6 +535,32 @@ async def change_round(
     return ChangeRound(notice.at - start, last - start, len(publishes), paths, trivial, effective)
 
 
+def create_runs(home: Path, work: Workload, count: int) -> None:
+    """`count` active runs on the targets, in the store the server will open (the folder
+    "bench" is registered first, so the server reuses the registration). Every change of the
+    root AGENTS.md then makes all of them stale: the server re-inspects each one and puts a
+    drift diagnostic per run on the open root AGENTS.md."""
+    from rutter_core.fsread import FileReader
+    from rutter_core.runs import create_run
+    from rutter_core.store import open_store
+    from rutter_core.workspaces import register_workspace
+
+    reader = FileReader()
+    with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
+        register_workspace(store, "bench", work.root, cwd=work.root)
+        for index in range(count):
+            target = work.targets[index % len(work.targets)]
+            create_run(
+                store,
+                workspace_id="bench",
+                goal=f"benchmark run {index}",
+                reader=reader,
+                actor="cli",
+                target=str(target.relative_to(work.root)),
+            )
+    print(f"created {count} active runs on the targets")
+
+
 def server_command(profile: str | None) -> list[str]:
     if profile is None:
         return [sys.executable, "-m", "rutter_lsp.server"]
@@ -548,6 +577,8 @@ async def run(args: argparse.Namespace, scratch: Path) -> None:
 
     env = {key: value for key, value in os.environ.items() if key != "RUTTER_DATABASE_URL"}
     env["RUTTER_HOME"] = str(scratch / "home")
+    if args.runs:
+        create_runs(scratch / "home", work, args.runs)
     stderr_path = scratch / "server.stderr"
     with stderr_path.open("wb") as stderr:
         process = await asyncio.create_subprocess_exec(
@@ -731,6 +762,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20, help="warm latency rounds")
     parser.add_argument("--open", type=int, default=1_000, help="documents open for the change")
     parser.add_argument("--changes", type=int, default=5, help="change propagation rounds")
+    parser.add_argument(
+        "--runs", type=int, default=0, help="active runs whose drift each change updates"
+    )
     parser.add_argument(
         "--profile", metavar="PATH", help="run the server under cProfile (all threads), to PATH"
     )

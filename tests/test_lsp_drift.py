@@ -160,3 +160,34 @@ def test_confirm_command_line_quotes_a_missing_revision() -> None:
         "--expected-live-fingerprint",
         "b" * 64,
     ]
+
+
+@pytest.mark.parametrize(
+    ("changed", "target", "expected"),
+    [
+        ("AGENTS.md", "src/main.go", True),  # the root reaches everything
+        (".prayu/instructions.ignore", "src/main.go", True),
+        ("src/AGENTS.md", "src/main.go", True),
+        ("src/AGENTS.md", "src", True),
+        ("src/AGENTS.md", "srcx/main.go", False),  # a sibling with a common prefix
+        ("src/AGENTS.md", "docs/a.md", False),
+        ("src/.prayu/rules/go/style.md", "src/a/b.go", True),
+        ("src/.prayu/rules", "src/a/b.go", True),  # a directory the watcher reported
+        ("src/.claude", "src/a.go", True),
+        ("src/.claude/CLAUDE.md", "docs/a.go", False),
+        ("src/deep/AGENTS.md", "src/main.go", False),  # below the target's directory
+        ("src/AGENTS.md", ".", False),
+    ],
+)
+def test_which_runs_a_change_can_reach(changed: str, target: str, expected: bool) -> None:
+    from rutter_core.runs import RunRecord
+    from rutter_lsp.runs import reaches
+
+    run = RunRecord(
+        run_id="run_X", mission_id="m", session_id="s", thread_id="t", workspace_id="ws",
+        goal="g", profile=None, mode="ask", target_path=target, status="running",
+        revision=1, fingerprint="f", created_by="cli", updated_by="cli",
+        created_at="", updated_at="",
+    )  # fmt: skip
+    assert reaches({"ws": {changed}}, run) is expected
+    assert reaches({"other": {changed}}, run) is False

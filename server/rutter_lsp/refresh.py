@@ -187,8 +187,10 @@ class Refresher:
         if rebuild:
             server.replace_index(await self._rebuild(docs))
         runs_changed: list[str] = []
-        if pending.runs or pending.all_diagnostics or pending.changes:
+        if pending.runs or pending.all_diagnostics:
             runs_changed = await server.runs.reinspect()
+        elif pending.changes:  # only runs those files can reach
+            runs_changed = await server.runs.reinspect(pending.changes)
         drifted: set[str] = set()
         if rebuild or pending.runs:
             drifted = server.runs.replace(docs)

@@ -31,6 +31,7 @@ import asyncio
 import difflib
 import logging
 import os
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
 
+from rutter_core.discovery import CLAUDE_DIR, PRAYU_DIR
 from rutter_core.errors import RejectedError, RutterError, UsageError
 from rutter_core.fsread import FileReader
 from rutter_core.runs import NO_REVISION, RunRecord, confirm_refresh, inspect_run, list_runs
@@ -45,7 +47,7 @@ from rutter_core.store import Store, resolve_data_home
 from rutter_core.store.changes import StoreChanges
 from rutter_lsp.drift import DRIFT_CODE, DocumentRef, RunDrift, findings_of, place
 from rutter_lsp.errors import jsonrpc_error
-from rutter_lsp.paths import uri_of_path
+from rutter_lsp.paths import classify, uri_of_path
 from rutter_lsp.render_runs import confirm_command_line
 from rutter_lsp.settings import plain
 
@@ -264,21 +266,33 @@ class RunsMonitor:
             if changed:
                 server.refresher.request(runs=True)
 
-    async def reinspect(self) -> list[str]:
-        """Inspect the active runs of the served workspaces again (store or disk changed);
-        returns the workspaces whose runs changed (created, ended, refreshed, went stale)."""
+    async def reinspect(self, changed: Mapping[str, set[str]] | None = None) -> list[str]:
+        """Inspect the active runs of the served workspaces again; returns the workspaces
+        whose runs changed (created, ended, refreshed, went stale or back).
+
+        `changed`: the instruction paths that changed on disk, by workspace; only runs whose
+        target those paths can reach are inspected again, the others keep their drift. None
+        (the store or the settings changed): every run is inspected again.
+        """
         server = self._server
         store = server.store
         before = self.drifts
+        known = {drift.run_id: drift for drift in before}
         drifts: tuple[RunDrift, ...] = ()
         if store is not None:
             workspace_ids = sorted({folder.workspace_id for folder in server.folders.values()})
             try:
                 active = await server.worker.run_background(_active_runs, store, workspace_ids)
-                found = [
-                    await server.worker.run_background(_drift_of, store, run, server.reader)
-                    for run in active[:MAX_MONITORED_RUNS]
-                ]  # one background job per run: requests go first
+                found: list[RunDrift | None] = []
+                for run in active[:MAX_MONITORED_RUNS]:
+                    kept = known.get(run.run_id)
+                    if kept is not None and changed is not None and not reaches(changed, run):
+                        found.append(kept)
+                        continue
+                    # One background job per run: requests go first.
+                    found.append(
+                        await server.worker.run_background(_drift_of, store, run, server.reader)
+                    )
                 drifts = tuple(drift for drift in found if drift is not None)
             except RutterError as error:
                 logger.warning("cannot read runs: %s", error.message)
@@ -320,6 +334,33 @@ class RunsMonitor:
             if isinstance(diagnostic.data, dict)
         }
         return [drift for drift in self.drifts if drift.run_id in ids]
+
+
+def level_of_change(rel: str) -> str:
+    """The directory below which a change of `rel` can change what discovery delivers.
+
+    An instruction file's level (its scope); for anything else the watchers report (a
+    directory inside `.prayu` or a `.claude` directory, created or deleted), the level that
+    holds it; conservatively the parent directory otherwise.
+    """
+    file = classify(rel)
+    if file is not None:
+        return file.level
+    parts = rel.split("/")
+    for index, part in enumerate(parts):
+        if part in (PRAYU_DIR, CLAUDE_DIR):
+            return "/".join(parts[:index]) or "."
+    return posixpath.dirname(rel) or "."
+
+
+def reaches(changed: Mapping[str, set[str]], run: RunRecord) -> bool:
+    """Whether a change of any of `changed` (by workspace) can change `run`'s instructions."""
+    target = run.target_path
+    for rel in changed.get(run.workspace_id, ()):
+        level = level_of_change(rel)
+        if level in (".", target) or target.startswith(level + "/"):
+            return True
+    return False
 
 
 def changed_workspaces(before: Sequence[RunDrift], after: Sequence[RunDrift]) -> list[str]:
