@@ -284,7 +284,7 @@ class RunsMonitor:
             try:
                 active = await server.worker.run_background(_active_runs, store, workspace_ids)
                 found: list[RunDrift | None] = []
-                for run in active[:MAX_MONITORED_RUNS]:
+                for run in active[-MAX_MONITORED_RUNS:]:  # the newest (oldest first)
                     kept = known.get(run.run_id)
                     if kept is not None and changed is not None and not reaches(changed, run):
                         found.append(kept)
