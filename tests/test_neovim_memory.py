@@ -14,7 +14,7 @@ from pathlib import Path
 from rutter_core.memory import create_memory, get_memory, list_memories
 from rutter_core.store import open_store
 from rutter_core.workspaces import register_workspace
-from tests.test_neovim import run_nvim, ws
+from tests.test_neovim import github_token, run_nvim, ws
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 
@@ -131,3 +131,35 @@ def test_memory_float_add_edit_conflict_disable_delete(tmp_path: Path, ws: Path)
         path = Path(f"{home / 'rutter.db'}{suffix}")
         if path.exists():
             assert marker.encode() not in path.read_bytes()
+
+
+def test_a_secret_is_stored_only_redacted_and_only_when_chosen(tmp_path: Path, ws: Path) -> None:
+    token = github_token()
+    home = tmp_path / "rutter-home"
+    with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
+        register_workspace(store, "monorepo", ws, cwd=ws)
+
+    results = run_nvim(tmp_path, "memory_secret", ws, {"RUTTER_NVIM_TOKEN": token})
+
+    first, second = results["asked"]
+    assert "github_token" in first["prompt"]
+    assert first["items"] == ["Store with the secrets redacted", "Keep editing"]
+    assert second["items"] == first["items"]
+    assert "not saved: the text holds secrets" in results["kept"]["error"]
+    assert results["kept_modified"] is True
+
+    created = results["created"]["result"]
+    assert created["redacted"] is True
+    assert created["content"] == "deploy with [REDACTED:github_token] from the CI box"
+    assert results["buffer_lines"] == [
+        "Deploy token",
+        "",
+        "deploy with [REDACTED:github_token] from the CI box",
+    ]
+    assert token not in "\n".join(results["buffer_lines"])
+    assert results["buffer_name"].endswith(created["id"])
+    assert results["modified"] is False
+    with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
+        [stored] = list_memories(store, include_inactive=True).items
+    assert stored.memory_id == created["id"]
+    assert token not in stored.content

@@ -429,7 +429,45 @@ function M.parse(lines, trailing_newline)
   return title, content
 end
 
-local function write_draft(buf)
+M.STORE_REDACTED = "Store with the secrets redacted"
+M.KEEP_EDITING = "Keep editing"
+
+--- The draft's lines for `title` and `content` (as `open_draft` lays them out).
+local function draft_lines(title, content)
+  local body = vim.split(content:gsub("\n$", ""), "\n", { plain = true })
+  if content == "" then
+    body = { "" }
+  end
+  return vim.list_extend({ title, "" }, body)
+end
+
+local write_draft
+
+--- A save refused for secrets: ask whether to store the text with them redacted (what
+--- `--redact-sensitive` does on the command line); the buffer keeps the text either way.
+local function offer_redaction(buf, draft, action, err)
+  local message = type(err.data) == "table" and err.data.message or err.message or "secrets found"
+  vim.ui.select({ M.STORE_REDACTED, M.KEEP_EDITING }, {
+    prompt = "rutter: " .. message .. ": ",
+    kind = "rutter_secret",
+  }, function(choice)
+    vim.schedule(function()
+      if choice == M.STORE_REDACTED and api.nvim_buf_is_valid(buf) then
+        write_draft(buf, true)
+      else
+        local text = "not saved: the text holds secrets; remove them, or save again and choose \""
+          .. M.STORE_REDACTED
+          .. '"'
+        M.last_error = text
+        notify(text, vim.log.levels.WARN)
+        fire({ action = action, id = draft.id, version = draft.version, error = text })
+      end
+    end)
+  end)
+end
+
+--- Send the draft in `buf`; `redact`: store it with its secrets redacted.
+function write_draft(buf, redact)
   local draft = drafts[buf]
   if not draft then
     return
@@ -451,10 +489,16 @@ local function write_draft(buf)
       params.uri = draft.uri
     end
   end
+  if redact then
+    params.redact_sensitive = true
+  end
   local action = draft.id and "edit" or "create"
   call(client, method, params, function(err, result)
     if not api.nvim_buf_is_valid(buf) then
       return
+    end
+    if err and not redact and type(err.data) == "table" and err.data.code == "secret_detected" then
+      return offer_redaction(buf, draft, action, err)
     end
     if err then
       local what = draft.id and ("memory " .. draft.id .. " not saved") or "memory not created"
@@ -472,6 +516,9 @@ local function write_draft(buf)
     local changed = draft.version ~= result.version
     draft.id, draft.version = result.id, result.version
     pcall(api.nvim_buf_set_name, buf, "rutter://memory/" .. result.id)
+    if redact then -- show what was stored: the secrets must not stay in the buffer either
+      api.nvim_buf_set_lines(buf, 0, -1, false, draft_lines(result.title, result.content))
+    end
     vim.bo[buf].modified = false
     M.last_error = nil
     if action == "create" then
@@ -494,11 +541,7 @@ local function open_draft(draft, title, content, name)
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].swapfile = false
   pcall(api.nvim_buf_set_name, buf, name)
-  local body = vim.split(content:gsub("\n$", ""), "\n", { plain = true })
-  if content == "" then
-    body = { "" }
-  end
-  api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend({ title, "" }, body))
+  api.nvim_buf_set_lines(buf, 0, -1, false, draft_lines(title, content))
   vim.bo[buf].modified = false
   vim.bo[buf].filetype = "markdown"
   drafts[buf] = draft
