@@ -5,14 +5,16 @@
  * A memory opens as a document of the `rutter-memory` scheme (see memoryDocument.ts): opening
  * reads it from the server, saving sends the changed fields with the version it was opened
  * at, so an edit made elsewhere in between is refused (the save fails with the server's
- * message) instead of being overwritten. Delete is confirmed by the server itself
+ * message) instead of being overwritten. A save refused for secrets (`secret_detected`) asks
+ * in a modal dialog whether to store the text with them redacted (`redact_sensitive`); the
+ * document then shows the stored text. Delete is confirmed by the server itself
  * (`window/showMessageRequest`, shown as a modal dialog, see app.ts).
  */
 
-import type { DeletedMemory, MemoryExport, MemoryList, MemoryRecord } from "./protocol";
+import type { DeletedMemory, ErrorInfo, MemoryExport, MemoryList, MemoryRecord } from "./protocol";
 import { Methods, typedError } from "./protocol";
 import type { Disposable, DocumentStore, PickItem, Ports } from "./ports";
-import { changesOf, parseMemory, renderMemory, renderNewMemory } from "./memoryDocument";
+import { type MemoryFields, changesOf, parseMemory, renderMemory, renderNewMemory } from "./memoryDocument";
 
 export const MEMORY_SCHEME = "rutter-memory";
 export const MemoryCommands = {
@@ -23,19 +25,35 @@ export const MemoryCommands = {
 
 export type Scope = "user" | "project";
 
+/** The answers of the question after a save refused for secrets. */
+export const STORE_REDACTED = "Store with the secrets redacted";
+export const KEEP_EDITING = "Keep editing";
+
 /** The params of each memory request (one place to align with the server). */
 export const MemoryParams = {
   list: (all: boolean) => ({ all }),
   get: (id: string) => ({ id }),
-  create: (scope: Scope, workspaceId: string | undefined, fields: { title: string; content: string; references: string[]; retention?: string }) => ({
+  /** `redact`: store the text with each secret replaced by `[REDACTED:<kind>]`. */
+  create: (
+    scope: Scope,
+    workspaceId: string | undefined,
+    fields: { title: string; content: string; references: string[]; retention?: string },
+    redact = false,
+  ) => ({
     scope,
     ...(scope === "project" ? { workspace_id: workspaceId } : {}),
     title: fields.title,
     content: fields.content,
     references: fields.references,
     ...(fields.retention !== undefined ? { retention: fields.retention } : {}),
+    ...(redact ? { redact_sensitive: true } : {}),
   }),
-  edit: (id: string, version: number, changes: object) => ({ id, version, ...changes }),
+  edit: (id: string, version: number, changes: object, redact = false) => ({
+    id,
+    version,
+    ...changes,
+    ...(redact ? { redact_sensitive: true } : {}),
+  }),
   setStatus: (id: string, version: number, status: "active" | "disabled") => ({ id, version, status }),
   delete: (id: string, version: number) => ({ id, version }),
   export: (scope: Scope, workspaceId: string | undefined, all: boolean) => ({
@@ -78,6 +96,17 @@ export function actionItems(record: MemoryRecord): PickItem<Action>[] {
 /** Path of a memory's document: `/<id>.md`; new ones `/new/<n>/<scope>[/<workspace>].md`. */
 export function memoryPath(id: string): string {
   return `/${id}.md`;
+}
+
+/** A refusal for secrets the server can store redacted: in the title or the content (a
+ * reference is never stored redacted, so the question would only be refused again). */
+export function offersRedaction(error: ErrorInfo): boolean {
+  return error.code === "secret_detected" && error.details?.field !== "reference";
+}
+
+/** The error a refused save fails with: VS Code shows its message; the document stays dirty. */
+function saveFailure(error: ErrorInfo): Error {
+  return new Error(error.code === "request_failed" ? error.message : `${error.message} (${error.code})`);
 }
 
 interface OpenDocument {
@@ -251,27 +280,70 @@ export class MemoryController implements Disposable, DocumentStore {
   async write(path: string, text: string): Promise<void> {
     const fields = parseMemory(text);
     const known = this.documents.get(path);
-    let record: MemoryRecord;
+    const creating = known?.id === undefined;
+    let record: MemoryRecord | undefined;
     try {
-      if (known?.id === undefined || known.version === undefined || known.record === undefined) {
-        if (!path.startsWith("/new/") || known?.scope === undefined) {
-          throw new Error("reopen the memory from \"Rutter: List Memories\" to edit it");
-        }
-        record = await this.request<MemoryRecord>(Methods.memoryCreate, MemoryParams.create(known.scope, known.workspaceId, fields));
+      record = await this.save(path, known, fields, false);
+      if (record !== undefined && creating) {
         this.ports.editor.showMessage("info", `rutter: memory "${record.title}" created (${record.id})`);
-      } else {
-        const changes = changesOf(known.record, fields);
-        if (Object.keys(changes).length === 0) {
-          return;
-        }
-        record = await this.request<MemoryRecord>(Methods.memoryEdit, MemoryParams.edit(known.id, known.version, changes));
       }
     } catch (error) {
-      const info = typedError(error);
-      // VS Code shows this as the reason the save failed; the document stays dirty.
-      throw new Error(info.code === "request_failed" ? info.message : `${info.message} (${info.code})`);
+      const refusal = typedError(error);
+      if (!offersRedaction(refusal)) {
+        throw saveFailure(refusal);
+      }
+      record = await this.saveRedacted(path, known, fields, text, refusal);
     }
-    this.documents.set(path, { ...known, id: record.id, version: record.version, record });
+    if (record !== undefined) {
+      this.documents.set(path, { ...known, id: record.id, version: record.version, record });
+    }
+  }
+
+  /** Create or edit; undefined when an edit changes nothing (then nothing is sent). */
+  private async save(path: string, known: OpenDocument | undefined, fields: MemoryFields, redact: boolean): Promise<MemoryRecord | undefined> {
+    if (known?.id === undefined || known.version === undefined || known.record === undefined) {
+      if (!path.startsWith("/new/") || known?.scope === undefined) {
+        throw new Error("reopen the memory from \"Rutter: List Memories\" to edit it");
+      }
+      return this.request<MemoryRecord>(Methods.memoryCreate, MemoryParams.create(known.scope, known.workspaceId, fields, redact));
+    }
+    const changes = changesOf(known.record, fields);
+    if (Object.keys(changes).length === 0) {
+      return undefined;
+    }
+    return this.request<MemoryRecord>(Methods.memoryEdit, MemoryParams.edit(known.id, known.version, changes, redact));
+  }
+
+  /** After a refusal for secrets: ask, then store the text redacted, or fail the save. */
+  private async saveRedacted(
+    path: string,
+    known: OpenDocument | undefined,
+    fields: MemoryFields,
+    text: string,
+    refusal: ErrorInfo,
+  ): Promise<MemoryRecord | undefined> {
+    const answer = await this.ports.editor.askModal(
+      `rutter: ${refusal.message}`,
+      `"${STORE_REDACTED}" stores the text with each secret replaced by [REDACTED:<kind>]; the document then shows what was stored. "${KEEP_EDITING}" stores nothing.`,
+      [STORE_REDACTED, KEEP_EDITING],
+    );
+    if (answer !== STORE_REDACTED) {
+      // Only a failed save keeps the text in VS Code (the document stays dirty).
+      throw new Error(`not stored: the text holds secrets; remove them, or save again and choose "${STORE_REDACTED}"`);
+    }
+    let record: MemoryRecord | undefined;
+    try {
+      record = await this.save(path, known, fields, true);
+    } catch (error) {
+      // A second refusal (another reason) fails the save; it is not asked again.
+      throw saveFailure(typedError(error));
+    }
+    if (record !== undefined) {
+      this.ports.editor.showMessage("info", `rutter: memory "${record.title}" stored with its secrets redacted (${record.id}, version ${record.version})`);
+      // The secret must not stay in the editor either: the document shows what was stored.
+      this.ports.editor.replaceStoreDocument(MEMORY_SCHEME, path, text, renderMemory(record));
+    }
+    return record;
   }
 
   dispose(): void {

@@ -120,6 +120,10 @@ export interface EditorPort {
   /** Open `scheme:path` of a store registered with `registerDocumentStore`. */
   openStoreDocument(scheme: string, path: string): Promise<void>;
   registerDocumentStore(scheme: string, store: DocumentStore): Disposable;
+  /** Once the save of `saved` to the open document `scheme:path` (in progress) has completed,
+   * replace its whole text with `text` and save it again: the store kept another text than
+   * the one saved (e.g. with secrets redacted). Nothing happens if the document is not open. */
+  replaceStoreDocument(scheme: string, path: string, saved: string, text: string): void;
   registerCommand(id: string, handler: (...args: unknown[]) => unknown): Disposable;
   settings(): ExtensionSettings;
 }

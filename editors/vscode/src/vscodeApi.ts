@@ -472,6 +472,31 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
     });
   }
 
+  replaceStoreDocument(scheme: string, path: string, saved: string, text: string): void {
+    const uri = vscode.Uri.from({ scheme, path }).toString();
+    if (!vscode.workspace.textDocuments.some((document) => document.uri.toString() === uri)) {
+      return;
+    }
+    // Edited only after the save in progress has ended: an edit during it would leave the
+    // document dirty, holding the text the store did not keep.
+    const subscription = vscode.workspace.onDidSaveTextDocument(async (document) => {
+      if (document.uri.toString() !== uri) {
+        return;
+      }
+      subscription.dispose();
+      const current = document.getText();
+      if (current !== saved) {
+        return; // not that save (or already re-read from the store): leave the text alone
+      }
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(document.uri, new vscode.Range(document.positionAt(0), document.positionAt(current.length)), text);
+      if (await vscode.workspace.applyEdit(edit)) {
+        await document.save();
+      }
+    });
+    this.subscriptions.push(subscription);
+  }
+
   registerCommand(id: string, handler: (...args: unknown[]) => unknown): Disposable {
     return vscode.commands.registerCommand(id, handler);
   }

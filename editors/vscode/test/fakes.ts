@@ -129,6 +129,7 @@ export class FakeEditor implements EditorPort {
   readonly opened: string[] = [];
   readonly openedStore: { scheme: string; path: string }[] = [];
   readonly stores = new Map<string, DocumentStore>();
+  readonly replaced: { scheme: string; path: string; saved: string; text: string }[] = [];
   readonly commands = new Map<string, (...args: unknown[]) => unknown>();
   readonly inputs: InputOptions[] = [];
   readonly picks: { items: PickItem<unknown>[]; placeholder: string }[] = [];
@@ -203,6 +204,10 @@ export class FakeEditor implements EditorPort {
   registerDocumentStore(scheme: string, store: DocumentStore): Disposable {
     this.stores.set(scheme, store);
     return { dispose: () => this.stores.delete(scheme) };
+  }
+
+  replaceStoreDocument(scheme: string, path: string, saved: string, text: string): void {
+    this.replaced.push({ scheme, path, saved, text });
   }
 
   registerCommand(id: string, handler: (...args: unknown[]) => unknown): Disposable {
