@@ -41,6 +41,7 @@ from rutter_core.workspaces import Workspace, get_workspace
 from rutter_lsp.errors import jsonrpc_error
 from rutter_lsp.hover import status_for
 from rutter_lsp.paths import path_of_uri
+from rutter_lsp.requests import store_unavailable
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -186,13 +187,7 @@ async def effective_for(server: RutterServer, uri: str) -> EncodedResult | dict[
             }
         }
     if server.store is None:
-        return {
-            "error": {
-                "code": "store_unavailable",
-                "message": "the rutter store could not be opened; see the server log and "
-                "check rutter.databaseUrl / RUTTER_DATABASE_URL / RUTTER_HOME",
-            }
-        }
+        return {"error": store_unavailable().to_json()}
     store = server.store
     workspace = server.workspaces.get(store, located.folder.workspace_id)
     if workspace is None:

@@ -33,12 +33,12 @@ misspelt `retention`, ...) are refused as `invalid_params`. Store work runs on t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from lsprotocol import types
 
-from rutter_core.errors import RejectedError, RutterError, UsageError
+from rutter_core.errors import RejectedError, UsageError
 from rutter_core.memory import (
     DEFAULT_LIST_LIMIT,
     create_memory,
@@ -49,8 +49,8 @@ from rutter_core.memory import (
     list_memories,
     set_memory_status,
 )
-from rutter_core.store import Store
 from rutter_lsp.errors import jsonrpc_error
+from rutter_lsp.requests import invalid_params, object_params, on_worker, ready_store
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -84,32 +84,12 @@ CANCEL: Final = "Cancel"
 # -- params ---------------------------------------------------------------------------------------
 
 
-def _invalid(message: str) -> Exception:
-    return jsonrpc_error(UsageError("invalid_params", message))
-
-
-def _object(value: Any) -> dict[str, Any]:
-    """The one object of a request's params or a command's arguments (`[{...}]`)."""
-    data = plain(value)
-    if isinstance(data, list):
-        if not data:
-            return {}
-        if len(data) != 1:
-            raise _invalid("expected one JSON object as the command's argument")
-        data = data[0]
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise _invalid("expected a JSON object")
-    return data
-
-
 def _only(params: Mapping[str, Any], *allowed: str) -> dict[str, Any]:
     """Refuse unknown fields: a misspelt `retention` would silently keep a memory forever,
     and `actor` / `created_by` are never taken from a client."""
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        raise _invalid(
+        raise invalid_params(
             f"unknown field(s) {', '.join(map(repr, unknown))}; expected {', '.join(allowed)}"
         )
     return dict(params)
@@ -121,14 +101,14 @@ def _optional(params: Mapping[str, Any], key: str, kind: type[T], what: str) -> 
         return None
     # bool is an int in Python; a JSON `true` is never a version or a limit.
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise _invalid(f"{key!r} must be {what}")
+        raise invalid_params(f"{key!r} must be {what}")
     return value
 
 
 def _required(params: Mapping[str, Any], key: str, kind: type[T], what: str) -> T:
     value = _optional(params, key, kind, what)
     if value is None:
-        raise _invalid(f"{key!r} is required and must be {what}")
+        raise invalid_params(f"{key!r} is required and must be {what}")
     return value
 
 
@@ -141,7 +121,7 @@ def _references(params: Mapping[str, Any]) -> list[str] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise _invalid("'references' must be a list of strings")
+        raise invalid_params("'references' must be a list of strings")
     return list(value)
 
 
@@ -182,42 +162,17 @@ def _workspace(server: RutterServer, params: Mapping[str, Any], scope: str | Non
     return None
 
 
-# -- running core calls ---------------------------------------------------------------------------
-
-
-async def _store(server: RutterServer) -> Store:
-    await server.ready.wait()
-    if server.store is None:
-        raise jsonrpc_error(
-            RutterError(
-                "store_unavailable",
-                "the rutter store could not be opened; see the server log and check "
-                "rutter.databaseUrl / RUTTER_DATABASE_URL / RUTTER_HOME",
-            )
-        )
-    return server.store
-
-
-async def _call(server: RutterServer, fn: Callable[[], T]) -> T:
-    """`fn` on the disk worker (store work stays off the event loop); typed failures become
-    JSON-RPC errors."""
-    try:
-        return await server.worker.run(fn)
-    except RutterError as error:
-        raise jsonrpc_error(error) from error
-
-
 # -- the requests ---------------------------------------------------------------------------------
 
 
 async def list_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(_object(params), "scope", "workspace_id", "uri", "all", "limit")
+    data = _only(object_params(params), "scope", "workspace_id", "uri", "all", "limit")
     scope = _optional(data, "scope", str, "'user' or 'project'")
     limit = _optional(data, "limit", int, "a whole number")
     include_inactive = _flag(data, "all")
-    store = await _store(server)
+    store = await ready_store(server)
     workspace_id = _workspace(server, data, scope)
-    found = await _call(
+    found = await on_worker(
         server,
         lambda: list_memories(
             store,
@@ -231,16 +186,16 @@ async def list_request(server: RutterServer, params: Any) -> dict[str, Any]:
 
 
 async def get_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(_object(params), "id")
+    data = _only(object_params(params), "id")
     memory_id = _required(data, "id", str, "a memory ID")
-    store = await _store(server)
-    record = await _call(server, lambda: get_memory(store, memory_id))
+    store = await ready_store(server)
+    record = await on_worker(server, lambda: get_memory(store, memory_id))
     return record.to_json()
 
 
 async def create_request(server: RutterServer, params: Any) -> dict[str, Any]:
     data = _only(
-        _object(params),
+        object_params(params),
         *("scope", "workspace_id", "uri", "title", "content", "references", "retention"),
         "redact_sensitive",
     )
@@ -250,9 +205,9 @@ async def create_request(server: RutterServer, params: Any) -> dict[str, Any]:
     references = _references(data) or []
     retention = _optional(data, "retention", str, "a duration (720h, 30d) or an RFC 3339 time")
     redact_sensitive = _flag(data, "redact_sensitive")
-    store = await _store(server)
+    store = await ready_store(server)
     workspace_id = _workspace(server, data, scope)
-    record = await _call(
+    record = await on_worker(
         server,
         lambda: create_memory(
             store,
@@ -271,7 +226,7 @@ async def create_request(server: RutterServer, params: Any) -> dict[str, Any]:
 
 async def edit_request(server: RutterServer, params: Any) -> dict[str, Any]:
     data = _only(
-        _object(params),
+        object_params(params),
         *("id", "version", "title", "content", "references", "retention", "redact_sensitive"),
     )
     memory_id = _required(data, "id", str, "a memory ID")
@@ -283,8 +238,8 @@ async def edit_request(server: RutterServer, params: Any) -> dict[str, Any]:
         data, "retention", str, "a duration (720h, 30d), an RFC 3339 time or 'none'"
     )
     redact_sensitive = _flag(data, "redact_sensitive")
-    store = await _store(server)
-    record = await _call(
+    store = await ready_store(server)
+    record = await on_worker(
         server,
         lambda: edit_memory(
             store,
@@ -302,12 +257,12 @@ async def edit_request(server: RutterServer, params: Any) -> dict[str, Any]:
 
 
 async def set_status_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(_object(params), "id", "version", "status")
+    data = _only(object_params(params), "id", "version", "status")
     memory_id = _required(data, "id", str, "a memory ID")
     version = _required(data, "version", int, "the version you last read")
     status = _required(data, "status", str, "'active' or 'disabled'")
-    store = await _store(server)
-    record = await _call(
+    store = await ready_store(server)
+    record = await on_worker(
         server,
         lambda: set_memory_status(store, memory_id, version=version, status=status, actor=ACTOR),
     )
@@ -316,12 +271,12 @@ async def set_status_request(server: RutterServer, params: Any) -> dict[str, Any
 
 async def delete_request(server: RutterServer, params: Any) -> dict[str, Any]:
     """Ask the person first; only "Delete permanently" deletes, at exactly `version`."""
-    data = _only(_object(params), "id", "version")
+    data = _only(object_params(params), "id", "version")
     memory_id = _required(data, "id", str, "a memory ID")
     version = _required(data, "version", int, "the version you last read")
-    store = await _store(server)
+    store = await ready_store(server)
     # Missing or stale: say so now rather than ask about something that cannot be deleted.
-    record = await _call(server, lambda: get_memory(store, memory_id, version=version))
+    record = await on_worker(server, lambda: get_memory(store, memory_id, version=version))
     if not server.supports("window.show_message"):
         raise jsonrpc_error(
             RejectedError(
@@ -345,7 +300,7 @@ async def delete_request(server: RutterServer, params: Any) -> dict[str, Any]:
     )
     if answer is None or answer.title != DELETE_PERMANENTLY:
         return {"id": memory_id, "version": version, "deleted": False, "cancelled": True}
-    deleted = await _call(
+    deleted = await on_worker(
         server, lambda: delete_memory(store, memory_id, version=version, actor=ACTOR)
     )
     if not deleted.purged:
@@ -357,12 +312,12 @@ async def delete_request(server: RutterServer, params: Any) -> dict[str, Any]:
 
 
 async def export_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(_object(params), "scope", "workspace_id", "uri", "all")
+    data = _only(object_params(params), "scope", "workspace_id", "uri", "all")
     scope = _required(data, "scope", str, "'user' or 'project'")
     include_inactive = _flag(data, "all")
-    store = await _store(server)
+    store = await ready_store(server)
     workspace_id = _workspace(server, data, scope)
-    exported = await _call(
+    exported = await on_worker(
         server,
         lambda: export_memories(
             store, scope=scope, workspace_id=workspace_id, include_inactive=include_inactive
@@ -381,61 +336,32 @@ def _command_params(args: Sequence[Any]) -> Any:
 
 
 def register(server: RutterServer) -> None:
+    handlers: dict[str, Callable[[RutterServer, Any], Awaitable[dict[str, Any]]]] = {
+        LIST: list_request,
+        GET: get_request,
+        CREATE: create_request,
+        EDIT: edit_request,
+        SET_STATUS: set_status_request,
+        DELETE: delete_request,
+        EXPORT: export_request,
+    }
+    for method, handler in handlers.items():
+        _register(server, method, handler)
+
+
+def _register(
+    server: RutterServer,
+    method: str,
+    handler: Callable[[RutterServer, Any], Awaitable[dict[str, Any]]],
+) -> None:
+    """The request `method` and its command twin (`COMMANDS[method]`)."""
+
+    @server.feature(method)
+    async def request(params: Any) -> dict[str, Any]:
+        return await handler(server, params)
+
     # Command handlers take pygls' conventional `ls` first (the server, injected by name);
     # the client's arguments follow.
-
-    @server.feature(LIST)
-    async def memory_list(params: Any) -> dict[str, Any]:
-        return await list_request(server, params)
-
-    @server.feature(GET)
-    async def memory_get(params: Any) -> dict[str, Any]:
-        return await get_request(server, params)
-
-    @server.feature(CREATE)
-    async def memory_create(params: Any) -> dict[str, Any]:
-        return await create_request(server, params)
-
-    @server.feature(EDIT)
-    async def memory_edit(params: Any) -> dict[str, Any]:
-        return await edit_request(server, params)
-
-    @server.feature(SET_STATUS)
-    async def memory_set_status(params: Any) -> dict[str, Any]:
-        return await set_status_request(server, params)
-
-    @server.feature(DELETE)
-    async def memory_delete(params: Any) -> dict[str, Any]:
-        return await delete_request(server, params)
-
-    @server.feature(EXPORT)
-    async def memory_export(params: Any) -> dict[str, Any]:
-        return await export_request(server, params)
-
-    @server.command(COMMANDS[LIST])
-    async def memory_list_command(ls: Any, *args: Any) -> dict[str, Any]:
-        return await list_request(server, _command_params(args))
-
-    @server.command(COMMANDS[GET])
-    async def memory_get_command(ls: Any, *args: Any) -> dict[str, Any]:
-        return await get_request(server, _command_params(args))
-
-    @server.command(COMMANDS[CREATE])
-    async def memory_create_command(ls: Any, *args: Any) -> dict[str, Any]:
-        return await create_request(server, _command_params(args))
-
-    @server.command(COMMANDS[EDIT])
-    async def memory_edit_command(ls: Any, *args: Any) -> dict[str, Any]:
-        return await edit_request(server, _command_params(args))
-
-    @server.command(COMMANDS[SET_STATUS])
-    async def memory_set_status_command(ls: Any, *args: Any) -> dict[str, Any]:
-        return await set_status_request(server, _command_params(args))
-
-    @server.command(COMMANDS[DELETE])
-    async def memory_delete_command(ls: Any, *args: Any) -> dict[str, Any]:
-        return await delete_request(server, _command_params(args))
-
-    @server.command(COMMANDS[EXPORT])
-    async def memory_export_command(ls: Any, *args: Any) -> dict[str, Any]:
-        return await export_request(server, _command_params(args))
+    @server.command(COMMANDS[method])
+    async def command(ls: Any, *args: Any) -> dict[str, Any]:
+        return await handler(server, _command_params(args))

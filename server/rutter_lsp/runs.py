@@ -32,7 +32,7 @@ import difflib
 import logging
 import os
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 from lsprotocol import types
 
 from rutter_core.discovery import CLAUDE_DIR, PRAYU_DIR
-from rutter_core.errors import RejectedError, RutterError, UsageError
+from rutter_core.errors import ConflictError, RejectedError, RutterError
 from rutter_core.fsread import FileReader
 from rutter_core.runs import NO_REVISION, RunRecord, confirm_refresh, inspect_run, list_runs
 from rutter_core.store import Store, resolve_data_home
@@ -49,6 +49,7 @@ from rutter_lsp.drift import DRIFT_CODE, DocumentRef, RunDrift, findings_of, pla
 from rutter_lsp.errors import jsonrpc_error
 from rutter_lsp.paths import classify, uri_of_path
 from rutter_lsp.render_runs import confirm_command_line
+from rutter_lsp.requests import invalid_params, object_params, on_worker, ready_store
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -111,11 +112,6 @@ def _listing_entry(store: Store, run: RunRecord, reader: FileReader) -> dict[str
         entry["live_error"] = live["error"]
     entry["live_fingerprint"] = live.get("fingerprint") if isinstance(live, dict) else None
     return entry
-
-
-def _inspect(store: Store, run_id: str, reader: FileReader) -> dict[str, Any]:
-    result: dict[str, Any] = inspect_run(store, run_id, reader=reader).to_json()
-    return result
 
 
 def _confirm(
@@ -385,90 +381,64 @@ def _paths(drift: RunDrift) -> set[str]:
 # -- handlers --------------------------------------------------------------------------------
 
 
-def _object(value: Any) -> dict[str, Any]:
-    data = plain(value)
-    if isinstance(data, list):
-        data = data[0] if len(data) == 1 else {}
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise jsonrpc_error(UsageError("invalid_params", "expected a JSON object"))
-    return data
-
-
 def _string(params: Mapping[str, Any], key: str) -> str:
     value = params.get(key)
     if not isinstance(value, str) or not value:
-        raise jsonrpc_error(
-            UsageError("invalid_params", f"{key!r} is required and must be a non-empty string")
-        )
+        raise invalid_params(f"{key!r} is required and must be a non-empty string")
     return value
 
 
-async def _store(server: RutterServer) -> Store:
-    await server.ready.wait()
-    if server.store is None:
-        raise jsonrpc_error(
-            RutterError(
-                "store_unavailable",
-                "the rutter store could not be opened; see the server log and check "
-                "rutter.databaseUrl / RUTTER_DATABASE_URL / RUTTER_HOME",
-            )
-        )
-    return server.store
-
-
 async def runs_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _object(params)
-    store = await _store(server)
+    data = object_params(params)
+    store = await ready_store(server)
     workspace_id = data.get("workspace_id")
     if workspace_id is not None and not isinstance(workspace_id, str):
-        raise jsonrpc_error(UsageError("invalid_params", "'workspace_id' must be a string"))
+        raise invalid_params("'workspace_id' must be a string")
     ids = (
         [workspace_id]
         if workspace_id is not None
         else sorted({folder.workspace_id for folder in server.folders.values()})
     )
-    try:
-        active = await server.worker.run(_active_runs, store, ids)
-        # One job per run: other requests go between them on the worker.
-        listed = [
-            await server.worker.run(_listing_entry, store, run, server.reader) for run in active
-        ]
-    except RutterError as error:
-        raise jsonrpc_error(error) from error
+    active = await on_worker(server, lambda: _active_runs(store, ids))
+    # One job per run: other requests go between them on the worker.
+    listed = [  # `_listing_entry` reports a run's own failure in its entry
+        await server.worker.run(_listing_entry, store, run, server.reader) for run in active
+    ]
     return {"runs": listed}
 
 
 async def run_instructions_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    run_id = _string(_object(params), "run_id")
-    store = await _store(server)
-    try:
-        return await server.worker.run(_inspect, store, run_id, server.reader)
-    except RutterError as error:
-        raise jsonrpc_error(error) from error
+    run_id = _string(object_params(params), "run_id")
+    store = await ready_store(server)
+    return await on_worker(
+        server, lambda: inspect_run(store, run_id, reader=server.reader).to_json()
+    )
 
 
 async def confirm_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _object(params)
+    data = object_params(params)
     run_id = _string(data, "run_id")
     expected = data.get("expected_fingerprint")
     if not isinstance(expected, str):
-        raise jsonrpc_error(
-            UsageError(
-                "invalid_params",
-                "'expected_fingerprint' is required: the pinned fingerprint you reviewed "
-                '("" for a run with no revision yet)',
-            )
+        raise invalid_params(
+            "'expected_fingerprint' is required: the pinned fingerprint you reviewed "
+            '("" for a run with no revision yet)'
         )
     expected_live = _string(data, "expected_live_fingerprint")
-    store = await _store(server)
     try:
-        result = await server.worker.run(
-            _confirm, store, run_id, expected, expected_live, server.reader
-        )
+        return await _confirmed(server, run_id, expected, expected_live)
     except RutterError as error:
         raise jsonrpc_error(error) from error
+
+
+async def _confirmed(
+    server: RutterServer, run_id: str, expected: str, expected_live: str
+) -> dict[str, Any]:
+    """Confirm on the disk worker; typed failures are raised as they are."""
+    store = await ready_store(server)
+    result = await server.worker.run(
+        _confirm, store, run_id, expected, expected_live, server.reader
+    )
     if result.get("refreshed"):
         server.refresher.request(runs=True)
     return result
@@ -519,26 +489,19 @@ async def review_refresh(server: RutterServer, run_id: str) -> dict[str, Any]:
     if answer is None or answer.title != CONFIRM:
         return {**inspection, "refreshed": False, "confirmed": False}
     try:
-        result = await confirm_request(
-            server,
-            {
-                "run_id": run_id,
-                "expected_fingerprint": expected,
-                "expected_live_fingerprint": expected_live,
-            },
+        result = await _confirmed(server, run_id, expected, expected_live)
+    except ConflictError as error:
+        server.notify_user(
+            f"run {run_id} was not refreshed: the instructions changed again after the "
+            "review was shown (or someone else refreshed the run); review them again",
+            types.MessageType.Error,
         )
-    except Exception as error:
-        data = getattr(error, "data", None)
-        code = data.get("code") if isinstance(data, dict) else None
-        if code == "conflict" or getattr(error, "code", None) == -32801:
-            server.notify_user(
-                f"run {run_id} was not refreshed: the instructions changed again after the "
-                "review was shown (or someone else refreshed the run); review them again",
-                types.MessageType.Error,
-            )
-        else:
-            server.notify_user(f"run {run_id} was not refreshed: {error}", types.MessageType.Error)
-        raise
+        raise jsonrpc_error(error) from error
+    except RutterError as error:
+        server.notify_user(
+            f"run {run_id} was not refreshed: {error.message}", types.MessageType.Error
+        )
+        raise jsonrpc_error(error) from error
     revision = result.get("revision")
     server.notify_user(
         f"run {run_id} now uses revision {revision} of its instructions", types.MessageType.Info
@@ -546,9 +509,14 @@ async def review_refresh(server: RutterServer, run_id: str) -> dict[str, Any]:
     return {**result, "confirmed": True}
 
 
-def code_actions(server: RutterServer, uri: str) -> list[types.CodeAction]:
+def code_actions(
+    server: RutterServer, uri: str, first: Collection[str] = ()
+) -> list[types.CodeAction]:
+    """One review action per stale run shown on `uri`; the runs in `first` (those of the
+    diagnostics the client asked about) come first."""
     actions = []
-    for drift in server.runs.runs_for(uri):
+    drifts = sorted(server.runs.runs_for(uri), key=lambda drift: drift.run_id not in first)
+    for drift in drifts:
         matching = [
             diagnostic
             for diagnostic in server.runs.for_uri(uri)
@@ -612,11 +580,8 @@ def register(server: RutterServer) -> None:
         only = params.context.only
         if only and not any(str(kind).startswith("quickfix") for kind in only):
             return None
-        actions = code_actions(server, params.text_document.uri)
-        ids = {d.data.get("run_id") for d in wanted if isinstance(d.data, dict)}
-        if ids:  # the client asked about particular diagnostics: their runs first
-            actions.sort(key=lambda action: action.title.rsplit(" ", 1)[-1] not in ids)
-        return actions or None
+        ids = {str(d.data.get("run_id")) for d in wanted if isinstance(d.data, dict)}
+        return code_actions(server, params.text_document.uri, ids) or None
 
 
 def _run_argument(args: Sequence[Any]) -> dict[str, Any]:
@@ -624,4 +589,4 @@ def _run_argument(args: Sequence[Any]) -> dict[str, Any]:
     values = [plain(arg) for arg in args]
     if len(values) == 1 and isinstance(values[0], str):
         return {"run_id": values[0]}
-    return _object(values)
+    return object_params(values)
