@@ -5,6 +5,7 @@
 local M = {}
 
 local api = vim.api
+local ui = require("rutter.ui")
 
 local NAME = "rutter"
 M.METHOD = "rutter/effectiveInstructions"
@@ -160,21 +161,6 @@ local function geometry(lines)
   }
 end
 
-local function set_lines(buf, lines, hl)
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].modified = false
-  api.nvim_buf_clear_namespace(buf, float_ns, 0, -1)
-  for lnum, hl_group in pairs(hl) do
-    api.nvim_buf_set_extmark(buf, float_ns, lnum - 1, 0, {
-      end_row = lnum - 1,
-      end_col = #lines[lnum],
-      hl_group = hl_group,
-    })
-  end
-end
-
 --- Close the float (no-op when none is open).
 function M.close()
   local st = float
@@ -250,7 +236,7 @@ local function render(source, result)
     or nil
   if float and api.nvim_win_is_valid(float.win) and api.nvim_buf_is_valid(float.buf) then
     local cursor = api.nvim_win_get_cursor(float.win)
-    set_lines(float.buf, lines, hl)
+    ui.set_lines(float.buf, float_ns, lines, hl)
     api.nvim_win_set_config(float.win, geometry(lines))
     api.nvim_win_set_cursor(float.win, { math.min(cursor[1], #lines), 0 })
     if source.focus then
@@ -258,7 +244,7 @@ local function render(source, result)
     end
   else
     local win, buf = create_float(lines)
-    set_lines(buf, lines, hl)
+    ui.set_lines(buf, float_ns, lines, hl)
     float = { win = win, buf = buf, rows = {}, lines = {} } --[[@as rutter.Float]]
   end
   local st = assert(float)

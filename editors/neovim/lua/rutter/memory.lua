@@ -20,6 +20,7 @@
 local M = {}
 
 local api = vim.api
+local ui = require("rutter.ui")
 
 M.LIST = "rutter/memory/list"
 M.CREATE = "rutter/memory/create"
@@ -164,33 +165,6 @@ function M.format(result, folder)
   return lines, rows, hl
 end
 
-local function set_lines(buf, lines, hl)
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].modified = false
-  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
-  for lnum, group in pairs(hl) do
-    api.nvim_buf_set_extmark(buf, ns, lnum - 1, 0, { end_row = lnum - 1, end_col = #lines[lnum], hl_group = group })
-  end
-end
-
-local function geometry(lines)
-  local longest = 50
-  for _, line in ipairs(lines) do
-    longest = math.max(longest, vim.fn.strdisplaywidth(line))
-  end
-  local width = math.min(longest, math.max(20, vim.o.columns - 4))
-  local height = math.min(#lines, math.max(3, vim.o.lines - vim.o.cmdheight - 4))
-  return {
-    relative = "editor",
-    width = width,
-    height = math.max(1, height),
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-  }
-end
-
 --- Close the float (no-op when none is open).
 function M.close()
   local st = state
@@ -247,7 +221,7 @@ local function render(result)
     local buf = api.nvim_create_buf(false, true) -- buftype=nofile: no LSP client attaches
     vim.bo[buf].bufhidden = "wipe"
     vim.bo[buf].swapfile = false
-    local config = geometry(lines)
+    local config = ui.geometry(lines, 50)
     config.style = "minimal"
     config.border = "rounded"
     config.title = " rutter memory "
@@ -268,8 +242,8 @@ local function render(result)
     })
   end
   local cursor = api.nvim_win_get_cursor(st.win)
-  set_lines(st.buf, lines, hl)
-  api.nvim_win_set_config(st.win, geometry(lines))
+  ui.set_lines(st.buf, ns, lines, hl)
+  api.nvim_win_set_config(st.win, ui.geometry(lines, 50))
   -- Start on the first memory, else keep the cursor where it was.
   local first = nil
   for lnum = 1, #lines do

@@ -8,6 +8,7 @@
 local M = {}
 
 local api = vim.api
+local ui = require("rutter.ui")
 
 M.METHOD = "rutter/runs"
 M.REVIEW = "rutter.reviewRefresh"
@@ -74,32 +75,6 @@ function M.format(result)
   return lines, rows, hl
 end
 
-local function set_lines(buf, lines, hl)
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
-  for lnum, group in pairs(hl) do
-    api.nvim_buf_set_extmark(buf, ns, lnum - 1, 0, { end_row = lnum - 1, end_col = #lines[lnum], hl_group = group })
-  end
-end
-
-local function geometry(lines)
-  local longest = 40
-  for _, line in ipairs(lines) do
-    longest = math.max(longest, vim.fn.strdisplaywidth(line))
-  end
-  local width = math.min(longest, math.max(20, vim.o.columns - 4))
-  local height = math.min(#lines, math.max(3, vim.o.lines - vim.o.cmdheight - 4))
-  return {
-    relative = "editor",
-    width = width,
-    height = math.max(1, height),
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-  }
-end
-
 function M.close()
   local st = state
   state = nil
@@ -120,13 +95,13 @@ end
 local function render(client, result)
   local lines, rows, hl = M.format(result)
   if state and api.nvim_win_is_valid(state.win) then
-    set_lines(state.buf, lines, hl)
-    api.nvim_win_set_config(state.win, geometry(lines))
+    ui.set_lines(state.buf, ns, lines, hl)
+    api.nvim_win_set_config(state.win, ui.geometry(lines, 40))
   else
     local buf = api.nvim_create_buf(false, true)
     vim.bo[buf].bufhidden = "wipe"
     vim.bo[buf].swapfile = false
-    local config = geometry(lines)
+    local config = ui.geometry(lines, 40)
     config.style = "minimal"
     config.border = "rounded"
     config.title = " rutter runs "
@@ -134,7 +109,7 @@ local function render(client, result)
     local win = api.nvim_open_win(buf, true, config)
     vim.wo[win].cursorline = true
     vim.bo[buf].filetype = "rutter"
-    set_lines(buf, lines, hl)
+    ui.set_lines(buf, ns, lines, hl)
     local opts = { buffer = buf, nowait = true, silent = true }
     vim.keymap.set("n", "q", M.close, vim.tbl_extend("force", opts, { desc = "rutter: close" }))
     vim.keymap.set("n", "R", function()
