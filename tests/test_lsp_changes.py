@@ -24,6 +24,7 @@ from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
     RutterClient,
+    add_served_folder,
     by_code,
     capabilities,
     change_text,
@@ -32,6 +33,7 @@ from tests.test_lsp_helpers import (
     folder,
     open_text,
     registered,
+    served,
     span,
     start,
     stop,
@@ -59,24 +61,10 @@ class Session:
     async def add_folder(self, files: dict[str, str | bytes], name: str | None = None) -> Path:
         """A new workspace folder, added at run time; returns its root once it is served."""
         root = (self.base / f"ws{next(_names)}").resolve()
-        write_tree(root, files)
-        self.client.workspace_did_change_workspace_folders(
-            types.DidChangeWorkspaceFoldersParams(
-                event=types.WorkspaceFoldersChangeEvent(added=[folder(root, name)], removed=[])
-            )
-        )
-        await self.served(uri(root / "probe.txt"))
-        return root
+        return await add_served_folder(self.client, root, files, name)
 
     async def served(self, doc_uri: str) -> dict[str, Any]:
-        async def ask() -> dict[str, Any]:
-            while True:
-                answer = await effective(self.client, doc_uri)
-                if answer.get("error", {}).get("code") != "not_registered":
-                    return answer
-                await asyncio.sleep(0.02)
-
-        return await within(ask())
+        return await served(self.client, doc_uri)
 
     def remove_folder(self, root: Path) -> None:
         self.client.workspace_did_change_workspace_folders(

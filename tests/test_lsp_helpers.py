@@ -11,6 +11,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +25,7 @@ from pytest_lsp.client import register_lsp_features
 from rutter_core.store import open_store
 from rutter_core.workspaces import Workspace, list_workspaces
 from rutter_lsp.settings import plain
+from tests.conftest import write_tree
 
 T = TypeVar("T")
 
@@ -41,6 +43,8 @@ class RutterClient(LanguageClient):
         self.registrations: list[types.Registration] = []
         self.lens_refreshes = 0
         self.instruction_changes: list[dict[str, Any]] = []
+        self.runs_changes: list[list[str]] = []
+        """The workspace IDs of each `rutter/runsChanged`."""
         self.initialize_result: types.InitializeResult | None = None
 
 
@@ -57,11 +61,37 @@ def make_client() -> RutterClient:
     def instructions_changed(params: Any) -> None:
         client.instruction_changes.append(plain(params))
 
+    def runs_changed(params: Any) -> None:
+        client.runs_changes.append(list(plain(params)["workspace_ids"]))
+
     features: Any = client  # pytest-lsp's client API is untyped
     features.feature(types.CLIENT_REGISTER_CAPABILITY)(register_capability)
     features.feature(types.WORKSPACE_CODE_LENS_REFRESH)(code_lens_refresh)
     features.feature("rutter/instructionsChanged")(instructions_changed)
+    features.feature("rutter/runsChanged")(runs_changed)
     return client
+
+
+@dataclass
+class Prompter:
+    """Answers the server's `window/showMessageRequest` with the queued titles (None: the
+    person dismissed the message), recording what was asked. `before_answer` hooks run first,
+    one per question (e.g. the disk changes while the person reads)."""
+
+    answers: list[str | None] = field(default_factory=list)
+    before_answer: list[Callable[[], object]] = field(default_factory=list)
+    asked: list[types.ShowMessageRequestParams] = field(default_factory=list)
+
+    def __call__(self, params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        self.asked.append(params)
+        if self.before_answer:
+            self.before_answer.pop(0)()
+        title = self.answers.pop(0) if self.answers else None
+        return None if title is None else types.MessageActionItem(title=title)
+
+    def install(self, client: RutterClient) -> None:
+        features: Any = client  # pytest-lsp's client API is untyped
+        features.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(self)
 
 
 def uri(path: Path) -> str:
@@ -72,6 +102,34 @@ def uri(path: Path) -> str:
 
 def folder(path: Path, name: str | None = None) -> types.WorkspaceFolder:
     return types.WorkspaceFolder(uri=uri(path), name=name or path.name)
+
+
+async def served(client: RutterClient, doc_uri: str) -> dict[str, Any]:
+    """The answer for `doc_uri` once its folder is served (no longer `not_registered`)."""
+
+    async def ask() -> dict[str, Any]:
+        while True:
+            answer = await effective(client, doc_uri)
+            if answer.get("error", {}).get("code") != "not_registered":
+                return answer
+            await asyncio.sleep(0.02)
+
+    return await within(ask())
+
+
+async def add_served_folder(
+    client: RutterClient, root: Path, files: dict[str, str | bytes], name: str | None = None
+) -> Path:
+    """Write `files` under `root`, add it as a workspace folder at run time, and return it once
+    the server serves it."""
+    write_tree(root, files)
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(added=[folder(root, name)], removed=[])
+        )
+    )
+    await served(client, uri(root / "probe.txt"))
+    return root
 
 
 def capabilities(client_name: str) -> types.ClientCapabilities:

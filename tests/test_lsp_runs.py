@@ -16,7 +16,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,14 @@ from lsprotocol import types
 
 from rutter_core.runs import latest_revision
 from rutter_core.store import append_only_triggers, open_store
-from rutter_lsp.settings import plain
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
+    Prompter,
     RutterClient,
+    add_served_folder,
     by_code,
     capabilities,
-    effective,
     execute,
     folder,
     open_text,
@@ -59,24 +59,6 @@ _names = itertools.count(1)
 
 
 @dataclass
-class Prompter:
-    """Answers the server's `window/showMessageRequest` the way the test says."""
-
-    answers: list[str | None] = field(default_factory=list)
-    runs_changed: list[list[str]] = field(default_factory=list)
-    """`rutter/runsChanged` notifications received (their workspace IDs)."""
-    before_answer: list[Callable[[], object]] = field(default_factory=list)
-    asked: list[types.ShowMessageRequestParams] = field(default_factory=list)
-
-    def __call__(self, params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        self.asked.append(params)
-        if self.before_answer:
-            self.before_answer.pop(0)()
-        title = self.answers.pop(0) if self.answers else None
-        return None if title is None else types.MessageActionItem(title=title)
-
-
-@dataclass
 class Session:
     client: RutterClient
     client_name: str
@@ -85,21 +67,9 @@ class Session:
     prompter: Prompter
 
     async def add_folder(self, files: dict[str, str | bytes]) -> tuple[Path, str]:
-        root = (self.base / f"runs{next(_names)}").resolve()
-        write_tree(root, files)
-        self.client.workspace_did_change_workspace_folders(
-            types.DidChangeWorkspaceFoldersParams(
-                event=types.WorkspaceFoldersChangeEvent(added=[folder(root)], removed=[])
-            )
+        root = await add_served_folder(
+            self.client, (self.base / f"runs{next(_names)}").resolve(), files
         )
-
-        async def served() -> None:
-            while (await effective(self.client, uri(root / "probe.txt"))).get("error", {}).get(
-                "code"
-            ) == "not_registered":
-                await asyncio.sleep(0.02)
-
-        await within(served())
         [workspace_id] = [w.workspace_id for w in registered(self.home) if w.root == str(root)]
         return root, workspace_id
 
@@ -131,13 +101,7 @@ class Session:
 
 def make_session_client(prompter: Prompter) -> Callable[[RutterClient], None]:
     def install(client: RutterClient) -> None:
-        features: Any = client
-        features.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(prompter)
-
-        def runs_changed(params: Any) -> None:
-            prompter.runs_changed.append(list(plain(params)["workspace_ids"]))
-
-        features.feature("rutter/runsChanged")(runs_changed)
+        prompter.install(client)
         # lsprotocol's client-side hook reads any code action that has a `command` member as
         # a bare Command; the spec (and VS Code, Neovim) tell them apart by whether `command`
         # is a string.
@@ -190,7 +154,7 @@ async def created_run(session: Session) -> tuple[Path, str, str]:
     listed = await wait_until_async(lambda: session.runs(workspace_id), what="the new run")
     [run] = [entry for entry in listed if entry["run_id"] == run_id]
     await wait_until(
-        lambda: [workspace_id] in session.prompter.runs_changed, what="rutter/runsChanged"
+        lambda: [workspace_id] in session.client.runs_changes, what="rutter/runsChanged"
     )
     assert run["stale"] is False
     assert run["revision"] == 1
@@ -418,13 +382,13 @@ async def test_runs_ended_from_the_cli_leave_the_editor(session: Session) -> Non
     await wait_for_diagnostics(
         session.client, agents_uri, lambda found: bool(by_code(found, DRIFT))
     )
-    session.prompter.runs_changed.clear()
+    session.client.runs_changes.clear()
     session.cli("run", "status", run_id, "cancelled")
     # No file changed: only the store did, and the drift goes with the run.
     await wait_for_diagnostics(session.client, agents_uri, lambda found: not by_code(found, DRIFT))
     assert await session.runs(workspace_id) == []
     await wait_until(
-        lambda: [workspace_id] in session.prompter.runs_changed, what="rutter/runsChanged"
+        lambda: [workspace_id] in session.client.runs_changes, what="rutter/runsChanged"
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from rutter_core.store import open_store
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
+    Prompter,
     RutterClient,
     capabilities,
     effective,
@@ -57,20 +58,6 @@ COMMANDS = {
 
 
 @dataclass
-class Prompter:
-    """Answers the server's `window/showMessageRequest` with the queued titles (None: the
-    person dismissed the message), recording what was asked."""
-
-    answers: list[str | None] = field(default_factory=list)
-    asked: list[types.ShowMessageRequestParams] = field(default_factory=list)
-
-    def __call__(self, params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        self.asked.append(params)
-        title = self.answers.pop(0) if self.answers else None
-        return None if title is None else types.MessageActionItem(title=title)
-
-
-@dataclass
 class Session:
     client: RutterClient
     client_name: str
@@ -94,8 +81,7 @@ async def session(
     home = base / "home"
     client = await start(home, capabilities(client_name), [folder(alpha), folder(beta)])
     prompter = Prompter()
-    features: Any = client
-    features.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(prompter)
+    prompter.install(client)
     await effective(client, uri(alpha / "AGENTS.md"))  # the folders are registered
     ids = {ws.root: ws.workspace_id for ws in registered(home)}
     yield Session(client, client_name, home, alpha, beta, ids[str(alpha)], ids[str(beta)], prompter)
