@@ -20,9 +20,13 @@ import {
   createMessageConnection,
 } from "vscode-jsonrpc/node";
 
-import type { Disposable, ExtensionSettings, ServerPort } from "../../src/ports";
+import assert from "node:assert/strict";
+
+import { type Rutter, startRutter } from "../../src/app";
+import { MEMORY_SCHEME } from "../../src/memory";
+import type { Disposable, DocumentStore, ExtensionSettings, ServerPort } from "../../src/ports";
 import { serverLaunch, serverSettings } from "../../src/settings";
-import { DEFAULT_SETTINGS, Listeners } from "../fakes";
+import { DEFAULT_SETTINGS, FakeEditor, Listeners } from "../fakes";
 
 export const REPO = path.resolve(__dirname, "../../../..");
 
@@ -313,4 +317,37 @@ export async function waitFor<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** A workspace "shop" served by a real server, with the extension started on it (a fake
+ * editor showing shop/main.go) and the extension's memory document store. */
+export interface MemoryWorkspace {
+  home: string;
+  root: string;
+  server: RealServer;
+  editor: FakeEditor;
+  rutter: Rutter;
+  store: DocumentStore;
+}
+
+export async function startMemoryWorkspace(): Promise<MemoryWorkspace> {
+  const home = tempDir("rutter-home-");
+  const root = path.join(tempDir("rutter-ws-"), "shop");
+  writeTree(root, { "AGENTS.md": "root workflow\n", "main.go": "package main\n" });
+  const server = await RealServer.start({ folders: [root], home });
+  const editor = new FakeEditor();
+  const rutter = startRutter({ editor, server });
+  const file = path.join(root, "main.go");
+  editor.setActiveFile({ uri: uriOf(file), path: file, folder: root });
+  await waitFor("the workspace", () => rutter.instructions.workspaceId);
+  const store = editor.stores.get(MEMORY_SCHEME);
+  assert.ok(store);
+  return { home, root, server, editor, rutter, store };
+}
+
+/** Dispose the extension and stop the server, which must exit with status 0. */
+export async function stopMemoryWorkspace(workspace: MemoryWorkspace): Promise<void> {
+  workspace.rutter.dispose();
+  const code = await workspace.server.stop();
+  assert.equal(code, 0, workspace.server.logs.join(""));
 }

@@ -6,24 +6,20 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { type Rutter, startRutter } from "../../src/app";
 import { MEMORY_SCHEME, MemoryCommands } from "../../src/memory";
 import { parseMemory } from "../../src/memoryDocument";
 import type { DocumentStore } from "../../src/ports";
 import type { MemoryExport, MemoryList, MemoryRecord } from "../../src/protocol";
 import { Methods } from "../../src/protocol";
 import { FakeEditor } from "../fakes";
-import { RealServer, rutterCli, tempDir, uriOf, waitFor, writeTree } from "./harness";
+import { type MemoryWorkspace, RealServer, rutterCli, startMemoryWorkspace, stopMemoryWorkspace } from "./harness";
 
 describe("memory against the real server", () => {
   let home: string;
-  let root: string;
   let server: RealServer;
   let editor: FakeEditor;
-  let rutter: Rutter;
   let store: DocumentStore;
   let created: MemoryRecord;
 
@@ -37,25 +33,15 @@ describe("memory against the real server", () => {
     return list.items[0] as MemoryRecord;
   }
 
+  let workspace: MemoryWorkspace;
+
   before(async () => {
-    home = tempDir("rutter-home-");
-    root = path.join(tempDir("rutter-ws-"), "shop");
-    writeTree(root, { "AGENTS.md": "root workflow\n", "main.go": "package main\n" });
-    server = await RealServer.start({ folders: [root], home });
-    editor = new FakeEditor();
-    rutter = startRutter({ editor, server });
-    const file = path.join(root, "main.go");
-    editor.setActiveFile({ uri: uriOf(file), path: file, folder: root });
-    await waitFor("the workspace", () => rutter.instructions.workspaceId);
-    const registered = editor.stores.get(MEMORY_SCHEME);
-    assert.ok(registered);
-    store = registered;
+    workspace = await startMemoryWorkspace();
+    ({ home, server, editor, store } = workspace);
   });
 
   after(async () => {
-    rutter.dispose();
-    const code = await server.stop();
-    assert.equal(code, 0, server.logs.join(""));
+    await stopMemoryWorkspace(workspace);
   });
 
   it("adds a project memory from a new document", async () => {

@@ -7,17 +7,15 @@
 
 import assert from "node:assert/strict";
 import { randomInt } from "node:crypto";
-import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { type Rutter, startRutter } from "../../src/app";
-import { KEEP_EDITING, MEMORY_SCHEME, MemoryCommands, STORE_REDACTED } from "../../src/memory";
+import { KEEP_EDITING, MemoryCommands, STORE_REDACTED } from "../../src/memory";
 import { parseMemory } from "../../src/memoryDocument";
 import type { DocumentStore } from "../../src/ports";
 import type { MemoryList, MemoryRecord } from "../../src/protocol";
 import { Methods, typedError } from "../../src/protocol";
 import { FakeEditor } from "../fakes";
-import { RealServer, tempDir, uriOf, waitFor, writeTree } from "./harness";
+import { type MemoryWorkspace, RealServer, startMemoryWorkspace, stopMemoryWorkspace } from "./harness";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -27,10 +25,8 @@ function githubToken(): string {
 }
 
 describe("a memory holding a secret, against the real server", () => {
-  let home: string;
   let server: RealServer;
   let editor: FakeEditor;
-  let rutter: Rutter;
   let store: DocumentStore;
   const token = githubToken();
 
@@ -45,25 +41,15 @@ describe("a memory holding a secret, against the real server", () => {
     return { documentPath, text: template.replace("title: ", "title: Push access") + `push with ${token}\n` };
   }
 
+  let workspace: MemoryWorkspace;
+
   before(async () => {
-    home = tempDir("rutter-home-");
-    const root = path.join(tempDir("rutter-ws-"), "shop");
-    writeTree(root, { "AGENTS.md": "root workflow\n", "main.go": "package main\n" });
-    server = await RealServer.start({ folders: [root], home });
-    editor = new FakeEditor();
-    rutter = startRutter({ editor, server });
-    const file = path.join(root, "main.go");
-    editor.setActiveFile({ uri: uriOf(file), path: file, folder: root });
-    await waitFor("the workspace", () => rutter.instructions.workspaceId);
-    const registered = editor.stores.get(MEMORY_SCHEME);
-    assert.ok(registered);
-    store = registered;
+    workspace = await startMemoryWorkspace();
+    ({ server, editor, store } = workspace);
   });
 
   after(async () => {
-    rutter.dispose();
-    const code = await server.stop();
-    assert.equal(code, 0, server.logs.join(""));
+    await stopMemoryWorkspace(workspace);
   });
 
   it("is refused with secret_detected, naming the kind", async () => {
