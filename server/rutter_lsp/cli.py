@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from rutter_core.errors import RutterError, UsageError
 from rutter_core.fsread import FileReader
 from rutter_core.instructions import effective_instructions
-from rutter_core.store import Store, open_store, resolve_database_url
 from rutter_core.workspaces import (
     Workspace,
     get_workspace,
@@ -26,6 +20,14 @@ from rutter_core.workspaces import (
     list_workspaces,
     register_workspace,
     remove_workspace,
+)
+from rutter_lsp.cli_common import (
+    CliSettings,
+    JsonFlag,
+    cli_store,
+    make_console,
+    print_json,
+    settings_of,
 )
 from rutter_lsp.cli_memory import memory_app
 from rutter_lsp.cli_runs import check_instructions_options, run_app, run_instructions
@@ -46,13 +48,6 @@ app.add_typer(context_app, name="context")
 context_app.add_typer(memory_app, name="memory")
 app.add_typer(run_app, name="run")
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-
-
-@dataclass(frozen=True)
-class CliSettings:
-    database_url: str | None
-
 
 @app.callback()
 def _root(
@@ -67,29 +62,6 @@ def _root(
     ] = None,
 ) -> None:
     ctx.obj = CliSettings(database_url=database_url)
-
-
-@contextmanager
-def _store(ctx: typer.Context) -> Iterator[Store]:
-    settings: CliSettings = ctx.find_root().obj
-    url = resolve_database_url(database_url=settings.database_url, env=os.environ)
-    store = open_store(url)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-def _print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
-
-
-def _console() -> Console:
-    # Piped output gets a wide page rather than rich's 80-column default; COLUMNS still wins.
-    console = Console(highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, width=160)
-    return console
 
 
 def _workspace_json(workspace: Workspace, **extra: Any) -> dict[str, Any]:
@@ -107,24 +79,24 @@ def workspace_register(
     as_json: JsonFlag = False,
 ) -> None:
     """Register ROOT as workspace ID (idempotent for the same ID and root)."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         workspace, created = register_workspace(store, workspace_id, root, cwd=Path.cwd())
     if as_json:
-        _print_json(_workspace_json(workspace, created=created))
+        print_json(_workspace_json(workspace, created=created))
         return
     verb = "Registered" if created else "Already registered:"
-    _console().print(f"{verb} workspace {workspace.workspace_id} at {workspace.root}")
+    make_console().print(f"{verb} workspace {workspace.workspace_id} at {workspace.root}")
 
 
 @workspace_app.command("list")
 def workspace_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List registered workspaces."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         workspaces = list_workspaces(store)
     if as_json:
-        _print_json({"workspaces": [workspace.to_json() for workspace in workspaces]})
+        print_json({"workspaces": [workspace.to_json() for workspace in workspaces]})
         return
-    render_workspaces(_console(), workspaces)
+    render_workspaces(make_console(), workspaces)
 
 
 @workspace_app.command("show")
@@ -134,12 +106,12 @@ def workspace_show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show one workspace."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         workspace = get_workspace(store, workspace_id)
     if as_json:
-        _print_json(workspace.to_json())
+        print_json(workspace.to_json())
         return
-    render_workspaces(_console(), [workspace])
+    render_workspaces(make_console(), [workspace])
 
 
 @workspace_app.command("remove")
@@ -149,12 +121,12 @@ def workspace_remove(
     as_json: JsonFlag = False,
 ) -> None:
     """Remove a workspace registration (the directory itself is not touched)."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         workspace = remove_workspace(store, workspace_id)
     if as_json:
-        _print_json(_workspace_json(workspace, removed=True))
+        print_json(_workspace_json(workspace, removed=True))
         return
-    _console().print(f"Removed workspace {workspace.workspace_id} ({workspace.root})")
+    make_console().print(f"Removed workspace {workspace.workspace_id} ({workspace.root})")
 
 
 # -- context ----------------------------------------------------------------------------------
@@ -226,14 +198,14 @@ def context_instructions(
         )
         return
     assert target is not None  # checked above
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         if workspace_id is None:
             workspace_id = infer_workspace(store, Path.cwd()).workspace_id
         snapshot = effective_instructions(store, workspace_id, target, reader=FileReader())
     if as_json:
-        _print_json(snapshot.to_json())
+        print_json(snapshot.to_json())
         return
-    render_snapshot(_console(), snapshot)
+    render_snapshot(make_console(), snapshot)
 
 
 # -- language server --------------------------------------------------------------------------
@@ -252,8 +224,7 @@ def serve_command(
     """Run the language server (LSP over stdio; the same as `rutter-lsp`)."""
     from rutter_lsp.serve import serve
 
-    settings: CliSettings = ctx.find_root().obj
-    raise SystemExit(serve(tcp=tcp, database_url=settings.database_url))
+    raise SystemExit(serve(tcp=tcp, database_url=settings_of(ctx).database_url))
 
 
 # -- entry point ------------------------------------------------------------------------------
@@ -261,7 +232,7 @@ def serve_command(
 
 def _report(error: RutterError, *, as_json: bool) -> int:
     if as_json:
-        _print_json({"error": error.to_json()})
+        print_json({"error": error.to_json()})
     sys.stderr.write(f"rutter: error[{error.code}]: {error.message}\n")
     return EXIT_CODES[error.category]
 

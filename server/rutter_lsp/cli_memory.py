@@ -8,10 +8,8 @@ directory (contract section 4).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 import typer
 from rich.console import Console
@@ -34,6 +32,7 @@ from rutter_core.memory import (
 )
 from rutter_core.store import Store
 from rutter_core.workspaces import infer_workspace
+from rutter_lsp.cli_common import JsonFlag, cli_store, make_console, print_json
 
 ACTOR: Final = "cli"
 """Who this surface is; set here, never from an option."""
@@ -44,7 +43,6 @@ memory_app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 MemoryId = Annotated[str, typer.Argument(metavar="ID", help="The memory's ID (mem_...).")]
 Version = Annotated[
     int,
@@ -91,26 +89,6 @@ Retention = Annotated[
 
 
 # -- the CLI's shared helpers (cli.py imports this module, so they are looked up when run) --------
-
-
-@contextmanager
-def _store(ctx: typer.Context) -> Iterator[Store]:
-    from rutter_lsp.cli import _store as cli_store
-
-    with cli_store(ctx) as store:
-        yield store
-
-
-def _print_json(document: Any) -> None:
-    from rutter_lsp.cli import _print_json as cli_print_json
-
-    cli_print_json(document)
-
-
-def _console() -> Console:
-    from rutter_lsp.cli import _console as cli_console
-
-    return cli_console()
 
 
 def _project_workspace(store: Store, scope: str | None, workspace_id: str | None) -> str | None:
@@ -188,9 +166,9 @@ def render_memory(console: Console, record: MemoryRecord) -> None:
 
 def _show(record: MemoryRecord, *, as_json: bool, note: str | None = None) -> None:
     if as_json:
-        _print_json(record.to_json())
+        print_json(record.to_json())
         return
-    console = _console()
+    console = make_console()
     if note:
         console.print(escape(note))
     render_memory(console, record)
@@ -232,7 +210,7 @@ def memory_create(
         imported = read_content_file(content_file, cwd=Path.cwd())
         content, source_ref = imported.text, imported.source_ref
     assert content is not None
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         record = create_memory(
             store,
             scope=scope,
@@ -271,7 +249,7 @@ def memory_list(
     as_json: JsonFlag = False,
 ) -> None:
     """List memories, newest change first; disabled and expired ones only with --all."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         found = list_memories(
             store,
             scope=scope,
@@ -280,15 +258,15 @@ def memory_list(
             limit=limit,
         )
     if as_json:
-        _print_json(found.to_json())
+        print_json(found.to_json())
         return
-    render_memory_list(_console(), found.items, found.has_more)
+    render_memory_list(make_console(), found.items, found.has_more)
 
 
 @memory_app.command("show")
 def memory_show(ctx: typer.Context, memory_id: MemoryId, as_json: JsonFlag = False) -> None:
     """Show one memory, whatever its status."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         record = get_memory(store, memory_id)
     _show(record, as_json=as_json)
 
@@ -322,7 +300,7 @@ def memory_edit(
             "references_conflict", "give --reference R ... or --clear-references, not both"
         )
     new_references: list[str] | None = [] if clear_references else references
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         record = edit_memory(
             store,
             memory_id,
@@ -344,7 +322,7 @@ def memory_edit(
 def _set_status(
     ctx: typer.Context, memory_id: str, version: int, status: str, as_json: bool
 ) -> None:
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         record = set_memory_status(store, memory_id, version=version, status=status, actor=ACTOR)
     _show(
         record,
@@ -378,14 +356,14 @@ def memory_export(
     as_json: JsonFlag = False,
 ) -> None:
     """Export one scope's memories as a context_memory_export.v1 JSON document (always JSON)."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         exported = export_memories(
             store,
             scope=scope,
             workspace_id=_project_workspace(store, scope, workspace_id),
             include_inactive=include_inactive,
         )
-    _print_json(exported.to_json())
+    print_json(exported.to_json())
 
 
 @memory_app.command("delete")
@@ -393,12 +371,12 @@ def memory_delete(
     ctx: typer.Context, memory_id: MemoryId, version: Version, as_json: JsonFlag = False
 ) -> None:
     """Delete a memory physically at --version N: it cannot be recovered afterwards."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         deleted = delete_memory(store, memory_id, version=version, actor=ACTOR)
     if as_json:
-        _print_json(deleted.to_json())
+        print_json(deleted.to_json())
         return
-    console = _console()
+    console = make_console()
     console.print(
         f"Deleted memory {deleted.memory_id} (version {deleted.version}) permanently; it "
         "cannot be recovered from the store."

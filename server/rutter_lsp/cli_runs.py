@@ -8,13 +8,10 @@ current directory (contract section 4).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 import typer
-from rich.console import Console
 
 from rutter_core.errors import UsageError
 from rutter_core.fsread import FileReader
@@ -29,8 +26,8 @@ from rutter_core.runs import (
     list_runs,
     set_run_status,
 )
-from rutter_core.store import Store
 from rutter_core.workspaces import get_workspace, infer_workspace
+from rutter_lsp.cli_common import JsonFlag, cli_store, make_console, print_json
 from rutter_lsp.render_runs import (
     render_created,
     render_inspection,
@@ -46,31 +43,10 @@ run_app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 RunId = Annotated[str, typer.Argument(metavar="RUN", help="The run's ID (run_...).")]
 
 
 # The shared CLI plumbing lives in rutter_lsp.cli, which imports this module to register it.
-
-
-@contextmanager
-def _store(ctx: typer.Context) -> Iterator[Store]:
-    from rutter_lsp.cli import _store as cli_store
-
-    with cli_store(ctx) as store:
-        yield store
-
-
-def _print_json(document: Any) -> None:
-    from rutter_lsp.cli import _print_json as cli_print_json
-
-    cli_print_json(document)
-
-
-def _console() -> Console:
-    from rutter_lsp.cli import _console as cli_console
-
-    return cli_console()
 
 
 def _database_url(ctx: typer.Context) -> str | None:
@@ -110,7 +86,7 @@ def run_create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create a run: mission, session, thread, root node and pinned instructions (revision 1)."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         if workspace_id is None:
             workspace_id = infer_workspace(store, Path.cwd()).workspace_id
         created = create_run(
@@ -126,9 +102,9 @@ def run_create(
         )
         run = get_run(store, created.run_id)
     if as_json:
-        _print_json(created.to_json())
+        print_json(created.to_json())
         return
-    render_created(_console(), created, run)
+    render_created(make_console(), created, run)
 
 
 @run_app.command("list")
@@ -145,25 +121,25 @@ def run_list(
     as_json: JsonFlag = False,
 ) -> None:
     """List active runs (created, running, paused) in creation order; --all lists every run."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         if workspace_id is not None:
             get_workspace(store, workspace_id)  # an unknown ID is an error, not an empty list
         found = list_runs(store, workspace_id=workspace_id, active_only=not all_runs)
     if as_json:
-        _print_json({"runs": [run.to_json() for run in found]})
+        print_json({"runs": [run.to_json() for run in found]})
         return
-    render_runs(_console(), found, all_runs=all_runs)
+    render_runs(make_console(), found, all_runs=all_runs)
 
 
 @run_app.command("show")
 def run_show(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> None:
     """Show one run, with its status and latest pinned revision."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         run = get_verified_run(store, run_id)
     if as_json:
-        _print_json(run.to_json())
+        print_json(run.to_json())
         return
-    render_run(_console(), run)
+    render_run(make_console(), run)
 
 
 @run_app.command("status")
@@ -180,16 +156,16 @@ def run_status(
     as_json: JsonFlag = False,
 ) -> None:
     """Move a run to STATUS (running, paused, completed, failed, cancelled)."""
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         before = get_run(store, run_id)
         run = set_run_status(store, run_id, status, actor=ACTOR)
     if as_json:
-        _print_json(run.to_json())
+        print_json(run.to_json())
         return
     if before.status == run.status:
-        _console().print(f"Run {run.run_id} is already {run.status}; nothing changed.")
+        make_console().print(f"Run {run.run_id} is already {run.status}; nothing changed.")
     else:
-        _console().print(f"Run {run.run_id}: {before.status} → {run.status}")
+        make_console().print(f"Run {run.run_id}: {before.status} → {run.status}")
 
 
 # -- context instructions --run ---------------------------------------------------------------
@@ -247,7 +223,7 @@ def run_instructions(
 ) -> None:
     """Inspect a run's pinned instructions against the disk, or confirm a refresh."""
     reader = FileReader()
-    with _store(ctx) as store:
+    with cli_store(ctx) as store:
         if not confirm:
             inspection = inspect_run(store, run_id, reader=reader)
             refreshed: bool | None = None
@@ -267,9 +243,9 @@ def run_instructions(
         document = inspection.to_json()
         if refreshed is not None:
             document["refreshed"] = refreshed
-        _print_json(document)
+        print_json(document)
         return
-    console = _console()
+    console = make_console()
     if refreshed is True:
         console.print(
             f"Refreshed: run {run_id} now pins revision {inspection.revision} (fingerprint "

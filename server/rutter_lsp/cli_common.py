@@ -1,0 +1,54 @@
+"""What every group of CLI commands shares: the `--json` flag, the global settings, the store
+each command opens, and the two ways of printing (one JSON document, or tables for people)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from rutter_core.store import Store, open_store, resolve_database_url
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+
+
+@dataclass(frozen=True)
+class CliSettings:
+    """Global options (`rutter --database-url URL …`), kept on the root context."""
+
+    database_url: str | None
+
+
+def settings_of(ctx: typer.Context) -> CliSettings:
+    settings: CliSettings = ctx.find_root().obj
+    return settings
+
+
+@contextmanager
+def cli_store(ctx: typer.Context) -> Iterator[Store]:
+    """The store the global options and the environment name, closed after the command."""
+    url = resolve_database_url(database_url=settings_of(ctx).database_url, env=os.environ)
+    store = open_store(url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+
+
+def make_console() -> Console:
+    # Piped output gets a wide page rather than rich's 80-column default; COLUMNS still wins.
+    found = Console(highlight=False)
+    if not found.is_terminal and "COLUMNS" not in os.environ:
+        found = Console(highlight=False, width=160)
+    return found
