@@ -54,10 +54,7 @@ def inspection(**diff: Any) -> dict[str, Any]:
 
 
 def refs(*docs: tuple[str, str]) -> dict[tuple[str, str], DocumentRef]:
-    return {
-        ("ws", rel): DocumentRef(f"file:///w/{rel}", "ws", rel, rel.endswith(".md"), text)
-        for rel, text in docs
-    }
+    return {("ws", rel): DocumentRef(f"file:///w/{rel}", "ws", rel, text) for rel, text in docs}
 
 
 def test_changed_file_gets_a_warning_on_the_first_differing_line() -> None:

@@ -136,7 +136,6 @@ class DocumentRef:
     uri: str
     workspace_id: str
     rel: str
-    is_instruction: bool
     text: str
 
 

@@ -309,7 +309,6 @@ class RunsMonitor:
                     doc.uri,
                     doc.folder.workspace_id,
                     doc.rel,
-                    doc.instruction is not None,
                     server.buffer(doc.uri) or "",
                 )
         placed = place(self.drifts, refs, server.position_encoding)
