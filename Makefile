@@ -30,6 +30,7 @@ demo: sync
 lint: sync
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
+	$(RUN) lint-imports
 
 typecheck: sync
 	$(RUN) mypy

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rutter_core.discovery import discover
-from rutter_core.fsread import DEFAULT_RACY_WINDOW_NS, FileReader
+from rutter_core.discovery.fsread import DEFAULT_RACY_WINDOW_NS, FileReader
+from rutter_core.discovery.walk import discover
 
 DEPTH = 12
 RULES = 20
@@ -196,7 +196,7 @@ def measure(root: Path, targets: list[str], *, rounds: int) -> Result:
 
 def probe_vs_listing(root: Path, targets: list[str], *, rounds: int) -> tuple[float, float]:
     """Median cost per directory level of probing the five level names vs listing the level."""
-    from rutter_core.discovery import LEVEL_NAMES
+    from rutter_core.discovery.walk import LEVEL_NAMES
 
     levels: list[str] = []
     for target in targets:

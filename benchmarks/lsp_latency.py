@@ -62,7 +62,7 @@ from urllib.parse import unquote, urlparse
 
 from discovery import build_repo
 
-from rutter_core.fsread import DEFAULT_RACY_WINDOW_NS
+from rutter_core.discovery.fsread import DEFAULT_RACY_WINDOW_NS
 
 Json = dict[str, Any]
 
@@ -540,10 +540,10 @@ def create_runs(home: Path, work: Workload, count: int) -> None:
     "bench" is registered first, so the server reuses the registration). Every change of the
     root AGENTS.md then makes all of them stale: the server re-inspects each one and puts a
     drift diagnostic per run on the open root AGENTS.md."""
-    from rutter_core.fsread import FileReader
-    from rutter_core.runs import create_run
+    from rutter_core.discovery.fsread import FileReader
+    from rutter_core.runs.service import create_run
     from rutter_core.store import open_store
-    from rutter_core.workspaces import register_workspace
+    from rutter_core.workspaces.service import register_workspace
 
     reader = FileReader()
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rutter_core.redaction import redact
+from rutter_core.discovery.redaction import redact
 
 DOC_BYTES = 64 * 1024
 ALNUM = string.ascii_letters + string.digits

@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rutter_core.discovery import discover
-from rutter_core.fsread import DEFAULT_RACY_WINDOW_NS, FileReader
-from rutter_core.runs import confirm_refresh, create_run, inspect_run, list_runs
+from rutter_core.discovery.fsread import DEFAULT_RACY_WINDOW_NS, FileReader
+from rutter_core.discovery.walk import discover
+from rutter_core.runs.service import confirm_refresh, create_run, inspect_run, list_runs
 from rutter_core.store import open_store
-from rutter_core.workspaces import register_workspace
+from rutter_core.workspaces.service import register_workspace
 
 DEPTH = 12
 PROSE = (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rutter_core.fsread import FileReader
+from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store, open_store
 
 

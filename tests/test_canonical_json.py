@@ -9,7 +9,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rutter_core.fingerprint import canonical_json, fingerprint
+from rutter_core.discovery.fingerprint import canonical_json, fingerprint
 
 _scalars = (
     st.none()

@@ -26,7 +26,7 @@ class Cli:
         env["RUTTER_HOME"] = str(self.home)
         env["COLUMNS"] = "200"
         return subprocess.run(
-            [sys.executable, "-m", "rutter_lsp", *args],
+            [sys.executable, "-m", "rutter", *args],
             cwd=cwd or self.cwd,
             env=env,
             capture_output=True,

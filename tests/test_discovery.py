@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from rutter_core.discovery import discover, normalize_target
-from rutter_core.errors import DiscoveryError, DiscoveryNotFoundError, RutterError
-from rutter_core.fsread import FileReader
-from rutter_core.snapshot import Limits, Snapshot, snapshot_fingerprint
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.snapshot import Limits, Snapshot, snapshot_fingerprint
+from rutter_core.discovery.walk import discover, normalize_target
+from rutter_core.kernel.errors import DiscoveryError, DiscoveryNotFoundError, RutterError
 from tests.conftest import write_tree
 
 TARGET = "internal/parser/input.go"

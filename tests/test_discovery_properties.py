@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from rutter_core.discovery import discover
-from rutter_core.errors import DISCOVERY_ERROR_CODES, RutterError
-from rutter_core.fsread import FileReader
-from rutter_core.ignore import IgnoreRules
-from rutter_core.snapshot import DEFAULT_LIMITS, Limits, Snapshot, snapshot_fingerprint
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.ignore import IgnoreRules
+from rutter_core.discovery.snapshot import DEFAULT_LIMITS, Limits, Snapshot, snapshot_fingerprint
+from rutter_core.discovery.walk import discover
+from rutter_core.kernel.errors import DISCOVERY_ERROR_CODES, RutterError
 
 IGNORE_REL = ".prayu/instructions.ignore"
 OUTSIDE_MARK = "OUTSIDE-THE-WORKSPACE"

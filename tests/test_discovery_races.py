@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
-from rutter_core import fsread
-from rutter_core.discovery import discover
-from rutter_core.errors import RutterError
-from rutter_core.fsread import DEFAULT_RACY_WINDOW_NS, FileIdentity, FileReader
-from rutter_core.snapshot import Snapshot
+from rutter_core.discovery import fsread
+from rutter_core.discovery.fsread import DEFAULT_RACY_WINDOW_NS, FileIdentity, FileReader
+from rutter_core.discovery.snapshot import Snapshot
+from rutter_core.discovery.walk import discover
+from rutter_core.kernel.errors import RutterError
 from tests.conftest import write_tree
 
 ROUNDS = 80  # enough to hit both outcomes in practice; the suite runs on 2 shared cores
@@ -610,7 +610,7 @@ def test_chain_directory_swapped_for_a_link_after_the_chain_check_is_refused(
     outside the workspace just before its level is listed. Listing, lstat and open then all go
     through the link and agree with each other; only the check of where the open landed can
     notice. The outside text must never be delivered."""
-    from rutter_core import fsread
+    from rutter_core.discovery import fsread
 
     if not fsread._PROC_FD_PATHS:
         pytest.skip("needs /proc/self/fd")
@@ -641,7 +641,7 @@ def test_chain_directory_swapped_for_a_link_after_the_chain_check_is_refused(
 
 def test_landing_outside_the_expected_path_is_a_symlink_error(tmp_path: Path) -> None:
     """Directly: a file opened through a linked directory is refused as `symlink`."""
-    from rutter_core import fsread
+    from rutter_core.discovery import fsread
 
     real_dir = tmp_path / "real"
     real_dir.mkdir()

@@ -19,10 +19,10 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rutter_core.discovery import discover
-from rutter_core.fingerprint import canonical_json
-from rutter_core.fsread import FileReader
-from rutter_core.snapshot import Snapshot, snapshot_fingerprint
+from rutter_core.discovery.fingerprint import canonical_json
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.snapshot import Snapshot, snapshot_fingerprint
+from rutter_core.discovery.walk import discover
 from tests.conftest import write_tree
 
 TARGET = "internal/parser/input.go"
@@ -51,9 +51,9 @@ TREE: dict[str, str | bytes] = {
 
 CHILD = """
 import json, sys
-from rutter_core.discovery import discover
-from rutter_core.fsread import FileReader
-from rutter_core.snapshot import snapshot_fingerprint
+from rutter_core.discovery.walk import discover
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.snapshot import snapshot_fingerprint
 
 snapshot = discover(sys.argv[1], sys.argv[2], sys.argv[3], reader=FileReader())
 data = snapshot.to_json()

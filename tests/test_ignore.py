@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rutter_core.errors import DiscoveryError, RutterError
-from rutter_core.ignore import IGNORE_FILE, IgnoreMatch, IgnoreRules
+from rutter_core.discovery.ignore import IGNORE_FILE, IgnoreMatch, IgnoreRules
+from rutter_core.kernel.errors import DiscoveryError, RutterError
 
 
 def rules(*lines: str, case_insensitive: bool = False) -> IgnoreRules:
@@ -514,7 +514,7 @@ def test_error_json_shape() -> None:
 
 ADVERSARIAL = """
 import time
-from rutter_core.ignore import IgnoreRules
+from rutter_core.discovery.ignore import IgnoreRules
 
 ignore = IgnoreRules.parse(
     b"*a*a*a*a*a*a*a*a*a*a*a*a*b\\n"
@@ -809,7 +809,8 @@ def test_brackets_agree_with_git_for_every_byte(git: Git) -> None:
 )
 def test_harness_catches_pathspec_disagreements(git: Git, raw: bytes, path: str) -> None:
     # pathspec's GitIgnoreSpec (the obvious implementation) disagrees with git on each of these,
-    # which is why matching is done in rutter_core.ignore. This also shows the harness can fail.
+    # which is why matching is done in rutter_core.discovery.ignore. This also shows the harness
+    # can fail.
     lines = raw.decode().split("\n")
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
 

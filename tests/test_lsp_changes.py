@@ -330,7 +330,7 @@ async def test_configuration_change_moves_to_another_store(session: Session) -> 
         if not (other / "other.db").exists():
             return []
         from rutter_core.store import open_store
-        from rutter_core.workspaces import list_workspaces
+        from rutter_core.workspaces.service import list_workspaces
 
         with open_store(url) as store:
             return [ws.workspace_id for ws in list_workspaces(store)]

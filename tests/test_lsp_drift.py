@@ -7,8 +7,14 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from rutter_lsp.drift import DRIFT_CODE, DocumentRef, findings_of, first_difference, place
-from rutter_lsp.runs import review_summary, review_text
+from rutter_lsp.features.runs.drift import (
+    DRIFT_CODE,
+    DocumentRef,
+    findings_of,
+    first_difference,
+    place,
+)
+from rutter_lsp.features.runs.runs import review_summary, review_text
 
 
 @pytest.mark.parametrize(
@@ -147,7 +153,7 @@ def test_review_text_and_summary_name_every_change() -> None:
 def test_confirm_command_line_quotes_a_missing_revision() -> None:
     import shlex
 
-    from rutter_lsp.render_runs import confirm_command_line
+    from rutter_cli.render_runs import confirm_command_line
 
     line = confirm_command_line("run_X", None, "b" * 64)
     assert "--expected-fingerprint '' --expected-live-fingerprint" in line
@@ -177,8 +183,8 @@ def test_confirm_command_line_quotes_a_missing_revision() -> None:
     ],
 )
 def test_which_runs_a_change_can_reach(changed: str, target: str, expected: bool) -> None:
-    from rutter_core.runs import RunRecord
-    from rutter_lsp.runs import reaches
+    from rutter_core.runs.service import RunRecord
+    from rutter_lsp.features.runs.runs import reaches
 
     run = RunRecord(
         run_id="run_X", mission_id="m", session_id="s", thread_id="t", workspace_id="ws",

@@ -16,10 +16,10 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
-from rutter_core.discovery import discover
-from rutter_core.fsread import FileReader
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.walk import discover
 from rutter_core.store import open_store
-from rutter_core.workspaces import register_workspace
+from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,

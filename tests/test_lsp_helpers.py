@@ -23,7 +23,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from rutter_core.store import open_store
-from rutter_core.workspaces import Workspace, list_workspaces
+from rutter_core.workspaces.service import Workspace, list_workspaces
 from rutter_lsp.settings import plain
 from tests.conftest import write_tree
 

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from rutter_core.discovery import SharedLevels, Stack, discover, discover_stack, snapshot_of
-from rutter_core.errors import RutterError
-from rutter_core.fsread import FileReader
-from rutter_core.snapshot import Limits
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.snapshot import Limits
+from rutter_core.discovery.walk import SharedLevels, Stack, discover, discover_stack, snapshot_of
+from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
-from rutter_core.workspaces import Workspace
-from rutter_lsp import instructions
-from rutter_lsp.instructions import (
+from rutter_core.workspaces.service import Workspace
+from rutter_lsp.features.instructions import instructions
+from rutter_lsp.features.instructions.instructions import (
     EFFECTIVE_INSTRUCTIONS,
     EncodedResult,
     EncodedSnapshots,

@@ -15,7 +15,7 @@ import pytest
 from lsprotocol import types
 
 from rutter_core.store import open_store
-from rutter_core.workspaces import list_workspaces
+from rutter_core.workspaces.service import list_workspaces
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     capabilities,

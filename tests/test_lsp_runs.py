@@ -25,7 +25,7 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
-from rutter_core.runs import latest_revision
+from rutter_core.runs.service import latest_revision
 from rutter_core.store import append_only_triggers, open_store
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
@@ -77,7 +77,7 @@ class Session:
         env = {key: value for key, value in os.environ.items() if not key.startswith("RUTTER_")}
         env["RUTTER_HOME"] = str(self.home)
         done = subprocess.run(
-            [sys.executable, "-m", "rutter_lsp", *args, "--json"],
+            [sys.executable, "-m", "rutter", *args, "--json"],
             env=env,
             capture_output=True,
             text=True,

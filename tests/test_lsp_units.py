@@ -8,7 +8,7 @@ from typing import NamedTuple
 import pytest
 from lsprotocol import types
 
-from rutter_core.errors import (
+from rutter_core.kernel.errors import (
     ConflictError,
     DiscoveryError,
     ErrorCategory,
@@ -17,8 +17,15 @@ from rutter_core.errors import (
     UsageError,
 )
 from rutter_lsp.errors import LSP_ERROR_CODES, jsonrpc_error
-from rutter_lsp.instructions import uri_argument
-from rutter_lsp.paths import Folder, classify, is_watched_path, locate, path_of_uri, uri_of_path
+from rutter_lsp.features.instructions.instructions import uri_argument
+from rutter_lsp.index.paths import (
+    Folder,
+    classify,
+    is_watched_path,
+    locate,
+    path_of_uri,
+    uri_of_path,
+)
 from rutter_lsp.positions import TextPositions, byte_offset_range, units
 from rutter_lsp.serve import parse_args, parse_tcp
 from rutter_lsp.settings import Settings, parse_settings, plain

@@ -22,15 +22,15 @@ from typing import Any
 
 import pytest
 
-from rutter_core.actors import OPERATOR_ACTORS
-from rutter_core.errors import (
+from rutter_core.kernel.actors import OPERATOR_ACTORS
+from rutter_core.kernel.errors import (
     ConflictError,
     NotFoundError,
     RejectedError,
     RutterError,
     UsageError,
 )
-from rutter_core.memory import (
+from rutter_core.memory.service import (
     MAX_CONTENT_BYTES,
     MAX_LIST_LIMIT,
     MemoryRecord,
@@ -47,7 +47,7 @@ from rutter_core.memory import (
     set_memory_status,
 )
 from rutter_core.store import MIGRATIONS, Store, open_store
-from rutter_core.workspaces import register_workspace, remove_workspace
+from rutter_core.workspaces.service import register_workspace, remove_workspace
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 RECORD_FIELDS = {
@@ -781,8 +781,8 @@ def test_each_change_adds_one_and_no_change_writes_nothing(store: Store) -> None
 _EDITOR = """
 import json, sys, time
 from pathlib import Path
-from rutter_core.errors import ConflictError
-from rutter_core.memory import edit_memory, get_memory
+from rutter_core.kernel.errors import ConflictError
+from rutter_core.memory.service import edit_memory, get_memory
 from rutter_core.store import open_store
 
 url, memory_id, name, wanted, go, ready = sys.argv[1:7]

@@ -22,7 +22,7 @@ import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from rutter_core.memory import create_memory
+from rutter_core.memory.service import create_memory
 from rutter_core.store import open_store
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (

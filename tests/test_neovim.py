@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from rutter_core.fsread import FileReader
-from rutter_core.instructions import effective_instructions
+from rutter_core.app.instructions import effective_instructions
+from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import open_store
-from rutter_core.workspaces import register_workspace
+from rutter_core.workspaces.service import register_workspace
 
 BIN = Path(sys.executable).parent
 NVIM = BIN / "nvim"
@@ -607,7 +607,7 @@ def test_formatter_root_finder_and_file_classes(tmp_path: Path) -> None:
 
 
 def test_runs_float_drift_diagnostic_and_confirm_code_action(tmp_path: Path, ws: Path) -> None:
-    from rutter_core.runs import create_run, latest_revision
+    from rutter_core.runs.service import create_run, latest_revision
 
     home = tmp_path / "rutter-home"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from rutter_core.memory import create_memory, get_memory, list_memories
+from rutter_core.memory.service import create_memory, get_memory, list_memories
 from rutter_core.store import open_store
-from rutter_core.workspaces import register_workspace
+from rutter_core.workspaces.service import register_workspace
 from tests.test_neovim import github_token, run_nvim, ws
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from rutter_core.redaction import (
+from rutter_core.discovery.redaction import (
     REDACTION_KINDS,
     RedactionResult,
     SecretFinding,

@@ -11,16 +11,17 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from rutter_core.errors import (
+from rutter_core.discovery.fingerprint import canonical_json
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.snapshot import Snapshot
+from rutter_core.kernel.errors import (
     ConflictError,
     DiscoveryError,
     NotFoundError,
     RejectedError,
     StoreError,
 )
-from rutter_core.fingerprint import canonical_json
-from rutter_core.fsread import FileReader
-from rutter_core.runs import (
+from rutter_core.runs.service import (
     ALLOWED_TRANSITIONS,
     MAX_GOAL_CHARS,
     RUN_STATUSES,
@@ -40,9 +41,8 @@ from rutter_core.runs import (
     read_revision,
     set_run_status,
 )
-from rutter_core.snapshot import Snapshot
 from rutter_core.store import Store, open_store
-from rutter_core.workspaces import register_workspace, remove_workspace
+from rutter_core.workspaces.service import register_workspace, remove_workspace
 from tests.conftest import write_tree
 
 TREE: dict[str, str | bytes] = {

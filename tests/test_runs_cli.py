@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rutter_core.runs import import_run
+from rutter_core.runs.service import import_run
 from rutter_core.store import open_store
 from tests.conftest import write_tree
 from tests.test_cli import Cli
@@ -396,7 +396,7 @@ def test_instructions_option_combinations(cli: Cli, demo: Path) -> None:
 RACER = """
 import sys, time
 from pathlib import Path
-from rutter_lsp.cli import main
+from rutter_cli.main import main
 
 ready, go = Path(sys.argv[1]), Path(sys.argv[2])
 ready.touch()

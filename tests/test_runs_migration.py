@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from rutter_core.fsread import FileReader
-from rutter_core.runs import create_run, get_run, latest_revision
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.runs.service import create_run, get_run, latest_revision
 from rutter_core.store import MIGRATIONS, migration_checksum, open_store
-from rutter_core.workspaces import list_workspaces, register_workspace
+from rutter_core.workspaces.service import list_workspaces, register_workspace
 from tests.conftest import write_tree
 
 RUNS_TABLES = {"missions", "threads", "sessions", "runs", "continuity_nodes",

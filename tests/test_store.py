@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import inspect
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from rutter_core.errors import StoreError, UsageError
+from rutter_core.kernel.errors import StoreError, UsageError
 from rutter_core.store import (
     MIGRATIONS,
     Migration,

@@ -60,7 +60,7 @@ def test_commit_by_another_process_is_noticed(tmp_path: Path) -> None:
             changes.poll()
             script = (
                 "import sys; from rutter_core.store import open_store\n"
-                "from rutter_core.workspaces import register_workspace\n"
+                "from rutter_core.workspaces.service import register_workspace\n"
                 "from pathlib import Path\n"
                 "with open_store(sys.argv[1]) as s:\n"
                 "    register_workspace(s, 'other', sys.argv[2], cwd=Path.cwd())\n"

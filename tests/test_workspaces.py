@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rutter_core.errors import (
+from rutter_core.kernel.errors import (
     ConflictError,
     ErrorCategory,
     NotFoundError,
@@ -17,7 +17,7 @@ from rutter_core.errors import (
     UsageError,
 )
 from rutter_core.store import Store, open_store
-from rutter_core.workspaces import (
+from rutter_core.workspaces.service import (
     Workspace,
     find_workspace_by_root,
     get_workspace,

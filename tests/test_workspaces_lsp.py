@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rutter_core.errors import NotFoundError, RejectedError
-from rutter_core.ids import is_valid_workspace_id
+from rutter_core.kernel.errors import NotFoundError, RejectedError
+from rutter_core.kernel.ids import is_valid_workspace_id
 from rutter_core.store import Store, open_store
-from rutter_core.workspaces import (
+from rutter_core.workspaces.service import (
     ensure_workspace,
     find_workspace_by_root,
     list_workspaces,

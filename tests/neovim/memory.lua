@@ -105,7 +105,7 @@ H.run(function(R)
 
   -- 4. Someone else edits it meanwhile (the CLI); this buffer still says version 2.
   local cli = vim.system({
-    vim.env.RUTTER_NVIM_PYTHON, "-m", "rutter_lsp", "context", "memory", "edit", id,
+    vim.env.RUTTER_NVIM_PYTHON, "-m", "rutter", "context", "memory", "edit", id,
     "--version", "2", "--title", "Use table tests (changed elsewhere)", "--json",
   }, { text = true }):wait(30000)
   R.cli = { code = cli.code, stdout = cli.stdout, stderr = cli.stderr }

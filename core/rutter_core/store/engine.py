@@ -11,7 +11,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import URL, Connection, Engine, RootTransaction, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
-from rutter_core.errors import StoreError, UsageError
+from rutter_core.kernel.errors import StoreError, UsageError
 from rutter_core.store import sqlite
 from rutter_core.store.migrations import MIGRATIONS, Migration, apply_migrations
 

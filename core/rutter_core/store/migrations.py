@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import insert, inspect, select
 from sqlalchemy.engine import Connection
 
-from rutter_core.clock import now_rfc3339
-from rutter_core.errors import StoreError
+from rutter_core.kernel.clock import now_rfc3339
+from rutter_core.kernel.errors import StoreError
 from rutter_core.store import sqlite
 from rutter_core.store.schema import schema_migrations
 
@@ -94,7 +94,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             # A Mission is what a person wants achieved; each Run works on one, in one
             # Session, as part of a Thread (a conversation that several runs may continue).
             # IDs are validated in code; the CHECKs are dialect-neutral backstops. Actors are
-            # the operator surfaces of rutter_core.actors, repeated here as in migration 3.
+            # the operator surfaces of rutter_core.kernel.actors, repeated here as in migration 3.
             """
             CREATE TABLE missions (
                 mission_id TEXT NOT NULL PRIMARY KEY

@@ -15,7 +15,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from rutter_core.errors import StoreError
+from rutter_core.kernel.errors import StoreError
 
 # Execution option read by the `begin` hook; set per connection by `Store.read()/write()`.
 BEGIN_MODE_OPTION = "rutter_sqlite_begin"

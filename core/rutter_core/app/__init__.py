@@ -1,0 +1,2 @@
+"""The application layer: one pydantic model per operation's params and result, and the
+`Rutter` facade every surface calls."""

@@ -1,0 +1,60 @@
+"""`Rutter`: the one facade every surface calls (CLI, language server, and later MCP and HTTP).
+
+Each area's operations live in their own module (`app.workspaces`, `app.instructions`,
+`app.runs`, `app.memory`) and are reached as attributes, imported on first
+use: a CLI call is a whole process, and it should pay only for the area it touches.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rutter_core.app.instructions import InstructionOperations
+    from rutter_core.app.memory import MemoryOperations
+    from rutter_core.app.runs import RunOperations
+    from rutter_core.app.workspaces import WorkspaceOperations
+    from rutter_core.discovery.fsread import FileReader
+    from rutter_core.store import Store
+
+
+class Rutter:
+    """Operations over one store. `reader` is the discovery file reader: one per process (its
+    identity caches make repeated discovery cheap), shared by every operation that reads disk."""
+
+    def __init__(self, store: Store, reader: FileReader | None = None) -> None:
+        self.store = store
+        self._reader = reader
+
+    @cached_property
+    def reader(self) -> FileReader:
+        if self._reader is None:
+            from rutter_core.discovery.fsread import FileReader
+
+            self._reader = FileReader()
+        return self._reader
+
+    @cached_property
+    def workspaces(self) -> WorkspaceOperations:
+        from rutter_core.app.workspaces import WorkspaceOperations
+
+        return WorkspaceOperations(self)
+
+    @cached_property
+    def instructions(self) -> InstructionOperations:
+        from rutter_core.app.instructions import InstructionOperations
+
+        return InstructionOperations(self)
+
+    @cached_property
+    def runs(self) -> RunOperations:
+        from rutter_core.app.runs import RunOperations
+
+        return RunOperations(self)
+
+    @cached_property
+    def memory(self) -> MemoryOperations:
+        from rutter_core.app.memory import MemoryOperations
+
+        return MemoryOperations(self)

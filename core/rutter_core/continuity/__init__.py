@@ -1,0 +1,1 @@
+"""Session continuity: threads, sessions, messages, notes, continuity nodes and pins."""

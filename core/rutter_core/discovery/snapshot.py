@@ -1,0 +1,127 @@
+"""JSON shapes of `project_instruction_snapshot.v1` (contract section 5.5)."""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rutter_core.discovery.fingerprint import fingerprint
+
+PROTOCOL_VERSION: Final = "project_instruction_snapshot.v1"
+
+SourceKind = Literal[
+    "agents_override", "agents", "claude", "claude_dir", "prayu_instructions", "prayu_rule"
+]
+IgnoreReason = Literal["superseded", "blank_override", "ignore_file"]
+TRUST_CLASS: Final = "project_workflow_untrusted"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Limits(_Frozen):
+    max_files: int = 64
+    max_file_bytes: int = 64 * 1024
+    max_total_bytes: int = 256 * 1024
+    max_depth: int = 32
+    max_ignore_bytes: int = 16 * 1024
+    max_ignore_patterns: int = 128
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class Authority(_Frozen):
+    """Instructions may guide; they can never grant. Every grant is pinned to False."""
+
+    workflow_guidance: Literal[True] = True
+    formatting_guidance: Literal[True] = True
+    validation_guidance: Literal[True] = True
+    tool_grant: Literal[False] = False
+    network_grant: Literal[False] = False
+    secret_access: Literal[False] = False
+    debug_grant: Literal[False] = False
+    plugin_grant: Literal[False] = False
+    hook_execution: Literal[False] = False
+    mcp_grant: Literal[False] = False
+    approval_grant: Literal[False] = False
+    credential_grant: Literal[False] = False
+    process_grant: Literal[False] = False
+    terminal_lease: Literal[False] = False
+    execution_profile_grant: Literal[False] = False
+    policy_override: Literal[False] = False
+
+
+AUTHORITY_JSON: dict[str, bool] = Authority().model_dump()
+
+
+class RedactionCount(_Frozen):
+    kind: str
+    count: int
+
+
+class Source(_Frozen):
+    ordinal: int
+    path: str
+    kind: SourceKind
+    scope: str
+    depth: int
+    precedence: int
+    bytes: int
+    content: str
+    content_sha256: str
+    loaded_at: str
+    trust: Literal["project_workflow_untrusted"] = TRUST_CLASS
+    applicable_to: list[str]
+    why_effective: str
+    redacted: bool
+    redactions: list[RedactionCount]
+    authority: Authority = Authority()
+
+
+class IgnoredEntry(_Frozen):
+    path: str
+    reason: IgnoreReason
+    superseded_by: str | None = None
+    line: int | None = None
+    pattern: str | None = None
+
+
+class Conflict(_Frozen):
+    role: str
+    lower_precedence_path: str
+    higher_precedence_path: str
+    resolution: str
+
+
+class Snapshot(_Frozen):
+    protocol_version: Literal["project_instruction_snapshot.v1"] = PROTOCOL_VERSION
+    workspace_id: str
+    target_path: str
+    fingerprint: str
+    loaded_at: str
+    limits: Limits
+    sources: list[Source]
+    ignored: list[IgnoredEntry]
+    conflicts: list[Conflict]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+# Fields that describe when/where a snapshot was taken rather than what it says.
+SNAPSHOT_FINGERPRINT_EXCLUDES = frozenset({"fingerprint", "loaded_at", "workspace_id"})
+SOURCE_FINGERPRINT_EXCLUDES = frozenset({"content", "loaded_at", "why_effective"})
+
+
+def snapshot_fingerprint(snapshot_json: dict[str, Any]) -> str:
+    """Fingerprint per contract 5.5, from the snapshot's JSON form."""
+    body = dict(snapshot_json)
+    body["sources"] = [
+        {key: value for key, value in source.items() if key not in SOURCE_FINGERPRINT_EXCLUDES}
+        for source in snapshot_json.get("sources", [])
+    ]
+    # The snapshot's own shape (pydantic-typed: str, bool, small int, ASCII keys) is plain JSON.
+    return fingerprint(body, exclude=SNAPSHOT_FINGERPRINT_EXCLUDES, plain=True)

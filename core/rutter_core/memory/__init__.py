@@ -1,0 +1,1 @@
+"""Explicit user and project memory: versioned, secret-refusing, physically deleted."""

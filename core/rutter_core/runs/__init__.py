@@ -1,0 +1,1 @@
+"""Runs and their pinned instruction snapshots: create, inspect drift, confirm a refresh."""

@@ -1,0 +1,1 @@
+"""The workspace registry: IDs bound to resolved directories."""

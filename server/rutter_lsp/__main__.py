@@ -1,5 +1,0 @@
-import sys
-
-from rutter_lsp.cli import main
-
-sys.exit(main())

@@ -1,0 +1,1 @@
+"""`python -m rutter`: the command-line interface (package `rutter_cli`)."""

@@ -1,0 +1,389 @@
+"""`rutter context memory ...`: explicit user and project memory from the command line.
+
+A thin surface over `rutter_core.memory.service`: it parses options, names itself as the actor
+("cli", never taken from the command line), and prints one JSON document (`--json`) or tables.
+Project scope without `--workspace` uses the registered workspace containing the current
+directory (contract section 4).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Final
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
+from rutter_core.kernel.errors import UsageError
+from rutter_core.memory.service import (
+    DEFAULT_LIST_LIMIT,
+    MAX_LIST_LIMIT,
+    MemoryRecord,
+    create_memory,
+    delete_memory,
+    edit_memory,
+    export_memories,
+    get_memory,
+    list_memories,
+    read_content_file,
+    set_memory_status,
+)
+from rutter_core.store import Store
+from rutter_core.workspaces.service import infer_workspace
+
+ACTOR: Final = "cli"
+"""Who this surface is; set here, never from an option."""
+
+memory_app = typer.Typer(
+    help="Explicit user and project memory: create, list, show, edit, enable/disable, export "
+    "and delete (physically).",
+    no_args_is_help=True,
+)
+
+MemoryId = Annotated[str, typer.Argument(metavar="ID", help="The memory's ID (mem_...).")]
+Version = Annotated[
+    int,
+    typer.Option(
+        "--version",
+        help="The version you last saw (`show ID`); a stale version fails with exit 4.",
+    ),
+]
+ScopeOption = Annotated[str, typer.Option("--scope", metavar="user|project", help="Memory scope.")]
+WorkspaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--workspace",
+        help="Workspace ID of project memory (default: the registered workspace containing "
+        "the current directory).",
+    ),
+]
+AllFlag = Annotated[bool, typer.Option("--all", help="Include disabled and expired memories.")]
+RedactFlag = Annotated[
+    bool,
+    typer.Option(
+        "--redact-sensitive",
+        help="Store text in which secrets were found with each secret replaced by "
+        "[REDACTED:<kind>] instead of refusing it.",
+    ),
+]
+References = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--reference",
+        metavar="R",
+        help="A path, URL or identifier the memory rests on (repeatable; at most 32).",
+    ),
+]
+Retention = Annotated[
+    str | None,
+    typer.Option(
+        "--retention",
+        metavar="D",
+        help="Keep until: a duration from now (720h, 30d, 1h30m) or an RFC 3339 time; at most "
+        "ten years after creation.",
+    ),
+]
+
+
+# -- the CLI's shared helpers (cli.py imports this module, so they are looked up when run) --------
+
+
+def _project_workspace(store: Store, scope: str | None, workspace_id: str | None) -> str | None:
+    """The workspace project scope means: the one given, else the one around the cwd."""
+    if scope == "project" and workspace_id is None:
+        return infer_workspace(store, Path.cwd()).workspace_id
+    return workspace_id
+
+
+# -- tables ---------------------------------------------------------------------------------------
+
+
+def _state(record: MemoryRecord) -> str:
+    if record.status == "disabled":
+        return "disabled"
+    return "expired" if record.expired else "active"
+
+
+def _scope_label(record: MemoryRecord) -> str:
+    return "user" if record.scope == "user" else f"project:{record.scope_id}"
+
+
+def render_memory_list(console: Console, records: tuple[MemoryRecord, ...], has_more: bool) -> None:
+    if not records:
+        console.print(
+            "No memories. Add one with `rutter context memory create --scope user|project "
+            "--title T --content C` (disabled and expired ones show with --all)."
+        )
+        return
+    table = Table()
+    table.add_column("id", no_wrap=True)
+    table.add_column("scope", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("v", justify="right", no_wrap=True)
+    table.add_column("updated", overflow="fold")
+    table.add_column("title", overflow="fold", ratio=1)
+    for record in records:
+        title = record.title + (" (redacted)" if record.redacted else "")
+        table.add_row(
+            record.memory_id,
+            escape(_scope_label(record)),
+            _state(record),
+            str(record.version),
+            record.updated_at,
+            escape(title),
+        )
+    console.print(table)
+    if has_more:
+        console.print("More memories match: raise --limit (at most 500) to see them.")
+
+
+def render_memory(console: Console, record: MemoryRecord) -> None:
+    table = Table(show_header=False, show_lines=True)
+    table.add_column("field", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    rows = [
+        ("id", record.memory_id),
+        ("scope", _scope_label(record)),
+        ("status", _state(record)),
+        ("version", str(record.version)),
+        ("title", record.title),
+        ("content", record.content),
+        ("references", "\n".join(record.references) or "-"),
+        ("retention until", record.retention_until or "-"),
+        ("redacted", "yes" if record.redacted else "no"),
+        ("source", record.source_kind),
+        ("created", f"{record.created_at} by {record.created_by}"),
+        ("updated", f"{record.updated_at} by {record.updated_by}"),
+        ("content sha256", record.content_sha256),
+    ]
+    for field, value in rows:
+        table.add_row(field, escape(value))
+    console.print(table)
+
+
+def _show(record: MemoryRecord, *, as_json: bool, note: str | None = None) -> None:
+    if as_json:
+        print_json(record.to_json())
+        return
+    console = make_console()
+    if note:
+        console.print(escape(note))
+    render_memory(console, record)
+
+
+# -- commands -------------------------------------------------------------------------------------
+
+
+@memory_app.command("create")
+def memory_create(
+    ctx: typer.Context,
+    scope: ScopeOption,
+    title: Annotated[str, typer.Option("--title", help="One line, 1-256 bytes.")],
+    content: Annotated[
+        str | None, typer.Option("--content", help="The memory, 1 byte to 16 KiB.")
+    ] = None,
+    content_file: Annotated[
+        str | None,
+        typer.Option(
+            "--content-file",
+            metavar="F",
+            help="Read the content from a regular UTF-8 file (not stdin, not a sensitive file).",
+        ),
+    ] = None,
+    workspace_id: WorkspaceOption = None,
+    references: References = None,
+    retention: Retention = None,
+    redact_sensitive: RedactFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Create a memory (version 1)."""
+    if (content is None) == (content_file is None):
+        raise UsageError(
+            "content_required",
+            "give the content with exactly one of --content C or --content-file F",
+        )
+    source_ref = None
+    if content_file is not None:
+        imported = read_content_file(content_file, cwd=Path.cwd())
+        content, source_ref = imported.text, imported.source_ref
+    assert content is not None
+    with cli_store(ctx) as store:
+        record = create_memory(
+            store,
+            scope=scope,
+            workspace_id=_project_workspace(store, scope, workspace_id),
+            title=title,
+            content=content,
+            references=references or (),
+            retention=retention,
+            redact_sensitive=redact_sensitive,
+            source_ref=source_ref,
+            actor=ACTOR,
+        )
+    _show(record, as_json=as_json, note=f"Created memory {record.memory_id} (version 1)")
+
+
+@memory_app.command("list")
+def memory_list(
+    ctx: typer.Context,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            "--scope",
+            metavar="user|project",
+            help="Only this scope (default: every memory, or user plus --workspace's project "
+            "memory when --workspace is given).",
+        ),
+    ] = None,
+    workspace_id: WorkspaceOption = None,
+    include_inactive: AllFlag = False,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit", help=f"At most this many, newest change first (1-{MAX_LIST_LIMIT})."
+        ),
+    ] = DEFAULT_LIST_LIMIT,
+    as_json: JsonFlag = False,
+) -> None:
+    """List memories, newest change first; disabled and expired ones only with --all."""
+    with cli_store(ctx) as store:
+        found = list_memories(
+            store,
+            scope=scope,
+            workspace_id=_project_workspace(store, scope, workspace_id),
+            include_inactive=include_inactive,
+            limit=limit,
+        )
+    if as_json:
+        print_json(found.to_json())
+        return
+    render_memory_list(make_console(), found.items, found.has_more)
+
+
+@memory_app.command("show")
+def memory_show(ctx: typer.Context, memory_id: MemoryId, as_json: JsonFlag = False) -> None:
+    """Show one memory, whatever its status."""
+    with cli_store(ctx) as store:
+        record = get_memory(store, memory_id)
+    _show(record, as_json=as_json)
+
+
+@memory_app.command("edit")
+def memory_edit(
+    ctx: typer.Context,
+    memory_id: MemoryId,
+    version: Version,
+    title: Annotated[str | None, typer.Option("--title", help="New title.")] = None,
+    content: Annotated[str | None, typer.Option("--content", help="New content.")] = None,
+    references: References = None,
+    clear_references: Annotated[
+        bool, typer.Option("--clear-references", help="Remove every reference.")
+    ] = False,
+    retention: Annotated[
+        str | None,
+        typer.Option(
+            "--retention",
+            metavar="D",
+            help="New retention: a duration from now, an RFC 3339 time, or `none` to keep the "
+            "memory until it is deleted; at most ten years after creation.",
+        ),
+    ] = None,
+    redact_sensitive: RedactFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Edit a memory at --version N; the result is version N+1. --reference replaces the list."""
+    if clear_references and references:
+        raise UsageError(
+            "references_conflict", "give --reference R ... or --clear-references, not both"
+        )
+    new_references: list[str] | None = [] if clear_references else references
+    with cli_store(ctx) as store:
+        record = edit_memory(
+            store,
+            memory_id,
+            version=version,
+            title=title,
+            content=content,
+            references=new_references,
+            retention=retention,
+            redact_sensitive=redact_sensitive,
+            actor=ACTOR,
+        )
+    _show(
+        record,
+        as_json=as_json,
+        note=f"Memory {record.memory_id} is now at version {record.version}",
+    )
+
+
+def _set_status(
+    ctx: typer.Context, memory_id: str, version: int, status: str, as_json: bool
+) -> None:
+    with cli_store(ctx) as store:
+        record = set_memory_status(store, memory_id, version=version, status=status, actor=ACTOR)
+    _show(
+        record,
+        as_json=as_json,
+        note=f"Memory {record.memory_id} is {record.status} (version {record.version})",
+    )
+
+
+@memory_app.command("disable")
+def memory_disable(
+    ctx: typer.Context, memory_id: MemoryId, version: Version, as_json: JsonFlag = False
+) -> None:
+    """Disable a memory: it no longer enters any prompt; it is kept and can be enabled again."""
+    _set_status(ctx, memory_id, version, "disabled", as_json)
+
+
+@memory_app.command("enable")
+def memory_enable(
+    ctx: typer.Context, memory_id: MemoryId, version: Version, as_json: JsonFlag = False
+) -> None:
+    """Enable a disabled memory again."""
+    _set_status(ctx, memory_id, version, "active", as_json)
+
+
+@memory_app.command("export")
+def memory_export(
+    ctx: typer.Context,
+    scope: ScopeOption,
+    workspace_id: WorkspaceOption = None,
+    include_inactive: AllFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Export one scope's memories as a context_memory_export.v1 JSON document (always JSON)."""
+    with cli_store(ctx) as store:
+        exported = export_memories(
+            store,
+            scope=scope,
+            workspace_id=_project_workspace(store, scope, workspace_id),
+            include_inactive=include_inactive,
+        )
+    print_json(exported.to_json())
+
+
+@memory_app.command("delete")
+def memory_delete(
+    ctx: typer.Context, memory_id: MemoryId, version: Version, as_json: JsonFlag = False
+) -> None:
+    """Delete a memory physically at --version N: it cannot be recovered afterwards."""
+    with cli_store(ctx) as store:
+        deleted = delete_memory(store, memory_id, version=version, actor=ACTOR)
+    if as_json:
+        print_json(deleted.to_json())
+        return
+    console = make_console()
+    console.print(
+        f"Deleted memory {deleted.memory_id} (version {deleted.version}) permanently; it "
+        "cannot be recovered from the store."
+    )
+    if not deleted.purged:
+        console.print(
+            "Another rutter process held a long read, so the WAL checkpoint did not finish: "
+            "the text leaves the -wal file at the next checkpoint (e.g. when every rutter "
+            "process has closed the store)."
+        )

@@ -1,0 +1,195 @@
+"""Human-readable output of the run commands. JSON output never passes through here."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from rutter_core.kernel.errors import RutterError
+from rutter_core.runs.service import CreatedRun, RunInspection, RunRecord
+
+MAX_GOAL_IN_TABLE = 60
+
+
+def _goal_line(goal: str) -> str:
+    first = goal.splitlines()[0] if goal else ""
+    if len(first) > MAX_GOAL_IN_TABLE or first != goal:
+        return first[: MAX_GOAL_IN_TABLE - 1] + "…"
+    return first
+
+
+def render_created(console: Console, created: CreatedRun, run: RunRecord) -> None:
+    console.print(
+        f"Created run [cyan]{created.run_id}[/cyan] for "
+        f"[cyan]{escape(run.target_path)}[/cyan] in workspace "
+        f"[cyan]{escape(run.workspace_id)}[/cyan]"
+    )
+    count = len(created.snapshot.sources)
+    noun = "file" if count == 1 else "files"
+    console.print(
+        f"  pinned revision {created.revision}: {count} instruction {noun}, fingerprint "
+        f"{created.fingerprint}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"  mission {created.mission_id}, session {created.session_id}, thread "
+        f"{created.thread_id}, root node {created.root_node_id}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def render_runs(console: Console, runs: Sequence[RunRecord], *, all_runs: bool) -> None:
+    if not runs:
+        which = "No runs" if all_runs else "No active runs (`--all` lists finished ones too)"
+        console.print(f"{which}. Create one with `rutter run create --goal TEXT`.")
+        return
+    table = Table()
+    # Run IDs stay whole (people copy them); free text folds. `run show` has the times.
+    table.add_column("run", no_wrap=True)
+    table.add_column("workspace", overflow="fold", min_width=9)
+    table.add_column("target", overflow="fold", min_width=12, ratio=1)
+    table.add_column("status", no_wrap=True)
+    table.add_column("rev", justify="right", no_wrap=True)
+    table.add_column("mode", no_wrap=True)
+    table.add_column("goal", overflow="fold", min_width=12, ratio=1)
+    for run in runs:
+        table.add_row(
+            run.run_id,
+            escape(run.workspace_id),
+            escape(run.target_path),
+            run.status,
+            "-" if run.revision is None else str(run.revision),
+            run.mode,
+            escape(_goal_line(run.goal)),
+        )
+    console.print(table)
+
+
+def render_run(console: Console, run: RunRecord) -> None:
+    table = Table(show_header=False, box=None)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    rows = (
+        ("run", run.run_id),
+        ("status", run.status),
+        ("workspace", run.workspace_id),
+        ("target", run.target_path),
+        ("goal", run.goal),
+        ("mode", run.mode),
+        ("profile", run.profile or "-"),
+        ("revision", "none (not pinned yet)" if run.revision is None else str(run.revision)),
+        ("fingerprint", run.fingerprint or "-"),
+        ("mission", run.mission_id),
+        ("session", run.session_id),
+        ("thread", run.thread_id),
+        ("created", f"{run.created_at} by {run.created_by}"),
+        ("updated", f"{run.updated_at} by {run.updated_by}"),
+    )
+    for name, value in rows:
+        table.add_row(name, escape(value))
+    console.print(table)
+
+
+def confirm_command(inspection: RunInspection, *, database_url: str | None = None) -> str | None:
+    """The exact command that confirms what `inspection` shows, or None when nothing can be."""
+    live = inspection.live_fingerprint
+    if not inspection.stale or live is None or inspection.run.is_terminal:
+        return None
+    return confirm_command_line(
+        inspection.run_id, inspection.pinned_fingerprint, live, database_url=database_url
+    )
+
+
+def confirm_command_line(
+    run_id: str, pinned: str | None, live: str, *, database_url: str | None = None
+) -> str:
+    """The shell command confirming a refresh of `run_id` from `pinned` (None: no revision)
+    to `live`, quoted for a POSIX shell."""
+    words = ["rutter"]
+    if database_url:
+        words += ["--database-url", database_url]
+    words += [
+        "context", "instructions", "--run", run_id, "--confirm",
+        "--expected-fingerprint", pinned or "",
+        "--expected-live-fingerprint", live,
+    ]  # fmt: skip
+    return shlex.join(words)
+
+
+def render_inspection(
+    console: Console, inspection: RunInspection, *, database_url: str | None = None
+) -> None:
+    run, pinned, diff = inspection.run, inspection.pinned, inspection.diff
+    console.print(
+        f"[bold]Run[/bold] [cyan]{run.run_id}[/cyan] ({run.status}) in workspace "
+        f"[cyan]{escape(run.workspace_id)}[/cyan], target [cyan]{escape(run.target_path)}[/cyan]",
+        soft_wrap=True,
+    )
+    if pinned is None:
+        console.print("Pinned: nothing yet (the run was imported without instructions).")
+    else:
+        console.print(
+            f"Pinned: revision {pinned.revision}, fingerprint {pinned.fingerprint}, confirmed "
+            f"by {pinned.confirmed_by} at {pinned.confirmed_at}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for source in pinned.snapshot.sources:
+            console.print(escape(f"  {source.ordinal}. {source.path}"), highlight=False)
+        if not pinned.snapshot.sources:
+            console.print("  (no instruction file applied)")
+
+    if isinstance(inspection.live, RutterError):
+        error = inspection.live
+        where = f" ({error.path})" if error.path else ""
+        console.print(
+            escape(f"Live: discovery fails closed now: [{error.code}] {error.message}{where}"),
+            highlight=False,
+        )
+        keeps = "its pinned snapshot" if pinned is None else f"revision {pinned.revision}"
+        console.print(
+            f"The run keeps {keeps}; nothing can be confirmed until discovery succeeds again."
+        )
+        return
+    if not inspection.stale:
+        console.print(
+            f"Live: fingerprint {inspection.live_fingerprint}, the same as pinned: up to date, "
+            "nothing to confirm.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+
+    console.print(
+        f"Live: fingerprint {inspection.live_fingerprint}", highlight=False, soft_wrap=True
+    )
+    console.print("\n[bold]Drift[/bold] (pinned → live)")
+    for path in diff.added:
+        console.print(escape(f"  + added    {path}"), highlight=False)
+    for path in diff.removed:
+        console.print(escape(f"  - removed  {path}"), highlight=False)
+    for path in diff.changed:
+        fields = ", ".join(diff.changed_fields.get(path, ()))
+        console.print(escape(f"  ~ changed  {path} ({fields})"), highlight=False)
+    if diff.order_changed:
+        console.print("  order of the sources in both changed")
+    if diff.ignored_changed:
+        console.print("  ignored files changed")
+    keeps = "without instructions" if pinned is None else f"on revision {pinned.revision}"
+    if run.is_terminal:  # a confirmation would only be refused (run_terminal)
+        console.print(
+            f"\nThe run is {run.status}, which is final: it ended {keeps} and takes no new "
+            "instructions; create a new run for these."
+        )
+        return
+    command = confirm_command(inspection, database_url=database_url)
+    console.print(
+        f"\nThe run stays {keeps} until you confirm. After reviewing the drift, run:",
+    )
+    console.print(f"  {escape(command or '')}", highlight=False, soft_wrap=True)

@@ -1,0 +1,263 @@
+"""`rutter run ...` and `rutter context instructions --run`: runs and their pinned instructions.
+
+A thin surface over `rutter_core.runs.service`: it parses options, names itself as the actor ("cli",
+never taken from the command line), and prints one JSON document (`--json`) or text for
+people. `run create` without `--workspace` uses the registered workspace containing the
+current directory (contract section 4).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Final
+
+import typer
+
+from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
+from rutter_cli.render_runs import (
+    render_created,
+    render_inspection,
+    render_run,
+    render_runs,
+)
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.kernel.errors import UsageError
+from rutter_core.runs.service import (
+    DEFAULT_MODE,
+    DEFAULT_TARGET,
+    confirm_refresh,
+    create_run,
+    get_run,
+    get_verified_run,
+    inspect_run,
+    list_runs,
+    set_run_status,
+)
+from rutter_core.workspaces.service import get_workspace, infer_workspace
+
+ACTOR: Final = "cli"
+"""Who this surface is; set here, never from an option."""
+
+run_app = typer.Typer(
+    help="Runs: create them with pinned instructions, list, show and move their status.",
+    no_args_is_help=True,
+)
+
+RunId = Annotated[str, typer.Argument(metavar="RUN", help="The run's ID (run_...).")]
+
+
+# The shared CLI plumbing lives in rutter_cli.main, which imports this module to register it.
+
+
+def _database_url(ctx: typer.Context) -> str | None:
+    settings = ctx.find_root().obj
+    url = getattr(settings, "database_url", None)
+    return url if isinstance(url, str) else None
+
+
+@run_app.command("create")
+def run_create(
+    ctx: typer.Context,
+    goal: Annotated[str, typer.Option("--goal", help="What the run should achieve.")],
+    workspace_id: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace",
+            help="Workspace ID (default: the registered workspace containing the current "
+            "directory).",
+        ),
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", help="Execution profile name (a label).")
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", metavar="ask|auto|full", help="Approval mode.")
+    ] = DEFAULT_MODE,
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target", help="Workspace-relative file or directory whose instructions to pin."
+        ),
+    ] = DEFAULT_TARGET,
+    thread_id: Annotated[
+        str | None,
+        typer.Option("--thread", metavar="THREAD_ID", help="Continue this thread."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Create a run: mission, session, thread, root node and pinned instructions (revision 1)."""
+    with cli_store(ctx) as store:
+        if workspace_id is None:
+            workspace_id = infer_workspace(store, Path.cwd()).workspace_id
+        created = create_run(
+            store,
+            workspace_id=workspace_id,
+            goal=goal,
+            reader=FileReader(),
+            actor=ACTOR,
+            profile=profile,
+            mode=mode,
+            target=target,
+            thread_id=thread_id,
+        )
+        run = get_run(store, created.run_id)
+    if as_json:
+        print_json(created.to_json())
+        return
+    render_created(make_console(), created, run)
+
+
+@run_app.command("list")
+def run_list(
+    ctx: typer.Context,
+    workspace_id: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Only this workspace's runs (default: every workspace)."),
+    ] = None,
+    all_runs: Annotated[
+        bool,
+        typer.Option("--all", help="Include completed, failed and cancelled runs."),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """List active runs (created, running, paused) in creation order; --all lists every run."""
+    with cli_store(ctx) as store:
+        if workspace_id is not None:
+            get_workspace(store, workspace_id)  # an unknown ID is an error, not an empty list
+        found = list_runs(store, workspace_id=workspace_id, active_only=not all_runs)
+    if as_json:
+        print_json({"runs": [run.to_json() for run in found]})
+        return
+    render_runs(make_console(), found, all_runs=all_runs)
+
+
+@run_app.command("show")
+def run_show(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> None:
+    """Show one run, with its status and latest pinned revision."""
+    with cli_store(ctx) as store:
+        run = get_verified_run(store, run_id)
+    if as_json:
+        print_json(run.to_json())
+        return
+    render_run(make_console(), run)
+
+
+@run_app.command("status")
+def run_status(
+    ctx: typer.Context,
+    run_id: RunId,
+    status: Annotated[
+        str,
+        typer.Argument(
+            metavar="STATUS",
+            help="running, paused, completed, failed or cancelled (the last three are final).",
+        ),
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Move a run to STATUS (running, paused, completed, failed, cancelled)."""
+    with cli_store(ctx) as store:
+        before = get_run(store, run_id)
+        run = set_run_status(store, run_id, status, actor=ACTOR)
+    if as_json:
+        print_json(run.to_json())
+        return
+    if before.status == run.status:
+        make_console().print(f"Run {run.run_id} is already {run.status}; nothing changed.")
+    else:
+        make_console().print(f"Run {run.run_id}: {before.status} → {run.status}")
+
+
+# -- context instructions --run ---------------------------------------------------------------
+
+
+def check_instructions_options(
+    *,
+    run_id: str | None,
+    target: str | None,
+    workspace_id: str | None,
+    confirm: bool,
+    expected: str | None,
+    expected_live: str | None,
+) -> None:
+    """The combinations `rutter context instructions` accepts; anything else is a usage error."""
+    if run_id is not None and (target is not None or workspace_id is not None):
+        raise UsageError(
+            "usage",
+            "--run cannot be combined with --target or --workspace: a run pins its own "
+            "workspace and target",
+        )
+    if run_id is None and target is None:
+        raise UsageError(
+            "usage",
+            "give --target PATH for the instructions on disk, or --run RUN for a run's pinned "
+            "instructions",
+        )
+    fingerprints = expected is not None or expected_live is not None
+    if (confirm or fingerprints) and run_id is None:
+        raise UsageError(
+            "usage", "--confirm and the expected fingerprints need --run RUN: only runs pin"
+        )
+    if confirm and (expected is None or expected_live is None):
+        raise UsageError(
+            "usage",
+            "--confirm needs both --expected-fingerprint PINNED and --expected-live-fingerprint "
+            "LIVE, as shown by `rutter context instructions --run RUN` (use '' for PINNED when "
+            "the run has no revision yet)",
+        )
+    if fingerprints and not confirm:
+        raise UsageError(
+            "usage",
+            "--expected-fingerprint and --expected-live-fingerprint only go with --confirm",
+        )
+
+
+def run_instructions(
+    ctx: typer.Context,
+    run_id: str,
+    *,
+    confirm: bool,
+    expected: str | None,
+    expected_live: str | None,
+    as_json: bool,
+) -> None:
+    """Inspect a run's pinned instructions against the disk, or confirm a refresh."""
+    reader = FileReader()
+    with cli_store(ctx) as store:
+        if not confirm:
+            inspection = inspect_run(store, run_id, reader=reader)
+            refreshed: bool | None = None
+        else:
+            # Both checked by `check_instructions_options`.
+            assert expected is not None
+            assert expected_live is not None
+            inspection, refreshed = confirm_refresh(
+                store,
+                run_id,
+                reader=reader,
+                expected_fingerprint=expected,
+                expected_live_fingerprint=expected_live,
+                actor=ACTOR,
+            )
+    if as_json:
+        document = inspection.to_json()
+        if refreshed is not None:
+            document["refreshed"] = refreshed
+        print_json(document)
+        return
+    console = make_console()
+    if refreshed is True:
+        console.print(
+            f"Refreshed: run {run_id} now pins revision {inspection.revision} (fingerprint "
+            f"{inspection.pinned_fingerprint}).\n",
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif refreshed is False:
+        console.print(
+            f"Nothing to refresh: run {run_id} already uses the instructions on disk; no "
+            "revision was appended.\n",
+            highlight=False,
+            soft_wrap=True,
+        )
+    render_inspection(console, inspection, database_url=_database_url(ctx))

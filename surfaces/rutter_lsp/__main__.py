@@ -1,0 +1,7 @@
+"""`python -m rutter_lsp [serve] [options]`: the language server (the CLI is `python -m rutter`)."""
+
+import sys
+
+from rutter_lsp.server import main
+
+sys.exit(main())

@@ -1,0 +1,138 @@
+"""The one dispatch of the custom requests (`rutter/*`) and their command twins.
+
+Every custom request is registered with `custom_request`: its params are decoded once into the
+operation's pydantic model (unknown fields refused, as on every surface), the handler runs, and a
+typed failure is mapped once (`rutter_lsp.errors.jsonrpc_error`): a JSON-RPC error whose `data`
+is the error document. Handlers therefore raise `RutterError` and never build JSON-RPC errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rutter_core.kernel.errors import RutterError, UsageError
+from rutter_core.store import Store
+from rutter_lsp.errors import jsonrpc_error
+from rutter_lsp.settings import plain
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+    from rutter_lsp.server import RutterServer
+
+T = TypeVar("T")
+P = TypeVar("P", bound="BaseModel")
+Handler = Callable[["RutterServer", P], Awaitable[Any]]
+
+
+def invalid_params(message: str) -> UsageError:
+    return UsageError("invalid_params", message)
+
+
+def object_params(value: Any) -> dict[str, Any]:
+    """The one object of a request's params or of a command's arguments (`[{...}]`)."""
+    data = plain(value)
+    if isinstance(data, list):
+        if not data:
+            return {}
+        if len(data) != 1:
+            raise invalid_params("expected one JSON object as the command's argument")
+        data = data[0]
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise invalid_params("expected a JSON object")
+    return data
+
+
+def describe_validation(error: ValidationError) -> str:
+    """What was wrong with the params, by field, without echoing any value the client sent."""
+    problems = []
+    for item in error.errors(include_url=False, include_input=False, include_context=False):
+        where = ".".join(str(part) for part in item["loc"]) or "params"
+        if item["type"] == "extra_forbidden":
+            problems.append(f"unknown field {where!r}")
+        elif item["type"] == "missing":
+            problems.append(f"missing field {where!r}")
+        else:
+            problems.append(f"{where!r}: {item['msg']}")
+    return "invalid params: " + "; ".join(problems)
+
+
+def decode(model: type[P], raw: Any) -> P:
+    """`raw` params (plain JSON, namedtuples or a command's argument list) as `model`."""
+    from pydantic import ValidationError
+
+    data = object_params(raw)
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise invalid_params(describe_validation(error)) from None
+
+
+def store_unavailable() -> RutterError:
+    return RutterError(
+        "store_unavailable",
+        "the rutter store could not be opened; see the server log and check "
+        "rutter.databaseUrl / RUTTER_DATABASE_URL / RUTTER_HOME",
+    )
+
+
+async def ready_store(server: RutterServer) -> Store:
+    """The store, once `initialized` has opened it (`store_unavailable` when it could not)."""
+    await server.ready.wait()
+    if server.store is None:
+        raise store_unavailable()
+    return server.store
+
+
+async def on_worker(server: RutterServer, fn: Callable[[], T]) -> T:
+    """`fn` on the disk worker: store and disk work stay off the event loop."""
+    return await server.worker.run(fn)
+
+
+def _command_arguments(args: Sequence[Any]) -> Any:
+    return [plain(arg) for arg in args]
+
+
+def custom_request(
+    server: RutterServer,
+    method: str,
+    model: type[P],
+    *,
+    command: str | None = None,
+    command_params: Callable[[Sequence[Any]], Any] = _command_arguments,
+) -> Callable[[Handler[P]], Handler[P]]:
+    """Register `handler` for the request `method` (and `workspace/executeCommand` `command`,
+    whose arguments `command_params` turns into the request's params)."""
+
+    def register(handler: Handler[P]) -> Handler[P]:
+        async def answer(raw: Any) -> Any:
+            try:
+                return await handler(server, decode(model, raw))
+            except RutterError as error:
+                raise jsonrpc_error(error) from error
+
+        @server.feature(method)
+        async def request(params: Any) -> Any:
+            return await answer(params)
+
+        if command is not None:
+            # Command handlers take pygls' conventional `ls` first (the server, injected by
+            # name); the client's arguments follow.
+            @server.command(command)
+            async def run_command(ls: Any, *args: Any) -> Any:
+                return await answer(command_params(args))
+
+        return handler
+
+    return register
+
+
+async def mapped(pending: Callable[[], Awaitable[T]]) -> T:
+    """Interim, for handlers not yet registered with `custom_request`: map a typed failure."""
+    try:
+        return await pending()
+    except RutterError as error:
+        raise jsonrpc_error(error) from error

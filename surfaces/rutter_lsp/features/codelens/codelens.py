@@ -1,0 +1,36 @@
+"""Code lens on line 1 of every open instruction file: "applies to N open files", or why it
+is not delivered. The lens runs `rutter.showApplicableFiles` with the file's URI."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from rutter_lsp.features.hover.hover import headline, status_for
+from rutter_lsp.features.instructions.instructions import COMMAND_SHOW_APPLICABLE_FILES
+
+if TYPE_CHECKING:
+    from rutter_lsp.server import RutterServer
+
+_LINE_ONE = types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
+
+
+def register(server: RutterServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        uri = params.text_document.uri
+        status = await status_for(server, uri)
+        if status is None or status.file.kind == "ignore_file":
+            return None
+        if status.state == "effective":
+            count = len(status.applies_to)
+            title = f"rutter: applies to {count} open file{'' if count == 1 else 's'}"
+        else:
+            title = f"rutter: {headline(status)}"
+        command = types.Command(
+            title=title,
+            command=COMMAND_SHOW_APPLICABLE_FILES,
+            arguments=[uri, list(status.applies_to)],
+        )
+        return [types.CodeLens(range=_LINE_ONE, command=command)]

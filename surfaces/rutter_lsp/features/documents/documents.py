@@ -1,0 +1,50 @@
+"""Open, edited, saved and closed documents.
+
+Opening or closing any document changes which open files each instruction file reaches (the
+code lens and hover counts): the index is rebuilt, coalesced. Edits of an instruction file's
+buffer only change that buffer's diagnostics; discovery keeps reading the disk. Saving an
+instruction file counts as a change on disk, for clients that do not watch files.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from rutter_lsp.features.documents import watching
+
+if TYPE_CHECKING:
+    from rutter_lsp.server import RutterServer
+
+
+def register(server: RutterServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        await server.ready.wait()
+        doc = server.open_doc(params.text_document.uri)
+        if doc is None:
+            return
+        server.refresher.request(
+            index=True, diagnostics=[doc.uri] if doc.instruction is not None else ()
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        await server.ready.wait()
+        doc = server.open_doc(params.text_document.uri)
+        if doc is not None and doc.instruction is not None:
+            server.refresher.request(diagnostics=[doc.uri])
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        await server.ready.wait()
+        doc = server.open_doc(params.text_document.uri)
+        if doc is not None and doc.instruction is not None:
+            watching.changed(server, [(params.text_document.uri, types.FileChangeType.Changed)])
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        server.refresher.clear(params.text_document.uri)
+        if server.locate_uri(params.text_document.uri) is not None:
+            server.refresher.request(index=True)

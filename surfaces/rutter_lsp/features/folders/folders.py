@@ -1,0 +1,97 @@
+"""Workspace folders (contract section 4): each editor folder is served under a registration.
+
+A folder whose root is already registered reuses that registration; otherwise it is registered
+with an ID derived from the folder name, made unique with a numeric suffix. Removing a folder
+stops serving it; the registration stays (other tools, and runs, may refer to it).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from rutter_core.kernel.errors import RutterError
+from rutter_core.store import Store
+from rutter_core.workspaces.service import Workspace, ensure_workspace
+from rutter_lsp.index.paths import Folder, path_of_uri, uri_of_path
+
+if TYPE_CHECKING:
+    from rutter_lsp.server import RutterServer
+
+logger = logging.getLogger("rutter_lsp")
+
+
+def folders_of(params: types.InitializeParams) -> list[types.WorkspaceFolder]:
+    """The folders of `initialize`: `workspaceFolders`, else the deprecated root URI/path."""
+    if params.workspace_folders:
+        return list(params.workspace_folders)
+    uri = params.root_uri
+    if uri is None and params.root_path:
+        uri = uri_of_path(str(Path(params.root_path).absolute()))
+    if uri is None:
+        return []
+    path = path_of_uri(uri)
+    name = Path(path).name if path else "workspace"
+    return [types.WorkspaceFolder(uri=uri, name=name)]
+
+
+def _ensure(store: Store, path: str, name: str) -> Workspace:
+    return ensure_workspace(store, path, preferred_id=name, cwd=Path(path))
+
+
+async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
+    server.workspaces.clear()
+    store = server.store
+    if store is None:
+        if added:
+            logger.warning("no store: %d folder(s) not served", len(added))
+        return
+    for folder in added:
+        path = path_of_uri(folder.uri)
+        if path is None:
+            logger.warning("not serving %s: not a file: URI", folder.uri)
+            continue
+        # Some clients (Neovim) name a folder by its full path: the ID comes from the last part.
+        name = folder.name if folder.name and "/" not in folder.name else Path(path).name
+        try:
+            workspace = await server.worker.run(_ensure, store, path, name)
+        except RutterError as error:
+            server.notify_user(f"not serving {path}: {error.message}")
+            continue
+        server.folders[folder.uri] = Folder(
+            folder.uri, path, name, workspace.workspace_id, workspace.root
+        )
+        logger.info("serving %s as workspace %s", workspace.root, workspace.workspace_id)
+
+
+def remove(server: RutterServer, removed: list[types.WorkspaceFolder]) -> None:
+    server.workspaces.clear()
+    for folder in removed:
+        served = server.folders.pop(folder.uri, None)
+        if served is None:
+            continue
+        logger.info("no longer serving workspace %s", served.workspace_id)
+    # Documents left outside every served folder lose their diagnostics.
+    for uri in list(server.published):
+        if server.locate_uri(uri) is None:
+            server.refresher.clear(uri)
+
+
+async def reregister(server: RutterServer) -> None:
+    """After the store changed: register the served folders in the new store."""
+    current = [types.WorkspaceFolder(uri=f.uri, name=f.name) for f in server.folders.values()]
+    server.folders.clear()
+    server.workspaces.clear()
+    await add(server, current)
+
+
+def register(server: RutterServer) -> None:
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
+        await server.ready.wait()
+        remove(server, list(params.event.removed))
+        await add(server, list(params.event.added))
+        server.refresher.request(index=True, all_diagnostics=True)

@@ -1,0 +1,60 @@
+"""initialize / initialized / shutdown: settings, store, folders, watchers, in that order."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from rutter_lsp.features.documents import watching
+from rutter_lsp.features.folders import folders
+from rutter_lsp.features.lifecycle import config
+from rutter_lsp.settings import parse_settings
+
+if TYPE_CHECKING:
+    from rutter_lsp.server import RutterServer
+
+logger = logging.getLogger("rutter_lsp")
+
+
+def register(server: RutterServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        # Runs before the capabilities are computed; nothing here touches the disk.
+        if server.log_handler is not None:
+            server.log_handler.bind(asyncio.get_running_loop())
+        server.init_settings = parse_settings(params.initialization_options)
+        server.settings = server.init_settings
+        config.apply_log_level(server.settings)
+        server.initial_folders = folders.folders_of(params)
+        logger.info(
+            "initialize: %d workspace folder(s), position encoding %s, %s diagnostics",
+            len(server.initial_folders),
+            server.position_encoding,
+            "pull" if server.pull_diagnostics else "push",
+        )
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(params: types.InitializedParams) -> None:
+        try:
+            await config.load(server, initial=True)
+            await folders.add(server, server.initial_folders)
+            await watching.register_watchers(server)
+            await config.register_change_notifications(server)
+        finally:
+            server.ready.set()
+        server.settle_heap()
+        server.refresher.request(index=True, all_diagnostics=True)
+        server.runs.start()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params: None) -> None:
+        logger.info("shutdown")
+        server.refresher.close()
+        server.runs.close()
+        server.worker.shutdown()
+        if server.store is not None:
+            server.store.close()
+            server.store = None

@@ -1,0 +1,266 @@
+"""Coalescing refreshes: many events, one index rebuild, one round of diagnostics.
+
+Events (documents opened or edited, files changed on disk, folders or settings changed) only
+record what became stale and make sure one refresh task is running. The task waits a short
+debounce so a burst (a branch checkout, 1,000 `didOpen`s) becomes one rebuild, then:
+
+1. invalidates the changed paths in the shared `FileReader` (on the disk worker),
+2. re-runs discovery for the directories of open documents (their stacks only: the index
+   needs which sources apply, not snapshots; levels they share are walked once per round) in
+   slices of ~15 ms on the disk worker's background lane, so requests go ahead of the
+   refresh and wait for one slice at most,
+3. recomputes diagnostics (push: publishes those that changed; pull: asks the client to pull
+   again), and asks code-lens clients to refresh,
+4. sends `rutter/instructionsChanged` `{"workspace_id", "paths"}` for changed files, and
+   `rutter/runsChanged` `{"workspace_ids"}` when the active runs of a workspace changed.
+
+Events arriving meanwhile are picked up by the next round of the same task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from lsprotocol import types
+
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.walk import SharedLevels
+from rutter_lsp.features.diagnostics import diagnostics
+from rutter_lsp.features.runs.runs import RUNS_CHANGED
+from rutter_lsp.index.analysis import (
+    DirResult,
+    Index,
+    OpenDoc,
+    build_index,
+    discover_dir,
+)
+from rutter_lsp.index.paths import Folder
+
+if TYPE_CHECKING:
+    from rutter_lsp.server import RutterServer
+
+logger = logging.getLogger("rutter_lsp")
+
+INSTRUCTIONS_CHANGED: Final = "rutter/instructionsChanged"
+DEBOUNCE_SECONDS: Final = 0.03
+SLICE_SECONDS: Final = 0.015
+"""Worker time per background job: what a request may have to wait for during a refresh."""
+DOCS_PER_CHUNK: Final = 64
+IDLE_TIMEOUT_SECONDS: Final = 30.0
+
+
+@dataclass(slots=True)
+class _Pending:
+    index: bool = False
+    all_diagnostics: bool = False
+    diagnostics: set[str] = field(default_factory=set)
+    changes: dict[str, set[str]] = field(default_factory=dict)
+    invalidate: set[str] = field(default_factory=set)
+    runs: bool = False
+    """The store changed: runs may have been created, refreshed or ended."""
+
+    def empty(self) -> bool:
+        return not (
+            self.index or self.all_diagnostics or self.diagnostics or self.changes
+            or self.invalidate or self.runs
+        )  # fmt: skip
+
+
+def _invalidate(reader: FileReader, paths: Sequence[str]) -> None:
+    for path in paths:
+        reader.invalidate(path)
+
+
+def _discover_slice(
+    jobs: Sequence[tuple[Folder, str]], start: int, reader: FileReader, shared: SharedLevels
+) -> tuple[list[DirResult], int]:
+    """Discovery for `jobs[start:]` until SLICE_SECONDS have passed; returns the results and
+    where the next slice starts."""
+    deadline = time.perf_counter() + SLICE_SECONDS
+    results: list[DirResult] = []
+    index = start
+    while index < len(jobs):
+        folder, directory = jobs[index]
+        results.append(discover_dir(folder, directory, reader, shared))
+        index += 1
+        if time.perf_counter() >= deadline:
+            break
+    return results, index
+
+
+def _diagnose_chunk(
+    jobs: Sequence[tuple[OpenDoc, str | None]], index: Index, reader: FileReader, encoding: str
+) -> list[tuple[str, list[types.Diagnostic]]]:
+    return [
+        (doc.uri, diagnostics.for_document(doc, buffer, index, reader, encoding))
+        for doc, buffer in jobs
+    ]
+
+
+class Refresher:
+    def __init__(self, server: RutterServer) -> None:
+        self._server = server
+        self._pending = _Pending()
+        self._task: asyncio.Task[None] | None = None
+        self._idle: asyncio.Event | None = None
+        self._closed = False
+
+    # -- recording events --------------------------------------------------------------------
+
+    def request(
+        self,
+        *,
+        index: bool = False,
+        all_diagnostics: bool = False,
+        diagnostics: Iterable[str] = (),
+        changes: dict[str, set[str]] | None = None,
+        invalidate: Iterable[str] = (),
+        runs: bool = False,
+    ) -> None:
+        if self._closed:
+            return
+        pending = self._pending
+        pending.index |= index
+        pending.runs |= runs
+        pending.all_diagnostics |= all_diagnostics
+        pending.diagnostics.update(diagnostics)
+        pending.invalidate.update(invalidate)
+        for workspace_id, paths in (changes or {}).items():
+            pending.changes.setdefault(workspace_id, set()).update(paths)
+        if pending.empty():
+            return
+        self._idle_event().clear()
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def wait_idle(self, timeout: float = IDLE_TIMEOUT_SECONDS) -> None:
+        """Until every recorded event has been handled (bounded: then answer from what is
+        known rather than not at all)."""
+        try:
+            await asyncio.wait_for(self._idle_event().wait(), timeout)
+        except TimeoutError:
+            logger.warning(
+                "refresh still running after %.0f s; answering from the last index", timeout
+            )
+
+    def _idle_event(self) -> asyncio.Event:
+        if self._idle is None:
+            self._idle = asyncio.Event()
+            self._idle.set()
+        return self._idle
+
+    # -- the refresh task --------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        try:
+            while not self._pending.empty():
+                await asyncio.sleep(DEBOUNCE_SECONDS)
+                pending, self._pending = self._pending, _Pending()
+                try:
+                    await self._apply(pending)
+                except Exception:  # keep serving: the next event retries
+                    logger.exception("refresh failed")
+        finally:
+            self._task = None
+            self._idle_event().set()
+
+    def close(self) -> None:
+        """Stop refreshing (shutdown): the running round is cancelled, waiters released."""
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+        self._idle_event().set()
+
+    async def _apply(self, pending: _Pending) -> None:
+        server = self._server
+        if not server.ready.is_set():
+            await server.ready.wait()
+        if pending.invalidate:
+            await server.worker.run(_invalidate, server.reader, sorted(pending.invalidate))
+        rebuild = pending.index or pending.all_diagnostics or bool(pending.changes)
+        docs = server.open_docs()
+        if rebuild:
+            server.replace_index(await self._rebuild(docs))
+        runs_changed: list[str] = []
+        if pending.runs or pending.all_diagnostics:
+            runs_changed = await server.runs.reinspect()
+        elif pending.changes:  # only runs those files can reach
+            runs_changed = await server.runs.reinspect(pending.changes)
+        drifted: set[str] = set()
+        if rebuild or pending.runs:
+            drifted = server.runs.replace(docs)
+        await self._diagnostics(docs, pending, drifted)
+        lenses = any(doc.instruction is not None for doc in docs)
+        if rebuild and lenses and server.supports("workspace.code_lens.refresh_support"):
+            server.send_request_quietly(types.WORKSPACE_CODE_LENS_REFRESH)
+        for workspace_id, paths in sorted(pending.changes.items()):
+            server.protocol.notify(
+                INSTRUCTIONS_CHANGED, {"workspace_id": workspace_id, "paths": sorted(paths)}
+            )
+        if runs_changed:
+            server.protocol.notify(RUNS_CHANGED, {"workspace_ids": runs_changed})
+
+    async def _rebuild(self, docs: Sequence[OpenDoc]) -> Index:
+        server = self._server
+        jobs = sorted(
+            {(doc.folder, doc.directory) for doc in docs}, key=lambda job: (job[0].uri, job[1])
+        )
+        results: list[DirResult] = []
+        shared = SharedLevels()  # one pass: the levels directories have in common, walked once
+        start = 0
+        while start < len(jobs):
+            found, start = await server.worker.run_background(
+                _discover_slice, jobs, start, server.reader, shared
+            )
+            results.extend(found)
+        return await server.worker.run_background(build_index, results, list(docs))
+
+    async def _diagnostics(
+        self, docs: Sequence[OpenDoc], pending: _Pending, drifted: set[str]
+    ) -> None:
+        """`drifted`: documents whose run-drift diagnostics changed (`RunsMonitor.replace`)."""
+        server = self._server
+        if server.pull_diagnostics:
+            if pending.all_diagnostics or pending.changes or drifted:
+                server.send_request_quietly(types.WORKSPACE_DIAGNOSTIC_REFRESH)
+            return
+        forced = pending.diagnostics | drifted
+        everything = pending.all_diagnostics or bool(pending.changes)
+        targets = [
+            doc for doc in docs
+            if (doc.instruction is not None or doc.uri in drifted or server.runs.for_uri(doc.uri))
+            and (everything or doc.uri in forced)
+        ]  # fmt: skip
+        encoding = server.position_encoding
+        for start in range(0, len(targets), DOCS_PER_CHUNK):
+            chunk = [
+                (doc, server.buffer(doc.uri)) for doc in targets[start : start + DOCS_PER_CHUNK]
+            ]
+            results = await server.worker.run_background(
+                _diagnose_chunk, chunk, server.index, server.reader, encoding
+            )
+            for uri, own in results:
+                if uri not in server.workspace.text_documents:
+                    continue  # closed meanwhile
+                found = own + server.runs.for_uri(uri)
+                if uri in forced or server.published.get(uri) != found:
+                    self.publish(uri, found)
+
+    def publish(self, uri: str, found: list[types.Diagnostic]) -> None:
+        server = self._server
+        server.published[uri] = found
+        server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=found)
+        )
+
+    def clear(self, uri: str) -> None:
+        """Withdraw pushed diagnostics (document closed, folder no longer served)."""
+        if self._server.published.pop(uri, None) is not None:
+            self._server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
