@@ -24,13 +24,12 @@ from rutter_core.discovery.redaction import (
     REDACTION_KINDS,
     RedactionResult,
     SecretFinding,
-    _has_anchor,
-    _merge,
-    _to_original,
     find_secrets,
     marker,
     redact,
 )
+from rutter_core.discovery.redaction.anchors import _has_anchor
+from rutter_core.discovery.redaction.engine import _merge, _to_original
 
 CORPUS = Path(__file__).parent / "corpus" / "redaction"
 UPPER = string.ascii_uppercase

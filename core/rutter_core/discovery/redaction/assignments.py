@@ -1,0 +1,148 @@
+"""`password = ...` / `token: ...` assignments: the name must end with a secret keyword and
+the value must be a literal."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from detect_secrets.plugins.keyword import DENYLIST as _DS_KEYWORDS
+
+from rutter_core.discovery.redaction.kinds import MARKER_PREFIX
+from rutter_core.discovery.redaction.literals import IDENTIFIER, is_literal
+
+
+def _spellings(word: str) -> tuple[str, ...]:
+    """detect-secrets writes `api_?key`; names spell it apikey, api_key or api-key."""
+    head, *rest = word.split("_?")
+    spellings = [head]
+    for part in rest:
+        spellings = [done + sep + part for done in spellings for sep in ("", "_", "-")]
+    return tuple(spellings)
+
+
+# The name must END with the keyword: `password_file: /run/x` and `max_tokens: 4096` are not
+# secrets. detect-secrets' KeywordDetector list (the words our keyword scans reach) plus token,
+# passphrase, a `pass` word of its own and more `*_key` names. Checked with str.endswith.
+_SECRET_NAME_ENDINGS: Final = (
+    *(
+        spelling
+        for word in (
+            *(w for w in _DS_KEYWORDS if w.endswith(("key", "pass", "password", "passwd", "pwd"))),
+            *(w for w in _DS_KEYWORDS if w == "secret"),
+            "token",
+            "passphrase",
+            *(
+                f"{prefix}_?key"
+                for prefix in ("access", "secret", "encryption", "signing", "master")
+            ),
+            "aws_?key",
+        )
+        for spelling in _spellings(word)
+    ),
+    "_pass",
+    ".pass",
+    "-pass",
+)
+# AWSKeyDetector's secret-key context: `aws` ... (key|pwd|password|pass|token).
+_AWS_NAME_ENDINGS: Final = ("key", "pwd", "password", "pass", "token", "secret")
+_SECRET_ACCESS_KEY: Final = _spellings("secret_?access_?key")
+_AWS_SECRET_VALUE: Final = re.compile(r"[A-Za-z0-9/+]{40}")
+_HEX: Final = re.compile(r"[0-9a-fA-F]+")
+_UUID: Final = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+# Matched on the reversed lowercase text: the name that ends where the keyword ends.
+_NAME_REVERSED: Final = re.compile(r"[a-z0-9_.\-]{0,128}")
+_COMPARISONS: Final = frozenset({"==", "===", "!=", "!=="})
+
+# Run on the lowercased text. Each starts with a literal so the scan is fast; the separator is
+# checked in C so only real `name = value` shapes reach Python.
+_KEYWORD_TAIL: Final = (
+    r"(?![a-z0-9_.\-])[\"']?\]?(?P<ws0>[ \t]*)"
+    r"(?P<sep>:=|=>|={1,3}|!={1,2}|:)(?![=:~])(?P<ws>[ \t]*)"
+)
+KEYWORD_SCANS: Final = tuple(
+    re.compile(f"(?P<kw>{keyword}){_KEYWORD_TAIL}")
+    for keyword in (r"ke(?:(?<=toke)n|y)", r"p(?:ass(?:word|wd|phrase)?|wd)", r"secret")
+)
+LOWER_ANCHORS: Final = ("token", "key", "pass", "pwd", "secret")
+# Values are bounded (2 KiB) so a long line of `password=password=...` stays linear; a longer
+# value is data, not a credential someone typed.
+_MAX_VALUE: Final = 2048
+_QUOTED: Final = re.compile(
+    r"(?P<prefix>[rRbBuUfF]{0,2})(?P<q>[\"'`])"
+    rf"(?P<v>(?:(?!(?P=q))[^\\\r\n]|\\.){{0,{_MAX_VALUE}}})(?P=q)"
+)
+_QUOTED_START: Final = frozenset("\"'`rRbBuUfF")
+_UNQUOTED: Final = re.compile(rf"[^\s\"'`]{{1,{_MAX_VALUE + 1}}}")
+# After an unquoted YAML value: end of line, a comment, or the end of an enclosing string.
+_VALUE_ENDS_LINE: Final = re.compile(r"[ \t]*(?:\r?\n|\r|$|#|//|[\"'`])")
+_QUERY_VALUE_END: Final = re.compile(r"[&#]")
+
+
+def _argument_context(text: str, start: int) -> bool:
+    """Is the name at `start` a keyword argument (after `(` or `,`)?"""
+    at = start - 1
+    while at >= 0 and text[at] in " \t":
+        at -= 1
+    return at >= 0 and text[at] in "(,"
+
+
+def assignment(
+    text: str, low: str, reversed_low: str, found: re.Match[str]
+) -> tuple[str, int, int] | None:
+    name_end = found.end("kw")
+    kw_start = found.start("kw")
+    mirror = len(low) - kw_start  # where the keyword starts, counted in the reversed text
+    run = _NAME_REVERSED.match(reversed_low, mirror)
+    start = kw_start - (run.end() - mirror) if run is not None else kw_start
+    if text.endswith(MARKER_PREFIX, 0, start):
+        return None  # the kind name inside one of our own markers
+    name = low[start:name_end]
+    generic = name == "pass" or name.endswith(_SECRET_NAME_ENDINGS)
+    aws = ("aws" in name and name.endswith(_AWS_NAME_ENDINGS)) or name.endswith(_SECRET_ACCESS_KEY)
+    if not (aws or generic):
+        return None
+    sep, ws0, ws = found.group("sep", "ws0", "ws")
+    pos = found.end()
+    quoted = _QUOTED.match(text, pos) if text[pos : pos + 1] in _QUOTED_START else None
+    code_name = False  # an unquoted bare identifier where code, not config, is likely
+    if quoted is not None:
+        if "f" in quoted.group("prefix").lower():
+            return None  # f-string: a template
+        value_start, value_end = quoted.span("v")
+        value = quoted.group("v")
+    else:
+        if sep in _COMPARISONS or (sep == ":" and not ws):
+            return None  # `host:port`, `scheme:rest`, a comparison with a variable
+        bare = _UNQUOTED.match(text, pos)
+        if bare is None:
+            return None
+        raw = bare.group()
+        if len(raw) > _MAX_VALUE:
+            return None
+        before = text[start - 1] if start else ""
+        if before in ("?", "&"):  # URL query parameter
+            raw = _QUERY_VALUE_END.split(raw, maxsplit=1)[0]
+        elif before == ";":  # `Server=x;Password=y;` connection string
+            raw = raw.split(";", 1)[0]
+        value = raw.rstrip(",;)]}")
+        value_start, value_end = pos, pos + len(value)
+        # YAML `key: value` must be the whole rest of the line; `password: str = ""` and prose
+        # after a colon are not values.
+        if sep == ":" and _VALUE_ENDS_LINE.match(text, bare.end()) is None:
+            return None
+        code_name = IDENTIFIER.fullmatch(value) is not None and (
+            value != raw  # `secret: clientSecret,` / `token: string;` in code
+            or (sep != ":" and bool(ws0 or ws))  # `x = y`
+            or _argument_context(text, start)  # `f(password=pw)`
+        )
+    if aws and _AWS_SECRET_VALUE.fullmatch(value) and not _HEX.fullmatch(value):
+        return "aws_secret_key", value_start, value_end
+    if name.endswith("authtoken") and _UUID.fullmatch(value):
+        return "npm_token", value_start, value_end  # legacy .npmrc token
+    # Variable names carry few digits; `Xk9vQ2mP7rT4` or a hex string is a generated secret.
+    if code_name and sum(c.isdigit() for c in value) <= 3:
+        return None
+    if generic and is_literal(value, quoted=quoted is not None):
+        return "secret_assignment", value_start, value_end
+    return None
