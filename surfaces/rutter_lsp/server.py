@@ -13,33 +13,25 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import inspect
-import json
 import logging
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store
 from rutter_lsp import __version__
-from rutter_lsp.features.instructions.instructions import (
-    EFFECTIVE_INSTRUCTIONS,
-    EncodedResult,
-    EncodedSnapshots,
-    WorkspaceCache,
-)
-from rutter_lsp.features.runs.runs import CONFIRM_REFRESH, RUN_INSTRUCTIONS, RUNS, RunsMonitor
+from rutter_lsp.features.instructions.instructions import EncodedSnapshots, WorkspaceCache
+from rutter_lsp.features.runs.runs import RunsMonitor
 from rutter_lsp.index.analysis import Index, OpenDoc
 from rutter_lsp.index.paths import Folder, Located, classify, locate, path_of_uri
 from rutter_lsp.index.refresh import Refresher
 from rutter_lsp.logs import ClientLogHandler
+from rutter_lsp.protocol import RutterProtocol, pulls_diagnostics
 from rutter_lsp.settings import Settings
 from rutter_lsp.worker import DiskWorker
 
@@ -48,97 +40,8 @@ logger = logging.getLogger("rutter_lsp")
 SERVER_NAME = "rutter"
 UNFREEZE_EVERY: Final = 200
 """Index rebuilds between full collections of the whole heap (see `settle_heap`)."""
-PLAIN_PARAMS_METHODS: Final = frozenset(
-    {EFFECTIVE_INSTRUCTIONS, RUNS, RUN_INSTRUCTIONS, CONFIRM_REFRESH}
-)
-"""Custom requests whose handlers take their params as plain JSON."""
 MAX_LOCATED: Final = 20_000
 """Bound of the URI → OpenDoc cache (every URI ever asked about, until folders change)."""
-
-
-class RutterProtocol(LanguageServerProtocol):
-    """pygls' protocol, with the diagnostic provider advertised only to pull clients, and
-    results that are already JSON sent without pygls' cattrs walk.
-
-    pygls serialises every response with `json.dumps(default=converter.unstructure)`, and
-    cattrs' unstructuring walks every value of a plain dict too: for a 40 KiB snapshot that
-    walk costs more than the discovery behind it. A custom request's result that is a plain
-    dict (or an `EncodedResult`) holds nothing cattrs would change, so it is encoded directly.
-    """
-
-    def __init__(self, server: Any, converter: Any) -> None:
-        super().__init__(server, converter)
-        self._writes: set[asyncio.Future[Any]] = set()
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        """Requests of our own methods keep their params as plain JSON.
-
-        pygls turns untyped params into namedtuples by encoding them again and decoding with a
-        new namedtuple class per object (~0.1 ms each, several per request); our handlers
-        take plain dicts (see `instructions.uri_argument`).
-        """
-        method = data.get("method")
-        if method in PLAIN_PARAMS_METHODS and "id" in data and "jsonrpc" in data:
-            return JsonRPCRequestMessage(
-                id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
-            )
-        return super().structure_message(data)
-
-    def _send_response(
-        self, msg_id: Any, result: Any | None = None, error: Any | None = None
-    ) -> None:
-        if error is None:
-            body: str | None = None
-            if isinstance(result, EncodedResult):
-                body = result.text
-            elif type(result) is dict:
-                try:
-                    body = json.dumps(result)
-                except (TypeError, ValueError):
-                    body = None  # something only cattrs knows how to encode
-            if body is not None:
-                self._result_types.pop(msg_id, None)
-                self._send_body(
-                    f'{{"id": {json.dumps(msg_id)}, "jsonrpc": "2.0", "result": {body}}}'
-                )
-                return
-        super()._send_response(msg_id, result, error)
-
-    def _send_body(self, body: str) -> None:
-        """`_send_data` for a message already encoded (same framing, same error handling)."""
-        if self.writer is None:
-            logger.error("Unable to send data, no available transport!")
-            return
-        try:
-            data = body.encode(self.CHARSET)
-            if self._include_headers:
-                header = (
-                    f"Content-Length: {len(data)}\r\n"
-                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-                )
-                data = header.encode(self.CHARSET) + data
-            written = self.writer.write(data)
-            if inspect.isawaitable(written):  # an asynchronous transport (websockets)
-                task = asyncio.ensure_future(written)
-                self._writes.add(task)
-                task.add_done_callback(self._writes.discard)
-        except BrokenPipeError:
-            logger.exception("Error sending data. BrokenPipeError", exc_info=True)
-            raise
-        except Exception as error:
-            logger.exception("Error sending data", exc_info=True)
-            self._server._report_server_error(error, JsonRpcInternalError)
-
-    @lsp_method(types.INITIALIZE)
-    def lsp_initialize(
-        self, params: types.InitializeParams
-    ) -> Generator[Any, Any, types.InitializeResult]:
-        result: types.InitializeResult = yield from super().lsp_initialize(params)
-        if not getattr(self._server, "pull_diagnostics", False):
-            # Push clients get `publishDiagnostics`; advertising pull as well would make a
-            # client that supports both report everything twice.
-            result.capabilities.diagnostic_provider = None
-        return result
 
 
 class RutterServer(LanguageServer):
@@ -186,12 +89,7 @@ class RutterServer(LanguageServer):
 
     @property
     def pull_diagnostics(self) -> bool:
-        """Pull only where the client can pull and be told to pull again after disk changes;
-        otherwise push. Never both."""
-        caps = self.client_capabilities
-        return get_capability(caps, "text_document.diagnostic") is not None and bool(
-            get_capability(caps, "workspace.diagnostics.refresh_support", False)
-        )
+        return pulls_diagnostics(self.client_capabilities)
 
     def supports(self, field: str) -> bool:
         return bool(get_capability(self.client_capabilities, field, False))
