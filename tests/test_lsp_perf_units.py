@@ -27,10 +27,10 @@ from rutter_core.workspaces.service import Workspace
 from rutter_lsp.features.instructions import instructions
 from rutter_lsp.features.instructions.instructions import (
     EFFECTIVE_INSTRUCTIONS,
-    EncodedResult,
     EncodedSnapshots,
     WorkspaceCache,
 )
+from rutter_lsp.protocol import EncodedResult
 from rutter_lsp.server import create_server
 from rutter_lsp.worker import DiskWorker
 from tests.conftest import write_tree
@@ -191,22 +191,41 @@ def _messages(data: bytes) -> list[dict[str, Any]]:
     return found
 
 
+def _answering(result: Any) -> Any:
+    def handler(params: Any) -> Any:
+        return result
+
+    return handler
+
+
 def test_protocol_sends_plain_and_encoded_results_as_json_rpc_responses() -> None:
     server = create_server()
-    writer = _Writer()
     protocol = server.protocol
+    writer = _Writer()
     protocol.set_writer(writer)
     plain = {"workspace_id": "demo", "content": "naïve — ✓\n", "n": [1, None, True]}
-    protocol._send_response(7, result=plain)
-    protocol._send_response("req-8", result=EncodedResult(json.dumps({"encoded": "é"})))
-    # Not plain JSON: pygls' own path encodes it.
-    protocol._send_response(9, result={"at": types.Position(line=1, character=2)})
-    protocol._send_response(10, result=None)
+    encoded = json.dumps({"encoded": "é"}, ensure_ascii=False)  # the frame counts bytes
+    answers: dict[str, Any] = {
+        "test/plain": plain,
+        "test/encoded": EncodedResult(encoded),
+        # Not plain JSON: pygls' converter encodes what is inside the dict.
+        "test/attrs": {"at": types.Position(line=1, character=2), "kind": types.MessageType.Info},
+        "test/none": None,
+    }
+    for method, result in answers.items():
+        server.feature(method)(_answering(result))
+    for number, method in enumerate(answers):
+        request = {"jsonrpc": "2.0", "id": f"req-{number}", "method": method, "params": {}}
+        protocol.handle_message(
+            json.loads(json.dumps(request), object_hook=protocol.structure_message)
+        )
     messages = _messages(writer.data)
-    assert messages[0] == {"id": 7, "jsonrpc": "2.0", "result": plain}
-    assert messages[1] == {"id": "req-8", "jsonrpc": "2.0", "result": {"encoded": "é"}}
-    assert messages[2] == {"id": 9, "jsonrpc": "2.0", "result": {"at": {"line": 1, "character": 2}}}
-    assert messages[3] == {"id": 10, "jsonrpc": "2.0", "result": None}
+    assert messages == [
+        {"id": "req-0", "jsonrpc": "2.0", "result": plain},
+        {"id": "req-1", "jsonrpc": "2.0", "result": {"encoded": "é"}},
+        {"id": "req-2", "jsonrpc": "2.0", "result": {"at": {"line": 1, "character": 2}, "kind": 3}},
+        {"id": "req-3", "jsonrpc": "2.0", "result": None},
+    ]
 
 
 def test_custom_request_params_stay_plain_json() -> None:
@@ -222,7 +241,7 @@ def test_custom_request_params_stay_plain_json() -> None:
         json.dumps({"jsonrpc": "2.0", "id": 4, "method": "x/y", "params": params}),
         object_hook=protocol.structure_message,
     )
-    assert instructions.uri_argument(other.params) == "file:///w/a.go"  # pygls' namedtuples
+    assert other.params == params  # any request lsprotocol has no type for
 
 
 @pytest.mark.asyncio

@@ -161,6 +161,10 @@ def test_settings() -> None:
     nested = parse_settings({"rutter": {"logLevel": "warning"}}, base=parsed)
     assert nested == Settings("sqlite:////x.db", "warning")
     assert parse_settings({"databaseUrl": None}, base=parsed).database_url is None
+    assert parse_settings({"databaseUrl": "", "logLevel": None}, base=parsed) == Settings()
+    one_wrong = parse_settings({"databaseUrl": True, "logLevel": "Error"}, base=parsed)
+    assert one_wrong == Settings("sqlite:////x.db", "error")  # the wrong key alone is ignored
+    assert one_wrong.problems == ("rutter.databaseUrl must be a string, got bool",)
     wrong = parse_settings({"databaseUrl": 3, "logLevel": "loud"})
     assert wrong == Settings()
     assert len(wrong.problems) == 2

@@ -1,4 +1,5 @@
-"""`rutter serve` and `rutter-lsp` speak LSP over stdio: a raw JSON-RPC session end to end."""
+"""`rutter serve`, `rutter-lsp` and `python -m rutter_lsp` speak LSP over stdio: a raw JSON-RPC
+session end to end."""
 
 from __future__ import annotations
 
@@ -33,27 +34,42 @@ def read_messages(data: bytes) -> list[dict[str, Any]]:
     return messages
 
 
-@pytest.mark.parametrize(
-    "command",
-    [[sys.executable, "-m", "rutter_lsp", "serve"], [str(BIN / "rutter-lsp")]],
-    ids=["rutter-serve", "rutter-lsp"],
-)
-def test_initialize_shutdown_exit(tmp_path: Path, command: list[str]) -> None:
-    session = b"".join(
-        frame(message)
-        for message in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"processId": None, "rootUri": None, "capabilities": {}}},
-            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-            {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
-            {"jsonrpc": "2.0", "method": "exit"},
-        )
-    )  # fmt: skip
+def run_session(
+    tmp_path: Path, command: list[str], *, shutdown: bool
+) -> subprocess.CompletedProcess[bytes]:
+    """initialize, initialized, then (if `shutdown`) shutdown, and exit."""
+    messages: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    ]  # fmt: skip
+    if shutdown:
+        messages.append({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    messages.append({"jsonrpc": "2.0", "method": "exit"})
     env = {**os.environ, "RUTTER_HOME": str(tmp_path / "home")}
     env.pop("RUTTER_DATABASE_URL", None)
-    result = subprocess.run(
-        command, input=session, capture_output=True, env=env, timeout=120, check=False
+    return subprocess.run(
+        command,
+        input=b"".join(frame(message) for message in messages),
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [str(BIN / "rutter"), "serve"],
+        [str(BIN / "rutter-lsp")],
+        [sys.executable, "-m", "rutter_lsp"],
+        [sys.executable, "-m", "rutter_lsp", "serve"],
+    ],
+    ids=["rutter-serve", "rutter-lsp", "python-m-rutter_lsp", "python-m-rutter_lsp-serve"],
+)
+def test_initialize_shutdown_exit(tmp_path: Path, command: list[str]) -> None:
+    result = run_session(tmp_path, command, shutdown=True)
     assert result.returncode == 0, result.stderr.decode()
     messages = read_messages(result.stdout)  # nothing but protocol messages on stdout
     responses = {message["id"]: message for message in messages if "id" in message}
@@ -63,3 +79,11 @@ def test_initialize_shutdown_exit(tmp_path: Path, command: list[str]) -> None:
     # Once the client takes window/logMessage, routine lines stay off stderr (Neovim records
     # every stderr line as an error).
     assert " INFO " not in result.stderr.decode()
+
+
+def test_exit_without_shutdown_fails(tmp_path: Path) -> None:
+    """LSP: `exit` without a `shutdown` first ends the server with status 1."""
+    result = run_session(tmp_path, [str(BIN / "rutter-lsp")], shutdown=False)
+    assert result.returncode == 1, result.stderr.decode()
+    responses = [message for message in read_messages(result.stdout) if "id" in message]
+    assert [message["id"] for message in responses] == [1]

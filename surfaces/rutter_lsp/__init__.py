@@ -1,3 +1,3 @@
-"""rutter's language server and command-line interface: thin adapters over rutter_core."""
+"""rutter's language server: a thin adapter over rutter_core (the CLI is `rutter_cli`)."""
 
 __version__ = "0.1.0"

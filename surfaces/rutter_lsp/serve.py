@@ -75,5 +75,7 @@ def serve(
             server.start_io(stdin or sys.stdin.buffer, channel)
     finally:
         logging.getLogger(LOGGER_NAME).removeHandler(handler)
-        server.worker.shutdown()
-    return 0 if server.protocol._shutdown else 1
+        server.session.worker.shutdown()
+    # pygls exits with this status itself (`sys.exit` in its `exit` handler), but its IO loop
+    # swallows the SystemExit: the status is recomputed here from what the session recorded.
+    return 0 if server.session.shutdown_requested else 1

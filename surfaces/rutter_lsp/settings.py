@@ -1,17 +1,20 @@
 """The server's typed settings: `initializationOptions` and `workspace/configuration` ("rutter").
 
 Both carry the same object, e.g. `{"databaseUrl": "sqlite:////path/rutter.db",
-"logLevel": "debug"}`; `initializationOptions` may also nest it under `"rutter"`. Unknown keys
-are ignored (clients send their whole settings tree); a value of the wrong type is reported and
-the default kept, so a typo in an editor config never stops the server.
+"logLevel": "debug"}`; `initializationOptions` may also nest it under `"rutter"`. Its shape is
+`ClientSettings` (pydantic). Unlike request params, unknown keys are ignored: clients send their
+whole settings tree. A value of the wrong type is reported and that one key ignored, so a typo
+in an editor config never stops the server.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal, cast
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 SECTION: Final = "rutter"
 LogLevel = Literal["error", "warning", "info", "debug"]
@@ -25,6 +28,8 @@ LOG_LEVELS: Final[dict[str, int]] = {
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """The settings in force: the fields of `ClientSettings`, and what was wrong with them."""
+
     database_url: str | None = None
     """SQLAlchemy URL of the store; None: `RUTTER_DATABASE_URL`, else `$RUTTER_HOME/rutter.db`."""
     log_level: LogLevel = "info"
@@ -35,6 +40,41 @@ class Settings:
     @property
     def logging_level(self) -> int:
         return LOG_LEVELS[self.log_level]
+
+
+def _empty_is_unset(value: Any) -> Any:
+    return None if value == "" else value
+
+
+def _level(value: Any) -> Any:
+    if value is None:
+        return "info"
+    return value.lower() if isinstance(value, str) else value
+
+
+class ClientSettings(BaseModel):
+    """The "rutter" settings object as a client sends it. A key that is absent keeps the value
+    in force; `null` (and an empty `databaseUrl`) resets it to the default."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    database_url: Annotated[str | None, BeforeValidator(_empty_is_unset)] = Field(
+        default=None, validation_alias="databaseUrl", strict=True
+    )
+    log_level: Annotated[LogLevel, BeforeValidator(_level)] = Field(
+        default="info", validation_alias="logLevel"
+    )
+
+
+_EXPECTED: Final = {
+    "databaseUrl": "a string",
+    "logLevel": f"one of {', '.join(LOG_LEVELS)}",
+}
+
+
+def _problem(key: str, value: Any) -> str:
+    shown = repr(value) if isinstance(value, str) else type(value).__name__
+    return f"{SECTION}.{key} must be {_EXPECTED.get(key, 'valid')}, got {shown}"
 
 
 def plain(value: Any) -> Any:
@@ -49,39 +89,21 @@ def plain(value: Any) -> Any:
 
 
 def parse_settings(value: Any, *, base: Settings | None = None) -> Settings:
-    """Settings from a client's object, on top of `base` (defaults when None).
-
-    Keys that are absent keep `base`'s value; `null` resets to the default.
-    """
+    """Settings from a client's object, on top of `base` (defaults when None)."""
     base = base or Settings()
     data = plain(value)
     if data is None:
         return base
     if not isinstance(data, dict):
-        return Settings(
-            base.database_url,
-            base.log_level,
-            (f"settings must be an object, got {type(data).__name__}",),
-        )
+        return replace(base, problems=(f"settings must be an object, got {type(data).__name__}",))
     if isinstance(data.get(SECTION), dict):
         data = data[SECTION]
-    problems: list[str] = []
-    database_url = base.database_url
-    if "databaseUrl" in data:
-        raw = data["databaseUrl"]
-        if raw is None or raw == "":
-            database_url = None
-        elif isinstance(raw, str):
-            database_url = raw
-        else:
-            problems.append(f"rutter.databaseUrl must be a string, got {type(raw).__name__}")
-    log_level: LogLevel = base.log_level
-    if "logLevel" in data:
-        raw = data["logLevel"]
-        if raw is None:
-            log_level = "info"
-        elif isinstance(raw, str) and raw.lower() in LOG_LEVELS:
-            log_level = cast(LogLevel, raw.lower())
-        else:
-            problems.append(f"rutter.logLevel must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
-    return Settings(database_url, log_level, tuple(problems))
+    try:
+        given = ClientSettings.model_validate(data)
+        problems: tuple[str, ...] = ()
+    except ValidationError as error:
+        wrong = list(dict.fromkeys(str(item["loc"][0]) for item in error.errors()))
+        problems = tuple(_problem(key, data[key]) for key in wrong)
+        given = ClientSettings.model_validate({k: v for k, v in data.items() if k not in wrong})
+    present = {name: getattr(given, name) for name in given.model_fields_set}
+    return replace(base, **present, problems=problems)

@@ -1,1 +1,5 @@
 """codelens."""
+
+from rutter_lsp.features.codelens.codelens import register
+
+__all__ = ["register"]

@@ -1,1 +1,5 @@
 """diagnostics."""
+
+from rutter_lsp.features.diagnostics.diagnostics import register
+
+__all__ = ["register"]

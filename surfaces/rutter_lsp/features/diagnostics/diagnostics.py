@@ -167,21 +167,22 @@ def for_document(
 
 def register(server: RutterServer) -> None:
     # Registered for every client, advertised only to pull clients (see RutterProtocol).
+    session = server.session
     options = types.DiagnosticOptions(
         identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False
     )
 
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)
     async def pull(params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
-        await server.ready.wait()
+        await session.ready.wait()
         uri = params.text_document.uri
-        doc = server.open_doc(uri)
+        doc = session.open_doc(uri)
         items: list[types.Diagnostic] = []
         if doc is not None:
             await server.refresher.wait_idle()
             if doc.instruction is not None:
-                items = await server.worker.run(
-                    for_document, doc, server.buffer(uri), server.index, server.reader,
+                items = await session.worker.run(
+                    for_document, doc, server.buffer(uri), session.index, session.reader,
                     server.position_encoding,
                 )  # fmt: skip
             items = items + server.runs.for_uri(uri)

@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 
 
 def register(server: RutterServer) -> None:
+    session = server.session
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        await server.ready.wait()
-        doc = server.open_doc(params.text_document.uri)
+        await session.ready.wait()
+        doc = session.open_doc(params.text_document.uri)
         if doc is None:
             return
         server.refresher.request(
@@ -31,20 +33,20 @@ def register(server: RutterServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        await server.ready.wait()
-        doc = server.open_doc(params.text_document.uri)
+        await session.ready.wait()
+        doc = session.open_doc(params.text_document.uri)
         if doc is not None and doc.instruction is not None:
             server.refresher.request(diagnostics=[doc.uri])
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(params: types.DidSaveTextDocumentParams) -> None:
-        await server.ready.wait()
-        doc = server.open_doc(params.text_document.uri)
+        await session.ready.wait()
+        doc = session.open_doc(params.text_document.uri)
         if doc is not None and doc.instruction is not None:
             watching.changed(server, [(params.text_document.uri, types.FileChangeType.Changed)])
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(params: types.DidCloseTextDocumentParams) -> None:
         server.refresher.clear(params.text_document.uri)
-        if server.locate_uri(params.text_document.uri) is not None:
+        if session.locate_uri(params.text_document.uri) is not None:
             server.refresher.request(index=True)

@@ -54,7 +54,7 @@ async def register_watchers(server: RutterServer) -> None:
 
 def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeType]]) -> None:
     """Record file changes (from watchers or saves) for the next refresh."""
-    folders = list(server.folders.values())
+    folders = list(server.session.folders.values())
     changes: dict[str, set[str]] = {}
     invalidate: set[str] = set()
     for uri, kind in events:
@@ -84,5 +84,5 @@ def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeTy
 def register(server: RutterServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
-        await server.ready.wait()
+        await server.session.ready.wait()
         changed(server, [(event.uri, event.type) for event in params.changes])

@@ -1,1 +1,5 @@
 """hover."""
+
+from rutter_lsp.features.hover.hover import register
+
+__all__ = ["register"]

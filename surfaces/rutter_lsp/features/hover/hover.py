@@ -18,13 +18,14 @@ MAX_LISTED: Final = 10
 
 async def status_for(server: RutterServer, uri: str) -> FileStatus | None:
     """The status of the instruction file at `uri`, from an up-to-date index."""
-    await server.ready.wait()
-    doc = server.open_doc(uri)
+    session = server.session
+    await session.ready.wait()
+    doc = session.open_doc(uri)
     if doc is None or doc.instruction is None:
         return None
     await server.refresher.wait_idle()
-    return await server.worker.run(
-        file_status, doc.folder, doc.instruction, server.index, server.reader
+    return await session.worker.run(
+        file_status, doc.folder, doc.instruction, session.index, session.reader
     )
 
 
@@ -34,7 +35,7 @@ def _code(text: str) -> str:
 
 
 def _rel(server: RutterServer, uri: str) -> str:
-    located = server.locate_uri(uri)
+    located = server.session.locate_uri(uri)
     return located.rel if located is not None else uri
 
 

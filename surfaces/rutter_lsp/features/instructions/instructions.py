@@ -42,6 +42,7 @@ from rutter_lsp.dispatch import mapped, store_unavailable
 from rutter_lsp.errors import jsonrpc_error
 from rutter_lsp.features.hover.hover import status_for
 from rutter_lsp.index.paths import path_of_uri
+from rutter_lsp.protocol import EncodedResult
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -76,15 +77,6 @@ def uri_argument(value: Any) -> str | None:
         if isinstance(data.get("uri"), str):
             return str(data["uri"])
     return None
-
-
-class EncodedResult:
-    """A request's result already encoded as JSON text: sent as is (`RutterProtocol`)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ async def fetch(server: RutterServer, pushed: Any = None) -> Settings:
     Asks with `workspace/configuration` where the client supports it; otherwise uses what a
     `didChangeConfiguration` pushed (`pushed`), if anything.
     """
-    base = server.init_settings
+    base = server.session.init_settings
     if server.supports("workspace.configuration"):
         try:
             answer = await asyncio.wait_for(
@@ -43,12 +43,12 @@ async def fetch(server: RutterServer, pushed: Any = None) -> Settings:
             )
         except Exception as exc:  # a client that fails the request keeps the old settings
             logger.warning("workspace/configuration failed: %s", exc)
-            return server.settings
+            return server.session.settings
         return parse_settings(answer[0] if answer else None, base=base)
     data = plain(pushed)
     if isinstance(data, dict) and SECTION in data:
         return parse_settings(data[SECTION], base=base)
-    return parse_settings(data, base=base) if isinstance(data, dict) else server.settings
+    return parse_settings(data, base=base) if isinstance(data, dict) else server.session.settings
 
 
 def _open(url: str) -> Store:
@@ -57,28 +57,29 @@ def _open(url: str) -> Store:
 
 async def load(server: RutterServer, *, initial: bool = False, pushed: Any = None) -> bool:
     """Fetch and apply the settings; True when the store changed (folders need re-registering)."""
+    session = server.session
     settings = await fetch(server, pushed)
     for problem in settings.problems:
         server.notify_user(f"ignoring a setting: {problem}")
-    server.settings = settings
+    session.settings = settings
     apply_log_level(settings)
     url = resolve_database_url(
-        database_url=settings.database_url or server.cli_database_url, env=os.environ
+        database_url=settings.database_url or session.cli_database_url, env=os.environ
     )
-    if url == server.store_url and server.store is not None:
+    if url == session.store_url and session.store is not None:
         return False
     try:
-        store = await server.worker.run(_open, url)
+        store = await session.worker.run(_open, url)
     except RutterError as error:
         server.notify_user(f"cannot open the store: {error.message}", types.MessageType.Error)
         logger.error("cannot open the store: %s", error.message)
         if initial:
-            server.store, server.store_url = None, None
+            session.store, session.store_url = None, None
         return False
-    old = server.store
-    server.store, server.store_url = store, url
+    old = session.store
+    session.store, session.store_url = store, url
     if old is not None:
-        await server.worker.run(old.close)
+        await session.worker.run(old.close)
     logger.info("store: %s", store.display_url)
     return True
 
@@ -105,13 +106,14 @@ def register(server: RutterServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
-        await server.ready.wait()
+        session = server.session
+        await session.ready.wait()
         store_changed = await load(server, pushed=params.settings)
         if store_changed:
             await folders.reregister(server)
         logger.info(
             "settings applied: logLevel=%s, store=%s",
-            server.settings.log_level,
-            server.store.display_url if server.store else None,
+            session.settings.log_level,
+            session.store.display_url if session.store else None,
         )
         server.refresher.request(index=True, all_diagnostics=True)

@@ -20,18 +20,20 @@ logger = logging.getLogger("rutter_lsp")
 
 
 def register(server: RutterServer) -> None:
+    session = server.session
+
     @server.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:
         # Runs before the capabilities are computed; nothing here touches the disk.
         if server.log_handler is not None:
             server.log_handler.bind(asyncio.get_running_loop())
-        server.init_settings = parse_settings(params.initialization_options)
-        server.settings = server.init_settings
-        config.apply_log_level(server.settings)
-        server.initial_folders = folders.folders_of(params)
+        session.init_settings = parse_settings(params.initialization_options)
+        session.settings = session.init_settings
+        config.apply_log_level(session.settings)
+        session.initial_folders = folders.folders_of(params)
         logger.info(
             "initialize: %d workspace folder(s), position encoding %s, %s diagnostics",
-            len(server.initial_folders),
+            len(session.initial_folders),
             server.position_encoding,
             "pull" if server.pull_diagnostics else "push",
         )
@@ -40,12 +42,12 @@ def register(server: RutterServer) -> None:
     async def initialized(params: types.InitializedParams) -> None:
         try:
             await config.load(server, initial=True)
-            await folders.add(server, server.initial_folders)
+            await folders.add(server, session.initial_folders)
             await watching.register_watchers(server)
             await config.register_change_notifications(server)
         finally:
-            server.ready.set()
-        server.settle_heap()
+            session.ready.set()
+        session.settle_heap()
         server.refresher.request(index=True, all_diagnostics=True)
         server.runs.start()
 
@@ -54,7 +56,8 @@ def register(server: RutterServer) -> None:
         logger.info("shutdown")
         server.refresher.close()
         server.runs.close()
-        server.worker.shutdown()
-        if server.store is not None:
-            server.store.close()
-            server.store = None
+        session.worker.shutdown()
+        if session.store is not None:
+            session.store.close()
+            session.store = None
+        session.shutdown_requested = True

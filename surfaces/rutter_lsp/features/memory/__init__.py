@@ -1,1 +1,5 @@
 """memory."""
+
+from rutter_lsp.features.memory.memory import register
+
+__all__ = ["register"]
