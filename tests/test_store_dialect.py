@@ -1,5 +1,5 @@
-"""The dialect seam: engines without a dialect, typed store failures, the purge of deleted
-content, and change feeds."""
+"""The dialect seam: engines without a dialect, typed store failures, the append-only guard
+against re-inserted keys, the purge of deleted content, and change feeds."""
 
 from __future__ import annotations
 
@@ -95,6 +95,107 @@ def test_a_store_that_cannot_grow_is_store_full(store: Store) -> None:
 def test_a_bug_in_a_statement_stays_a_raw_error(store: Store) -> None:
     with pytest.raises(OperationalError, match="no such table"), store.write() as conn:
         conn.exec_driver_sql("INSERT INTO nowhere VALUES (1)")
+
+
+# --- append-only tables refuse a key that exists ------------------------------------------
+
+
+def _ledger_rows(store: Store) -> None:
+    """One run with its root node and revision 1, written as plain rows."""
+    ids = {prefix: f"{prefix}_" + "0" * 26 for prefix in ("msn", "thr", "ses")}
+    with store.write() as conn:
+        for statement in (
+            f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}')",
+            f"INSERT INTO missions VALUES ('{ids['msn']}', 'a', 'goal', 'active', 'cli', "
+            f"'{T0}', '{T0}')",
+            f"INSERT INTO threads VALUES ('{ids['thr']}', 'a', 'active', 'cli', '{T0}', '{T0}')",
+            f"INSERT INTO sessions VALUES ('{ids['ses']}', 'a', '{ids['thr']}', 'active', "
+            f"'cli', '{T0}', '{T0}')",
+            f"INSERT INTO runs VALUES ('{RUN}', 'a', '{ids['msn']}', '{ids['ses']}', "
+            f"'{ids['thr']}', NULL, 'ask', 'x.go', 'created', 'cli', 'cli', '{T0}', '{T0}')",
+            f"INSERT INTO continuity_nodes VALUES ('{ROOT}', '{RUN}', '{ids['ses']}', "
+            f"'{ids['thr']}', NULL, 'root', 'cli', '{T0}')",
+            f"INSERT INTO run_instruction_snapshots VALUES ('{RUN}', 1, '{{}}', '{FP1}', 'cli', "
+            f"'{T0}', NULL)",
+        ):
+            conn.exec_driver_sql(statement)
+
+
+def _node(node_id: str, *, kind: str, parent: str | None) -> str:
+    parent_sql = "NULL" if parent is None else f"'{parent}'"
+    return (
+        f"'{node_id}', run_id, session_id, thread_id, {parent_sql}, '{kind}', 'lsp', "
+        f"'2026-02-02T00:00:00Z' FROM continuity_nodes WHERE node_id = '{ROOT}'"
+    )
+
+
+_SECOND = "node_" + "1" * 26
+_REFUSED = [
+    # Re-inserting an existing key, with every conflict clause.
+    f"INSERT INTO continuity_nodes SELECT {_node(ROOT, kind='root', parent=None)}",
+    f"INSERT OR REPLACE INTO continuity_nodes SELECT {_node(ROOT, kind='root', parent=None)}",
+    f"REPLACE INTO continuity_nodes SELECT {_node(ROOT, kind='note', parent=None)}",
+    f"INSERT OR IGNORE INTO continuity_nodes SELECT {_node(ROOT, kind='root', parent=None)}",
+    # A second root for the run would replace the first through the partial unique index.
+    f"INSERT OR REPLACE INTO continuity_nodes SELECT {_node(_SECOND, kind='root', parent=None)}",
+    # So would an explicit rowid.
+    "INSERT OR REPLACE INTO continuity_nodes (rowid, node_id, run_id, session_id, thread_id, "
+    "parent_node_id, kind, created_by, created_at) "
+    f"SELECT rowid, {_node(_SECOND, kind='x', parent=ROOT)}",
+    f"INSERT INTO run_instruction_snapshots VALUES ('{RUN}', 1, '{{}}', '{FP2}', 'lsp', "
+    f"'{T0}', NULL)",
+    f"INSERT OR REPLACE INTO run_instruction_snapshots VALUES ('{RUN}', 1, '{{\"x\": 1}}', "
+    f"'{FP2}', 'lsp', '{T0}', NULL)",
+    "INSERT OR REPLACE INTO run_instruction_snapshots (rowid, run_id, revision, snapshot_json, "
+    "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint) SELECT rowid, run_id, 2, "
+    f"snapshot_json, '{FP2}', 'lsp', confirmed_at, '{FP1}' FROM run_instruction_snapshots",
+]
+
+
+def _ledgers(db_path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    conn = raw(db_path)
+    try:
+        nodes = conn.execute("SELECT rowid, * FROM continuity_nodes ORDER BY rowid").fetchall()
+        revisions = conn.execute(
+            "SELECT rowid, * FROM run_instruction_snapshots ORDER BY rowid"
+        ).fetchall()
+    finally:
+        conn.close()
+    return nodes, revisions
+
+
+@pytest.mark.parametrize("statement", _REFUSED)
+def test_append_only_tables_refuse_an_insert_whose_key_exists(
+    store: Store, db_path: Path, statement: str
+) -> None:
+    _ledger_rows(store)
+    before = _ledgers(db_path)
+    with pytest.raises(ConflictError) as info, store.write() as conn:
+        conn.exec_driver_sql(statement)
+    assert info.value.details == {"constraint": "append_only"}
+    assert "a row with this key already exists" in str(info.value.__cause__)
+    other = raw(db_path)
+    try:
+        with pytest.raises(sqlite3.IntegrityError, match="a row with this key already exists"):
+            other.execute(statement)
+    finally:
+        other.close()
+    assert _ledgers(db_path) == before
+
+
+def test_append_only_tables_still_take_new_keys(store: Store, db_path: Path) -> None:
+    _ledger_rows(store)
+    with store.write() as conn:
+        conn.exec_driver_sql(
+            f"INSERT INTO continuity_nodes SELECT {_node(_SECOND, kind='checkpoint', parent=ROOT)}"
+        )
+        conn.exec_driver_sql(
+            f"INSERT INTO run_instruction_snapshots VALUES ('{RUN}', 2, '{{}}', '{FP2}', "
+            f"'lsp', '{T0}', '{FP1}')"
+        )
+    nodes, revisions = _ledgers(db_path)
+    assert [(n[1], n[6]) for n in nodes] == [(ROOT, "root"), (_SECOND, "checkpoint")]
+    assert [(r[2], r[4]) for r in revisions] == [(1, FP1), (2, FP2)]
 
 
 # --- purge --------------------------------------------------------------------------------

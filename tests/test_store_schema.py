@@ -94,7 +94,7 @@ def _built(conn: Any, raw: sqlite3.Connection, name: str) -> dict[str, Any]:
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", (name,)
         )
     }
-    guards = {f"{name}_append_only_no_{verb}" for verb in ("update", "delete")}
+    guards = {f"{name}_append_only_no_{verb}" for verb in ("update", "delete", "existing_key")}
     assert triggers in (set(), guards), f"{name} has some append-only guards only: {triggers}"
     return {
         "columns": [

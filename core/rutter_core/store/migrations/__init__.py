@@ -10,6 +10,7 @@ from rutter_core.store.migrations import (
     m0001_workspaces,
     m0002_runs,
     m0003_memory,
+    m0004_append_only_keys,
 )
 from rutter_core.store.migrations.migration import (
     KeyGuard,
@@ -23,6 +24,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0001_workspaces.MIGRATION,
     m0002_runs.MIGRATION,
     m0003_memory.MIGRATION,
+    m0004_append_only_keys.MIGRATION,
 )
 
 __all__ = [
