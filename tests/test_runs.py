@@ -286,8 +286,10 @@ def test_a_constraint_firing_on_the_last_insert_leaves_nothing_half_written(
         )
     finally:
         conn.close()
-    with pytest.raises(IntegrityError, match="refused by the test"):
+    with pytest.raises(ConflictError) as refused:
         new_run(store)
+    assert isinstance(refused.value.__cause__, IntegrityError)
+    assert "refused by the test" in str(refused.value.__cause__)
     assert counts(db_path) == dict.fromkeys(RUN_TABLES, 0)
 
 
@@ -715,8 +717,9 @@ def test_ledger_rows_cannot_be_updated_or_deleted(
     store: Store, demo: Path, db_path: Path, statement: str
 ) -> None:
     created = new_run(store)
-    with pytest.raises(IntegrityError, match="append-only table"), store.write() as conn:
+    with pytest.raises(ConflictError) as refused, store.write() as conn:
         conn.exec_driver_sql(statement)
+    assert "append-only table" in str(refused.value.__cause__)
     other = raw(db_path)  # another process, no rutter code at all
     try:
         with pytest.raises(sqlite3.IntegrityError, match="append-only table"):
@@ -729,7 +732,7 @@ def test_ledger_rows_cannot_be_updated_or_deleted(
 
 def test_revision_numbers_are_unique_per_run(store: Store, demo: Path) -> None:
     created = new_run(store)
-    with pytest.raises(IntegrityError), store.write() as conn:
+    with pytest.raises(ConflictError), store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO run_instruction_snapshots SELECT run_id, revision, snapshot_json, "
             "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint "
@@ -740,13 +743,15 @@ def test_revision_numbers_are_unique_per_run(store: Store, demo: Path) -> None:
 
 def test_store_refuses_non_operator_actors_even_through_sql(store: Store, demo: Path) -> None:
     created = new_run(store)
-    with pytest.raises(IntegrityError, match="CHECK"), store.write() as conn:
+    with pytest.raises(StoreError) as refused, store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO run_instruction_snapshots SELECT run_id, 2, snapshot_json, "
             "fingerprint, 'model', confirmed_at, fingerprint FROM run_instruction_snapshots"
         )
-    with pytest.raises(IntegrityError, match="CHECK"), store.write() as conn:
+    assert "CHECK" in str(refused.value.__cause__)
+    with pytest.raises(StoreError) as refused, store.write() as conn:
         conn.exec_driver_sql("UPDATE runs SET updated_by = 'tool'")
+    assert "CHECK" in str(refused.value.__cause__)
     assert get_run(store, created.run_id).updated_by == "cli"
 
 

@@ -66,7 +66,7 @@ def test_store_of_schema_1_upgrades_and_keeps_its_workspaces(tmp_path: Path) -> 
     assert triggers >= {
         f"{table}_append_only_no_{verb}"
         for table in ("continuity_nodes", "run_instruction_snapshots")
-        for verb in ("update", "delete")
+        for verb in ("update", "delete", "existing_key")
     }
 
     # Reopening changes nothing and still reads everything.

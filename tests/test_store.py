@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -11,14 +12,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import platformdirs
 import pytest
-from sqlalchemy import inspect
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from rutter_core.kernel.errors import StoreError, UsageError
+from rutter_core.kernel.errors import ConflictError, RutterError, StoreError, UsageError
 from rutter_core.store import (
     MIGRATIONS,
     Migration,
@@ -29,7 +30,6 @@ from rutter_core.store import (
     resolve_database_url,
 )
 from rutter_core.store.migrations import canonical_statement
-from rutter_core.store.schema import metadata
 
 RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 EVENTS = Migration(
@@ -58,6 +58,19 @@ def store(db_path: Path) -> Iterator[Store]:
 def raw(db_path: Path, *, timeout: float = 5.0) -> sqlite3.Connection:
     """A plain sqlite3 connection in autocommit mode, standing in for another process."""
     return sqlite3.connect(db_path, timeout=timeout, isolation_level=None)
+
+
+@contextmanager
+def refused(error: type[RutterError], code: str, constraint: str, cause: str) -> Iterator[None]:
+    """The write inside is refused by the database, and the store says so as a typed error
+    (never the raw IntegrityError) that keeps the database's own words as its cause."""
+    with pytest.raises(error) as info:
+        yield
+    assert info.value.code == code
+    assert info.value.details == {"constraint": constraint}
+    assert "INSERT" not in info.value.message  # no SQL, no values
+    assert isinstance(info.value.__cause__, IntegrityError)
+    assert cause in str(info.value.__cause__)
 
 
 def ledger(db_path: Path) -> list[tuple[int, str, str, str]]:
@@ -274,8 +287,10 @@ def test_foreign_keys_are_enforced(store: Store) -> None:
         conn.exec_driver_sql(
             "CREATE TABLE child (ws TEXT NOT NULL REFERENCES workspaces (workspace_id))"
         )
-    with pytest.raises(IntegrityError, match="FOREIGN KEY"), store.write() as conn:
+    with refused(ConflictError, "conflict", "foreign_key", "FOREIGN KEY"), store.write() as conn:
         conn.exec_driver_sql("INSERT INTO child VALUES ('missing')")
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM child").scalar() == 0
 
 
 def test_schema_checks_reject_bad_rows(store: Store) -> None:
@@ -285,8 +300,40 @@ def test_schema_checks_reject_bad_rows(store: Store) -> None:
         "('a', '', '2026-01-01T00:00:00Z')",
         "('a', '/a', 'yesterday')",
     ):
-        with pytest.raises(IntegrityError, match="CHECK"), store.write() as conn:
+        with refused(StoreError, "store_constraint", "check", "CHECK"), store.write() as conn:
             conn.exec_driver_sql(f"INSERT INTO workspaces VALUES {values}")
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
+
+
+def test_a_missing_value_is_a_store_constraint_error(store: Store) -> None:
+    with refused(StoreError, "store_constraint", "not_null", "NOT NULL"), store.write() as conn:
+        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', NULL, '2026-01-01T00:00:00Z')")
+
+
+def test_a_taken_key_is_a_conflict(store: Store) -> None:
+    with store.write() as conn:
+        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+    for values in ("('a', '/b', '2026-01-01T00:00:00Z')", "('b', '/a', '2026-01-01T00:00:00Z')"):
+        with refused(ConflictError, "conflict", "unique", "UNIQUE"), store.write() as conn:
+            conn.exec_driver_sql(f"INSERT INTO workspaces VALUES {values}")
+    with store.read() as conn:
+        rows = conn.exec_driver_sql("SELECT workspace_id, root FROM workspaces").all()
+    assert [tuple(row) for row in rows] == [("a", "/a")]
+
+
+def test_an_integrity_error_caught_inside_the_write_is_the_callers(store: Store) -> None:
+    """Callers that turn a refused statement into their own error catch it inside the `with`;
+    the write then commits what else it did."""
+    with store.write() as conn:
+        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+        with pytest.raises(IntegrityError):
+            conn.exec_driver_sql(
+                "INSERT INTO workspaces VALUES ('a', '/b', '2026-01-02T00:00:00Z')"
+            )
+        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('b', '/b', '2026-01-01T00:00:00Z')")
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 2
 
 
 # --- migrations -----------------------------------------------------------------------------
@@ -304,14 +351,6 @@ def test_migrations_applied_once_with_ledger(db_path: Path) -> None:
     with open_store(sqlite_url(db_path)):
         pass
     assert ledger(db_path) == first
-
-
-def test_query_tables_match_the_migrated_schema(store: Store) -> None:
-    with store.read() as conn:
-        inspector = inspect(conn)
-        for table in metadata.sorted_tables:
-            columns = {c["name"]: c["nullable"] for c in inspector.get_columns(table.name)}
-            assert columns == {c.name: c.nullable for c in table.columns}
 
 
 def test_each_migration_is_its_own_transaction(db_path: Path) -> None:
@@ -458,7 +497,7 @@ def test_append_only_table_rejects_update_and_delete(db_path: Path) -> None:
         )
         for statement in statements:
             with (
-                pytest.raises(IntegrityError, match="append-only table events"),
+                refused(ConflictError, "conflict", "append_only", "append-only table events"),
                 opened.write() as conn,
             ):
                 conn.exec_driver_sql(statement)
@@ -473,10 +512,14 @@ def test_append_only_helper_on_a_table_created_in_a_test(store: Store) -> None:
         for statement in append_only_triggers("notes"):
             conn.exec_driver_sql(statement)
         conn.exec_driver_sql("INSERT INTO notes VALUES (1, 'kept')")
-    with pytest.raises(IntegrityError, match="append-only table notes"), store.write() as conn:
-        conn.exec_driver_sql("UPDATE notes SET body = 'lost'")
-    with pytest.raises(IntegrityError, match="append-only table notes"), store.write() as conn:
-        conn.exec_driver_sql("DELETE FROM notes")
+    for statement in ("UPDATE notes SET body = 'lost'", "DELETE FROM notes"):
+        with (
+            refused(ConflictError, "conflict", "append_only", "append-only table notes"),
+            store.write() as conn,
+        ):
+            conn.exec_driver_sql(statement)
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT body FROM notes").all() == [("kept",)]
 
 
 def test_append_only_helper_refuses_odd_names_and_dialects() -> None:
@@ -484,4 +527,42 @@ def test_append_only_helper_refuses_odd_names_and_dialects() -> None:
         append_only_triggers("x; DROP TABLE workspaces")
     with pytest.raises(StoreError) as info:
         append_only_triggers("notes", dialect="postgresql")
-    assert info.value.code == "unsupported_dialect"
+    assert info.value.code == "unsupported_database"
+
+
+# --- on the command line ------------------------------------------------------------------
+
+
+def rutter(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
+    env["RUTTER_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "rutter", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_words_the_store_hint_with_its_flags(tmp_path: Path) -> None:
+    (tmp_path / "dir.db").mkdir()
+    url = sqlite_url(tmp_path / "dir.db")
+    result = rutter("--database-url", url, "workspace", "list", "--json", home=tmp_path)
+    assert result.returncode == 1, result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "store_unavailable"
+    assert error["hint"] == {"fix": "choose_store"}
+    assert "--database-url" in error["message"]
+    assert "RUTTER_DATABASE_URL" in result.stderr
+
+
+def test_cli_refuses_an_engine_without_a_dialect_and_hides_the_password(tmp_path: Path) -> None:
+    url = "postgresql://rutter:s3cret-pw@db.example/rutter"
+    result = rutter("--database-url", url, "workspace", "list", "--json", home=tmp_path)
+    assert result.returncode == 1, result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "unsupported_database"
+    assert "postgresql" in error["message"]
+    assert "s3cret" not in result.stdout + result.stderr

@@ -19,7 +19,13 @@ EXIT_CODES: dict[ErrorCategory, int] = {
 }
 
 HintWording = Callable[[Mapping[str, HintValue]], str]
-HINT_WORDING: dict[str, HintWording] = {}
+HINT_WORDING: dict[str, HintWording] = {
+    # -- store
+    "choose_store": lambda _: (
+        "check the path, or choose the store with --database-url, RUTTER_DATABASE_URL or "
+        "RUTTER_HOME"
+    ),
+}
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 
 

@@ -1,9 +1,12 @@
-"""The store: SQLAlchemy engine, transaction discipline, migrations (contract section 2).
+"""The store: unit of work, schema, migrations, and the dialects behind them (contract
+section 2).
 
 Callers resolve the URL with `resolve_database_url` (the CLI passes `os.environ`), open it
-with `open_store`, and do all work inside `store.read()` / `store.write()`.
+with `open_store`, and do all work inside `store.read()` / `store.write()`. Only
+`store/dialects/` knows which database engine is underneath.
 """
 
+from rutter_core.store.dialects import append_only_triggers
 from rutter_core.store.engine import (
     DATABASE_FILE_NAME,
     DEFAULT_BUSY_TIMEOUT_MS,
@@ -13,7 +16,6 @@ from rutter_core.store.engine import (
     resolve_database_url,
 )
 from rutter_core.store.migrations import MIGRATIONS, Migration, migration_checksum
-from rutter_core.store.sqlite import append_only_triggers
 
 __all__ = [
     "DATABASE_FILE_NAME",

@@ -1,22 +1,44 @@
-"""Locating, opening and transacting on the store (contract section 2)."""
+"""Locating, opening and transacting on the store (contract section 2).
+
+The unit of work is `Store.read()` / `Store.write()`: each declares its isolation (a consistent
+snapshot that refuses writes; a write that takes the lock before its first statement) and the
+dialect supplies how. Failures leave them typed: a fact about the store (busy, read-only,
+full, damaged) is a `StoreError`, and a write refused by a uniqueness, reference or append-only
+rule is a `ConflictError`, so no caller ever sees a raw database error for either.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import platformdirs
 from sqlalchemy import create_engine
-from sqlalchemy.engine import URL, Connection, Engine, RootTransaction, make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.engine import Connection, Engine, RootTransaction, make_url
+from sqlalchemy.exc import ArgumentError, DatabaseError, IntegrityError, NoSuchModuleError
 
-from rutter_core.kernel.errors import StoreError, UsageError
-from rutter_core.store import sqlite
+from rutter_core.kernel.errors import ConflictError, Hint, RutterError, StoreError, UsageError
+from rutter_core.store.dialects import (
+    EMBEDDED,
+    Dialect,
+    StoreFailure,
+    TransactionKind,
+    dialect_for,
+    embedded_database_url,
+)
 from rutter_core.store.migrations import MIGRATIONS, Migration, apply_migrations
 
 DATABASE_FILE_NAME = "rutter.db"
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
+
+# Said of the change a refused write tried to make, by the kind of rule that refused it.
+_CONFLICTS = {
+    "unique": "a record with the same key already exists",
+    "foreign_key": "a record it refers to is missing, or another record still refers to it",
+    "append_only": "the record is append-only: it cannot be changed, removed or written twice",
+}
 
 
 def resolve_data_home(env: Mapping[str, str]) -> Path:
@@ -38,63 +60,65 @@ def resolve_database_url(*, database_url: str | None, env: Mapping[str, str]) ->
     from_env = env.get("RUTTER_DATABASE_URL")
     if from_env:
         return from_env
-    path = resolve_data_home(env) / DATABASE_FILE_NAME
-    return URL.create("sqlite", database=str(path)).render_as_string(hide_password=False)
+    return embedded_database_url(resolve_data_home(env) / DATABASE_FILE_NAME)
 
 
 class Store:
-    """An open store: an engine plus the transaction discipline every caller must use.
+    """An open store: an engine, its dialect, and the unit of work every caller must use.
 
-    Use `read()` and `write()` rather than the engine directly; on SQLite they are what makes
-    reads snapshot-consistent and writes take the lock up front. Do not nest `write()` in
-    `write()`: on SQLite the inner one waits for the outer one's lock and fails `store_busy`.
-    In-memory SQLite (`sqlite://`) is one database per thread: for throwaway use only.
+    Use `read()` and `write()` rather than the engine directly. Do not nest `write()` in
+    `write()`: the inner one waits for the outer one's lock and fails `store_busy`. An
+    in-memory URL gives one database per thread: for throwaway use only.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, dialect: Dialect) -> None:
         self.engine = engine
-        self.dialect_name: str = engine.dialect.name
+        self.dialect = dialect
         # Safe for messages and logs.
         self.display_url: str = engine.url.render_as_string(hide_password=True)
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.dialect_name == "sqlite"
-
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        """A deferred read transaction: one consistent snapshot, always rolled back."""
+        """One consistent snapshot that refuses writes; always rolled back."""
         with self._connect() as conn:
-            if self.is_sqlite:
-                conn.execution_options(**{sqlite.BEGIN_MODE_OPTION: "read"})
-            trans = self._begin(conn)
+            trans = self._begin(conn, "read")
             try:
                 yield conn
+            except DatabaseError as exc:
+                # A write attempted in a read is the caller's bug: left as it is.
+                failure = self.dialect.failure(exc)
+                if failure is None or failure == "read_only":
+                    raise
+                raise self._failure_error(failure, exc) from exc
             finally:
                 trans.rollback()
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction (BEGIN IMMEDIATE on SQLite): commit on success, else rollback."""
+        """A write transaction holding the write lock from its start: committed on success,
+        rolled back on any exception."""
         with self._connect() as conn:
-            if self.is_sqlite:
-                conn.execution_options(**{sqlite.BEGIN_MODE_OPTION: "write"})
-            trans = self._begin(conn)
+            trans = self._begin(conn, "write")
             try:
                 yield conn
-            except BaseException:
+            except BaseException as exc:
                 trans.rollback()
-                raise
-            trans.commit()
+                self._raise_typed(exc)
+            try:
+                trans.commit()
+            except DatabaseError as exc:
+                # Closing the connection below rolls back what the commit left.
+                self._raise_typed(exc)
+
+    def purge(self) -> bool:
+        """Leave content deleted or replaced by committed writes in none of the store's files
+        (memory deletion's promise). Call it after the write transaction has committed. False
+        when a long reader kept it from completing; the next purge finishes the job."""
+        return self.dialect.purge(self.engine)
 
     def checkpoint(self) -> bool:
-        """Flush the SQLite WAL into the database file and truncate it, so text just deleted
-        or replaced survives in neither (see `sqlite.checkpoint_truncate`). Call it after the
-        write transaction has committed. False when a long reader kept it from completing;
-        the next checkpoint finishes the job. No-op (True) on other dialects."""
-        if not self.is_sqlite:
-            return True
-        return sqlite.checkpoint_truncate(self.engine)
+        """The old name of `purge()`, kept until memory deletion has switched to it."""
+        return self.purge()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -112,28 +136,80 @@ class Store:
     def _connect(self) -> Iterator[Connection]:
         try:
             conn = self.engine.connect()
-        except OperationalError as exc:
-            raise self._operational_error(exc) from exc
+        except DatabaseError as exc:
+            raise self._unavailable(exc) from exc
         with conn:
             yield conn
 
-    def _begin(self, conn: Connection) -> RootTransaction:
+    def _begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
         try:
-            return conn.begin()
-        except OperationalError as exc:
-            raise self._operational_error(exc) from exc
+            return self.dialect.begin(conn, kind)
+        except DatabaseError as exc:
+            raise self._unavailable(exc) from exc
 
-    def _operational_error(self, exc: OperationalError) -> StoreError:
-        if self.is_sqlite and sqlite.is_busy_error(exc):
-            return StoreError(
-                "store_busy",
-                f"the store {self.display_url} stayed locked by another rutter process for "
-                "longer than the busy timeout; retry when it has finished",
-            )
+    def _unavailable(self, exc: DatabaseError) -> StoreError:
+        """Opening a connection or a transaction failed: the store cannot be used."""
+        failure = self.dialect.failure(exc)
+        if failure is not None:
+            return self._failure_error(failure, exc)
         return StoreError(
             "store_unavailable",
-            f"cannot open the store {self.display_url}: {exc.orig}; check the path or "
-            "--database-url / RUTTER_DATABASE_URL",
+            f"cannot open the store {self.display_url}: {exc.orig}",
+            hint=Hint("choose_store"),
+        )
+
+    def _raise_typed(self, exc: BaseException) -> NoReturn:
+        """Raise what a write's failure becomes: typed when it says something about the store
+        or about concurrent writers, itself otherwise (a bug in a statement stays visible)."""
+        if isinstance(exc, IntegrityError):
+            raise self._refused(exc) from exc
+        if isinstance(exc, DatabaseError):
+            failure = self.dialect.failure(exc)
+            if failure is not None:
+                raise self._failure_error(failure, exc) from exc
+        raise exc
+
+    def _refused(self, exc: IntegrityError) -> RutterError:
+        kind = self.dialect.constraint(exc)
+        reason = _CONFLICTS.get(kind)
+        if reason is not None:
+            # What a concurrent writer can make a correct write break: re-reading shows why.
+            return ConflictError(
+                "conflict",
+                f"the store refused the change: {reason}; read it again and retry",
+                details={"constraint": kind},
+            )
+        return StoreError(
+            "store_constraint",
+            "the store refused a value that rutter should have refused before writing it "
+            f"(a {kind.replace('_', '-')} rule); this is a bug in rutter",
+            details={"constraint": kind},
+        )
+
+    def _failure_error(self, failure: StoreFailure, exc: DatabaseError) -> StoreError:
+        url = self.display_url
+        if failure == "busy":
+            return StoreError(
+                "store_busy",
+                f"the store {url} stayed locked by another rutter process for longer than the "
+                "busy timeout; retry when it has finished",
+            )
+        if failure == "read_only":
+            return StoreError(
+                "store_read_only",
+                f"the store {url} can only be read here: {exc.orig}",
+                hint=Hint("choose_store"),
+            )
+        if failure == "full":
+            return StoreError(
+                "store_full",
+                f"the store {url} cannot grow: {exc.orig}; free some space and retry",
+            )
+        return StoreError(
+            "store_corrupt",
+            f"the store {url} is damaged or not a rutter store: {exc.orig}; restore it from a "
+            "backup",
+            hint=Hint("choose_store"),
         )
 
 
@@ -152,21 +228,10 @@ def open_store(
     except ArgumentError as exc:
         raise UsageError(
             "invalid_database_url",
-            f"not a database URL: {url!r} ({exc}); expected e.g. sqlite:////path/to/rutter.db",
+            f"not a database URL: {url!r} ({exc}); expected e.g. {EMBEDDED.example_url}",
         ) from exc
-    is_sqlite = parsed.get_backend_name() == "sqlite"
-    if is_sqlite:
-        path = sqlite.database_file(parsed)
-        if path is not None:
-            try:
-                sqlite.prepare_database_file(path)
-            except OSError as exc:
-                raise StoreError(
-                    "store_unavailable",
-                    f"cannot create the store file {path}: {exc.strerror}; check RUTTER_HOME "
-                    "or --database-url / RUTTER_DATABASE_URL",
-                    path=str(path),
-                ) from exc
+    dialect = dialect_for(parsed)
+    dialect.prepare(parsed)
     try:
         engine = create_engine(parsed)
     except (NoSuchModuleError, ImportError) as exc:
@@ -174,9 +239,8 @@ def open_store(
             "store_unavailable",
             f"no database driver for {parsed.render_as_string(hide_password=True)}: {exc}",
         ) from exc
-    if is_sqlite:
-        sqlite.install_hooks(engine, busy_timeout_ms=busy_timeout_ms)
-    store = Store(engine)
+    dialect.configure(engine, busy_timeout_ms=busy_timeout_ms)
+    store = Store(engine, dialect)
     try:
         apply_migrations(store, MIGRATIONS if migrations is None else migrations)
     except BaseException:

@@ -1,12 +1,22 @@
-"""SQLAlchemy Core handles for querying the tables the migrations create.
+"""The current shape of every table, as SQLAlchemy Core objects for queries.
 
-DDL lives only in `migrations.py`; these objects are never used to create tables. A test
-checks that they agree with the migrated schema.
+Which text is the single source of what: the DDL is written once, in `store/migrations/`.
+Migrations are history: a store records each one's checksum and refuses to open when a
+released one changes, so they can be neither generated from this module nor edited to follow
+it. This module is the *current* shape (tables, columns with their types and nullability, keys,
+foreign keys, indexes, which tables are append-only) that queries are written against; it is
+never used to create anything. `tests/test_store_schema.py` migrates a fresh store and checks
+that what the migrations built equals this metadata, so the two cannot drift: a schema change
+is a new migration plus the matching edit here. CHECK constraints and the guards' text live
+only in the migrations (the database's backstop; the code validates first).
+
+`info={"append_only": True}` marks the tables whose rows are never updated, deleted or
+replaced (contract section 2); `info={"where": ...}` the predicate of a partial index.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Integer, MetaData, String, Table
+from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, String, Table
 
 metadata = MetaData()
 
@@ -27,13 +37,99 @@ workspaces = Table(
     Column("created_at", String, nullable=False),
 )
 
+missions = Table(
+    "missions",
+    metadata,
+    Column("mission_id", String, primary_key=True),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("goal", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+)
+
+threads = Table(
+    "threads",
+    metadata,
+    Column("thread_id", String, primary_key=True),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("status", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("status", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("run_id", String, primary_key=True),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("mission_id", String, ForeignKey("missions.mission_id"), nullable=False),
+    Column("session_id", String, ForeignKey("sessions.session_id"), nullable=False),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("profile", String, nullable=True),
+    Column("mode", String, nullable=False),
+    Column("target_path", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("updated_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+    Index("runs_by_workspace", "workspace_id", "status"),
+    Index("runs_by_thread", "thread_id"),
+)
+
+continuity_nodes = Table(
+    "continuity_nodes",
+    metadata,
+    Column("node_id", String, primary_key=True),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
+    Column("session_id", String, ForeignKey("sessions.session_id"), nullable=False),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("parent_node_id", String, ForeignKey("continuity_nodes.node_id"), nullable=True),
+    Column("kind", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Index(
+        "continuity_nodes_one_root_per_run", "run_id", unique=True, info={"where": "kind = 'root'"}
+    ),
+    Index("continuity_nodes_by_session", "session_id"),
+    info={"append_only": True},
+)
+
+run_instruction_snapshots = Table(
+    "run_instruction_snapshots",
+    metadata,
+    Column("run_id", String, ForeignKey("runs.run_id"), primary_key=True),
+    Column("revision", Integer, primary_key=True),
+    Column("snapshot_json", String, nullable=False),
+    Column("fingerprint", String, nullable=False),
+    Column("confirmed_by", String, nullable=False),
+    Column("confirmed_at", String, nullable=False),
+    Column("replaces_fingerprint", String, nullable=True),
+    info={"append_only": True},
+)
+
 memories = Table(
     "memories",
     metadata,
     Column("memory_id", String, primary_key=True),
     Column("scope", String, nullable=False),
     Column("scope_id", String, nullable=False),
-    Column("workspace_id", String, nullable=True),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=True),
     Column("title", String, nullable=False),
     Column("content", String, nullable=False),
     Column("content_sha256", String, nullable=False),
@@ -47,82 +143,13 @@ memories = Table(
     Column("version", Integer, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Index("memories_by_workspace", "workspace_id"),
 )
-
-missions = Table(
-    "missions",
-    metadata,
-    Column("mission_id", String, primary_key=True),
-    Column("workspace_id", String, nullable=False),
-    Column("goal", String, nullable=False),
-    Column("status", String, nullable=False),
-    Column("created_by", String, nullable=False),
-    Column("created_at", String, nullable=False),
-    Column("updated_at", String, nullable=False),
-)
-
-threads = Table(
-    "threads",
-    metadata,
-    Column("thread_id", String, primary_key=True),
-    Column("workspace_id", String, nullable=False),
-    Column("status", String, nullable=False),
-    Column("created_by", String, nullable=False),
-    Column("created_at", String, nullable=False),
-    Column("updated_at", String, nullable=False),
-)
-
-sessions = Table(
-    "sessions",
-    metadata,
-    Column("session_id", String, primary_key=True),
-    Column("workspace_id", String, nullable=False),
-    Column("thread_id", String, nullable=False),
-    Column("status", String, nullable=False),
-    Column("created_by", String, nullable=False),
-    Column("created_at", String, nullable=False),
-    Column("updated_at", String, nullable=False),
-)
-
-runs = Table(
-    "runs",
-    metadata,
-    Column("run_id", String, primary_key=True),
-    Column("workspace_id", String, nullable=False),
-    Column("mission_id", String, nullable=False),
-    Column("session_id", String, nullable=False),
-    Column("thread_id", String, nullable=False),
-    Column("profile", String, nullable=True),
-    Column("mode", String, nullable=False),
-    Column("target_path", String, nullable=False),
-    Column("status", String, nullable=False),
-    Column("created_by", String, nullable=False),
-    Column("updated_by", String, nullable=False),
-    Column("created_at", String, nullable=False),
-    Column("updated_at", String, nullable=False),
-)
-
-continuity_nodes = Table(
-    "continuity_nodes",
-    metadata,
-    Column("node_id", String, primary_key=True),
-    Column("run_id", String, nullable=False),
-    Column("session_id", String, nullable=False),
-    Column("thread_id", String, nullable=False),
-    Column("parent_node_id", String, nullable=True),
-    Column("kind", String, nullable=False),
-    Column("created_by", String, nullable=False),
-    Column("created_at", String, nullable=False),
-)
-
-run_instruction_snapshots = Table(
-    "run_instruction_snapshots",
-    metadata,
-    Column("run_id", String, primary_key=True),
-    Column("revision", Integer, primary_key=True),
-    Column("snapshot_json", String, nullable=False),
-    Column("fingerprint", String, nullable=False),
-    Column("confirmed_by", String, nullable=False),
-    Column("confirmed_at", String, nullable=False),
-    Column("replaces_fingerprint", String, nullable=True),
+# Lists are per scope, newest change first.
+Index(
+    "memories_by_scope",
+    memories.c.scope,
+    memories.c.scope_id,
+    memories.c.updated_at.desc(),
+    memories.c.memory_id.desc(),
 )

@@ -1,0 +1,118 @@
+"""What the store needs from a database engine, and nothing more: the `Dialect` interface.
+
+The rest of the store (the unit of work, the migrations, the change feed) speaks to a `Dialect`
+and to dialect-neutral SQL; each engine's module under `store/dialects/` implements it. Full-text
+search joins this interface with the history-search issue, the first feature that needs it.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal, Protocol
+
+from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
+from sqlalchemy.exc import DatabaseError, IntegrityError
+
+TransactionKind = Literal["read", "write"]
+"""`read`: one consistent snapshot that refuses writes. `write`: takes the write lock before
+its first statement, so two writers never deadlock halfway through."""
+
+StoreFailure = Literal["busy", "read_only", "full", "corrupt"]
+"""Why the database could not do its part, when it is a fact about the store rather than about
+the statement (an unknown table or a syntax error is a bug, and stays a raw error)."""
+
+ConstraintKind = Literal["unique", "foreign_key", "append_only", "check", "not_null", "other"]
+"""Which kind of rule refused a write: the first three are what a concurrent writer can make a
+correct write break (a lost race), the others only a value the code should have refused."""
+
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def check_identifier(name: str) -> str:
+    """`name`, if it is a plain lowercase SQL identifier (safe to splice into DDL)."""
+    if _IDENTIFIER.fullmatch(name) is None:
+        raise ValueError(f"not a plain lowercase SQL identifier: {name!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class UniqueKey:
+    """A key that no two rows of a table share, as an append-only guard must know it.
+
+    `partial` = (column, value) for a key that binds only the rows where that column holds that
+    value (a partial unique index, e.g. one root node per run).
+    """
+
+    columns: tuple[str, ...]
+    partial: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise ValueError("a unique key needs at least one column")
+        for column in self.columns:
+            check_identifier(column)
+        if self.partial is not None:
+            check_identifier(self.partial[0])
+            check_identifier(self.partial[1])  # the value is spliced as a string literal
+
+
+class ChangeFeed(Protocol):
+    """A cheap counter that moves whenever anyone commits to the store."""
+
+    def version(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class Dialect(ABC):
+    """One database engine's answers to what the store needs (contract section 2)."""
+
+    name: ClassVar[str]
+    """The engine's SQLAlchemy backend name, as in the URL's scheme."""
+
+    example_url: ClassVar[str]
+    """A URL for messages: what a valid one looks like."""
+
+    @abstractmethod
+    def prepare(self, url: URL) -> None:
+        """Before the engine exists: e.g. create a missing database file privately. Raises
+        `StoreError` when that is impossible."""
+
+    @abstractmethod
+    def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
+        """Install what every connection needs (lock wait, integrity settings, journal)."""
+
+    @abstractmethod
+    def begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
+        """Begin a transaction of `kind` on `conn`."""
+
+    @abstractmethod
+    def failure(self, exc: DatabaseError) -> StoreFailure | None:
+        """Classify a database error; None when it is not a fact about the store."""
+
+    @abstractmethod
+    def constraint(self, exc: IntegrityError) -> ConstraintKind:
+        """Which kind of rule refused a write."""
+
+    @abstractmethod
+    def append_only_guard(self, table: str) -> tuple[str, ...]:
+        """DDL that makes `table` refuse every UPDATE and DELETE, from any client."""
+
+    @abstractmethod
+    def existing_key_guard(self, table: str, keys: Sequence[UniqueKey]) -> tuple[str, ...]:
+        """DDL that makes `table` refuse an INSERT whose key already exists, whatever conflict
+        clause it carries (a replace is a delete plus an insert and must not slip past the
+        append-only guard)."""
+
+    @abstractmethod
+    def purge(self, engine: Engine) -> bool:
+        """Make sure content deleted by committed transactions is left in none of the store's
+        files; False when something (a long reader) kept that from completing, and a later
+        purge will finish the job."""
+
+    def change_feed(self, engine: Engine) -> ChangeFeed | None:
+        """A change counter, or None when the engine has none (callers then re-read)."""
+        return None

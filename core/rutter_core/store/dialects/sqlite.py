@@ -1,0 +1,264 @@
+"""SQLite, the embedded default store: every SQLite fact rutter relies on lives here.
+
+WAL journal (the CLI and the language server read while the other writes), a busy timeout,
+`BEGIN IMMEDIATE` for writes, foreign keys and `secure_delete` on, triggers as the append-only
+guard, `PRAGMA data_version` as the change feed, and a truncating WAL checkpoint as the purge.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
+from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
+
+from rutter_core.kernel.errors import Hint, StoreError
+from rutter_core.store.dialects.base import (
+    ChangeFeed,
+    ConstraintKind,
+    Dialect,
+    StoreFailure,
+    TransactionKind,
+    UniqueKey,
+    check_identifier,
+)
+
+# Execution option read by the `begin` hook; set per connection by `SqliteDialect.begin`.
+BEGIN_MODE_OPTION = "rutter_sqlite_begin"
+
+_FAILURES: dict[int, StoreFailure] = {
+    sqlite3.SQLITE_BUSY: "busy",
+    sqlite3.SQLITE_LOCKED: "busy",
+    sqlite3.SQLITE_READONLY: "read_only",
+    sqlite3.SQLITE_FULL: "full",
+    sqlite3.SQLITE_CORRUPT: "corrupt",
+    sqlite3.SQLITE_NOTADB: "corrupt",
+}
+
+_CONSTRAINTS: dict[int, ConstraintKind] = {
+    sqlite3.SQLITE_CONSTRAINT_UNIQUE: "unique",
+    sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY: "unique",
+    sqlite3.SQLITE_CONSTRAINT_ROWID: "unique",
+    sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY: "foreign_key",
+    # RAISE(ABORT) in a trigger; rutter's only triggers are the append-only guards.
+    sqlite3.SQLITE_CONSTRAINT_TRIGGER: "append_only",
+    sqlite3.SQLITE_CONSTRAINT_CHECK: "check",
+    sqlite3.SQLITE_CONSTRAINT_NOTNULL: "not_null",
+}
+
+
+def _error_code(exc: BaseException) -> int | None:
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    code = getattr(orig, "sqlite_errorcode", None)
+    return code if isinstance(code, int) else None
+
+
+def is_busy_error(exc: BaseException) -> bool:
+    """True when SQLite gave up waiting for a lock (busy timeout elapsed)."""
+    code = _error_code(exc)
+    if code is not None:
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    return isinstance(orig, sqlite3.OperationalError) and "locked" in str(orig)
+
+
+def database_file(url: URL) -> Path | None:
+    """The on-disk file of a SQLite URL, or None for in-memory and URI-mode databases."""
+    database = url.database
+    if not database or database == ":memory:" or url.query.get("uri"):
+        return None
+    return Path(database)
+
+
+def prepare_database_file(path: Path) -> None:
+    """Create a missing data directory (0700) and database file (0600).
+
+    SQLite gives the -wal and -shm files the main file's permissions, so pre-creating the
+    file keeps memories and transcripts private even under a permissive umask.
+    """
+    parent = path.parent
+    if not parent.exists():
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not path.exists():
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another process won the race; fine
+            return
+        os.close(fd)
+
+
+def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
+    """Take over transaction control from the sqlite3 module and set pragmas per connection.
+
+    Python 3.11's sqlite3 has no `autocommit` attribute and, in its legacy mode, neither
+    begins a transaction for SELECT nor lets us choose BEGIN IMMEDIATE. Following the
+    SQLAlchemy SQLite docs ("Enabling Non-Legacy SQLite Transactional Modes"), we set
+    `isolation_level = None` on each DBAPI connection and emit BEGIN ourselves.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        mode = None
+        try:
+            # busy_timeout first: switching a fresh file to WAL needs a lock another
+            # process may hold during a simultaneous first open.
+            cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            mode = cursor.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            cursor.execute("PRAGMA foreign_keys = ON")
+            cursor.execute("PRAGMA secure_delete = ON")
+        finally:
+            cursor.close()
+        # SQLite answers with the mode it kept instead of failing (e.g. an immutable or
+        # read-only file); without WAL, the CLI and the language server would block each other.
+        if mode not in ("wal", "memory"):
+            dbapi_connection.close()
+            raise StoreError(
+                "store_unavailable",
+                f"SQLite could not switch the store to WAL mode (it stayed in {mode!r}); "
+                "use a writable store on a local filesystem",
+                hint=Hint("choose_store"),
+            )
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        mode = conn.get_execution_options().get(BEGIN_MODE_OPTION, "write")
+        if mode == "read":
+            # query_only makes an accidental write inside `read()` fail loudly instead of
+            # silently upgrading the lock (and risking SQLITE_BUSY_SNAPSHOT).
+            conn.exec_driver_sql("PRAGMA query_only = ON")
+            conn.exec_driver_sql("BEGIN")
+        else:
+            # Default to IMMEDIATE so that any transaction that may write takes the write
+            # lock up front: no deadlock-prone lock upgrade halfway through.
+            conn.exec_driver_sql("PRAGMA query_only = OFF")
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def checkpoint_truncate(engine: Engine) -> bool:
+    """Copy every WAL frame into the database file and truncate the WAL to zero bytes.
+
+    With `secure_delete` on, deleting a row zeroes its bytes in the new page image, but the
+    WAL still holds older images of the page (the row as inserted or edited) until a
+    checkpoint, and the database file holds the pre-delete page until then too. TRUNCATE
+    waits (busy handler) for readers still on an older snapshot; True when it completed.
+    Runs on a pooled DBAPI connection outside any transaction (a checkpoint cannot run in one).
+    """
+    connection = engine.raw_connection()
+    try:
+        cursor = connection.cursor()
+        try:
+            row = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError as exc:
+            if is_busy_error(exc):
+                return False
+            raise
+        finally:
+            cursor.close()
+    finally:
+        connection.close()
+    busy = int(row[0]) if row is not None else 0
+    return busy == 0
+
+
+class DataVersionFeed:
+    """`PRAGMA data_version` changes whenever any *other* connection commits to the file. One
+    connection is held for the probe alone, so every commit counts, including the ones made
+    through the store's own pooled connections."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._connection = engine.raw_connection()
+
+    def version(self) -> int:
+        cursor = self._connection.cursor()
+        try:
+            return int(cursor.execute("PRAGMA data_version").fetchone()[0])
+        finally:
+            cursor.close()
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+class SqliteDialect(Dialect):
+    name: ClassVar[str] = "sqlite"
+    example_url: ClassVar[str] = "sqlite:////path/to/rutter.db"
+
+    @staticmethod
+    def file_url(path: Path) -> str:
+        """The URL of the database file at `path`."""
+        return URL.create("sqlite", database=str(path)).render_as_string(hide_password=False)
+
+    def prepare(self, url: URL) -> None:
+        path = database_file(url)
+        if path is None:
+            return
+        try:
+            prepare_database_file(path)
+        except OSError as exc:
+            raise StoreError(
+                "store_unavailable",
+                f"cannot create the store file {path}: {exc.strerror}",
+                path=str(path),
+                hint=Hint("choose_store"),
+            ) from exc
+
+    def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
+        install_hooks(engine, busy_timeout_ms=busy_timeout_ms)
+
+    def begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
+        conn.execution_options(**{BEGIN_MODE_OPTION: kind})
+        return conn.begin()
+
+    def failure(self, exc: DatabaseError) -> StoreFailure | None:
+        if is_busy_error(exc):
+            return "busy"
+        code = _error_code(exc)
+        return None if code is None else _FAILURES.get(code & 0xFF)
+
+    def constraint(self, exc: IntegrityError) -> ConstraintKind:
+        code = _error_code(exc)
+        return "other" if code is None else _CONSTRAINTS.get(code, "other")
+
+    def append_only_guard(self, table: str) -> tuple[str, ...]:
+        check_identifier(table)
+        return tuple(
+            f"CREATE TRIGGER {table}_append_only_no_{verb.lower()} BEFORE {verb} ON {table} "
+            f"BEGIN SELECT RAISE(ABORT, 'append-only table {table}: rows cannot be {done}'); END"
+            for verb, done in (("UPDATE", "updated"), ("DELETE", "deleted"))
+        )
+
+    def existing_key_guard(self, table: str, keys: Sequence[UniqueKey]) -> tuple[str, ...]:
+        # REPLACE deletes the old row without firing DELETE triggers (unless recursive
+        # triggers are on, which another client need not set), so refuse the insert itself
+        # whenever any key it could replace on is taken, the implicit rowid included.
+        check_identifier(table)
+        taken = [f"EXISTS (SELECT 1 FROM {table} WHERE rowid = NEW.rowid)"]
+        for key in keys:
+            match = " AND ".join(f"{column} = NEW.{column}" for column in key.columns)
+            if key.partial is None:
+                taken.append(f"EXISTS (SELECT 1 FROM {table} WHERE {match})")
+            else:
+                column, value = key.partial
+                taken.append(
+                    f"(NEW.{column} = '{value}' AND EXISTS (SELECT 1 FROM {table} "
+                    f"WHERE {match} AND {column} = '{value}'))"
+                )
+        return (
+            f"CREATE TRIGGER {table}_append_only_no_existing_key BEFORE INSERT ON {table} "
+            f"WHEN {' OR '.join(taken)} "
+            f"BEGIN SELECT RAISE(ABORT, 'append-only table {table}: "
+            "a row with this key already exists'); END",
+        )
+
+    def purge(self, engine: Engine) -> bool:
+        return checkpoint_truncate(engine)
+
+    def change_feed(self, engine: Engine) -> ChangeFeed | None:
+        return DataVersionFeed(engine)

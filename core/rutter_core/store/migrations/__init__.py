@@ -1,0 +1,38 @@
+"""Ordered schema migrations, applied on open and recorded with a checksum (contract section 2).
+
+One module per migration (`mNNNN_name.py`, exporting `MIGRATION`), listed below in order.
+Migrations are immutable once released (stores record their checksums and refuse to open
+when one changes): to change the schema, append a new module and update `store/schema.py`,
+the current shape, to match (see its docstring for how the two are held together).
+"""
+
+from rutter_core.store.migrations import (
+    m0001_workspaces,
+    m0002_runs,
+    m0003_memory,
+    m0004_append_only_keys,
+)
+from rutter_core.store.migrations.migration import (
+    KeyGuard,
+    Migration,
+    canonical_statement,
+    migration_checksum,
+)
+from rutter_core.store.migrations.runner import apply_migrations, check_migration_list
+
+MIGRATIONS: tuple[Migration, ...] = (
+    m0001_workspaces.MIGRATION,
+    m0002_runs.MIGRATION,
+    m0003_memory.MIGRATION,
+    m0004_append_only_keys.MIGRATION,
+)
+
+__all__ = [
+    "MIGRATIONS",
+    "KeyGuard",
+    "Migration",
+    "apply_migrations",
+    "canonical_statement",
+    "check_migration_list",
+    "migration_checksum",
+]

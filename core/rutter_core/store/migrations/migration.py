@@ -1,0 +1,60 @@
+"""One schema step, and the checksum a store records when it applies one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from rutter_core.store.dialects import Dialect, UniqueKey, dialect_named
+
+
+@dataclass(frozen=True)
+class KeyGuard:
+    """An append-only table and every key a new row of it must not repeat."""
+
+    table: str
+    keys: tuple[UniqueKey, ...]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step.
+
+    `statements` must be dialect-neutral SQL. What only a dialect can write is declared as data
+    and rendered by the dialect after the statements, in this order: `append_only` tables get
+    the guard refusing UPDATE and DELETE, `key_guards` the guard refusing an INSERT whose key
+    already exists.
+    """
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+    append_only: tuple[str, ...] = ()
+    key_guards: tuple[KeyGuard, ...] = ()
+
+    def rendered(self, dialect: Dialect | str) -> tuple[str, ...]:
+        """The statements exactly as applied on `dialect`."""
+        if isinstance(dialect, str):
+            dialect = dialect_named(dialect)
+        guards = tuple(
+            stmt for table in self.append_only for stmt in dialect.append_only_guard(table)
+        )
+        key_guards = tuple(
+            stmt
+            for guard in self.key_guards
+            for stmt in dialect.existing_key_guard(guard.table, guard.keys)
+        )
+        return self.statements + guards + key_guards
+
+
+def canonical_statement(statement: str) -> str:
+    """Whitespace-insensitive form, so re-indenting a migration does not change its checksum."""
+    return " ".join(statement.split())
+
+
+def migration_checksum(migration: Migration, dialect: Dialect | str) -> str:
+    """sha256 of the canonical statements as applied (so guard text changes are caught)."""
+    canonical = [canonical_statement(s) for s in migration.rendered(dialect)]
+    payload = json.dumps(canonical, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -1,0 +1,131 @@
+"""Applying migrations on open: each in its own transaction together with its ledger row, so a
+failure leaves the store at the previous version; the ledger is checked against the code first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy import insert, inspect, select
+from sqlalchemy.engine import Connection
+
+from rutter_core.kernel.clock import now_rfc3339
+from rutter_core.kernel.errors import Hint, StoreError
+from rutter_core.store.migrations.migration import Migration, migration_checksum
+from rutter_core.store.schema import schema_migrations
+
+if TYPE_CHECKING:
+    from rutter_core.store.engine import Store
+
+# The ledger comes before every migration (it records them), so it is created here.
+_LEDGER_DDL = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER NOT NULL PRIMARY KEY CHECK (version > 0),
+    name TEXT NOT NULL CHECK (length(name) > 0),
+    checksum TEXT NOT NULL CHECK (length(checksum) = 64),
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True)
+class _Applied:
+    version: int
+    name: str
+    checksum: str
+
+
+def check_migration_list(migrations: Sequence[Migration]) -> None:
+    """Programming errors in the code's list, caught before touching any database."""
+    previous = 0
+    for migration in migrations:
+        if migration.version <= previous:
+            raise ValueError(
+                f"migration versions must be positive and strictly increasing: "
+                f"{migration.version} follows {previous}"
+            )
+        if not migration.name or not (
+            migration.statements or migration.append_only or migration.key_guards
+        ):
+            raise ValueError(f"migration {migration.version} needs a name and statements")
+        previous = migration.version
+
+
+def _read_ledger(conn: Connection) -> dict[int, _Applied]:
+    query = select(
+        schema_migrations.c.version, schema_migrations.c.name, schema_migrations.c.checksum
+    ).order_by(schema_migrations.c.version)
+    return {
+        int(row.version): _Applied(int(row.version), str(row.name), str(row.checksum))
+        for row in conn.execute(query)
+    }
+
+
+def _pending(
+    store: Store, applied: Mapping[int, _Applied], migrations: Sequence[Migration]
+) -> list[Migration]:
+    """Verify the ledger against the code and return what is still to apply, in order."""
+    known = {m.version: m for m in migrations}
+    for version, row in sorted(applied.items()):
+        migration = known.get(version)
+        if migration is None:
+            raise StoreError(
+                "unknown_migration",
+                f"the store {store.display_url} records schema migration {version} "
+                f"({row.name!r}), which this rutter does not know: it was written by a newer "
+                "rutter. Upgrade rutter, or use another store.",
+                details={"version": version, "name": row.name},
+                hint=Hint("choose_store"),
+            )
+        expected = migration_checksum(migration, store.dialect)
+        if row.checksum != expected:
+            raise StoreError(
+                "migration_checksum_mismatch",
+                f"schema migration {version} ({row.name!r}) in the store {store.display_url} "
+                f"was applied with checksum {row.checksum[:12]}…, but this rutter's migration "
+                f"{version} has {expected[:12]}…: the migration was edited after release. "
+                "Restore its original statements (add a new migration for schema changes), "
+                "or use a fresh store.",
+                details={"version": version, "recorded": row.checksum, "expected": expected},
+            )
+    pending = [m for m in migrations if m.version not in applied]
+    if pending and applied and pending[0].version < max(applied):
+        raise StoreError(
+            "migration_out_of_order",
+            f"schema migration {pending[0].version} ({pending[0].name!r}) is missing from the "
+            f"store {store.display_url}, which already has migration {max(applied)}; "
+            "migrations must be appended after the newest released one.",
+            details={"version": pending[0].version},
+        )
+    return pending
+
+
+def apply_migrations(store: Store, migrations: Sequence[Migration]) -> None:
+    """Bring the store up to date; safe when several processes open a fresh store at once."""
+    check_migration_list(migrations)
+    # Fast path without the write lock: the usual open finds everything applied.
+    with store.read() as conn:
+        has_ledger = inspect(conn).has_table(schema_migrations.name)
+        applied = _read_ledger(conn) if has_ledger else {}
+    if not _pending(store, applied, migrations):
+        return
+    while True:
+        # Re-check under the write lock: another process may have migrated meanwhile.
+        with store.write() as conn:
+            conn.exec_driver_sql(_LEDGER_DDL)
+            pending = _pending(store, _read_ledger(conn), migrations)
+            if not pending:
+                return
+            migration = pending[0]
+            for statement in migration.rendered(store.dialect):
+                conn.exec_driver_sql(statement)
+            conn.execute(
+                insert(schema_migrations).values(
+                    version=migration.version,
+                    name=migration.name,
+                    checksum=migration_checksum(migration, store.dialect),
+                    applied_at=now_rfc3339(),
+                )
+            )

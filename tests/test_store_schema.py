@@ -1,0 +1,139 @@
+"""The schema's single source: migrations are the DDL (released ones pinned by checksum), and
+`store/schema.py`, the current shape queries use, equals what they build."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Column, Index, Integer, String, Table, inspect
+from sqlalchemy.sql.elements import UnaryExpression
+
+from rutter_core.store import MIGRATIONS, Store, migration_checksum
+from rutter_core.store.schema import metadata
+
+# Stores record these when they apply a migration and refuse to open when the code's checksum
+# differs: a released migration can never change. Recorded before the store became a package.
+RELEASED_CHECKSUMS = {
+    1: "84050c41c8de4ac7de61c7ff6126f0faa02481e049dd04abdc1ac2b64c7991af",
+    2: "b20a78d216606dd03257f1ef8ed2d5cc42396f9cbe29e45d29f5bed697997a1f",
+    3: "511463a2e2b1281b3ce857ebaddf49a344460dcc76d8e23218528ec916982f07",
+}
+
+
+@pytest.fixture
+def db_path(store: Store) -> Path:
+    """The file of the shared `store` fixture."""
+    return Path(str(store.engine.url.database))
+
+
+def test_released_migrations_keep_their_checksums() -> None:
+    released = {m.version: (m.name, migration_checksum(m, "sqlite")) for m in MIGRATIONS[:3]}
+    assert released == {
+        1: ("workspaces", RELEASED_CHECKSUMS[1]),
+        2: ("runs", RELEASED_CHECKSUMS[2]),
+        3: ("memory", RELEASED_CHECKSUMS[3]),
+    }
+
+
+def _type(column: Column[Any]) -> str:
+    return "INTEGER" if isinstance(column.type, Integer) else "TEXT"
+
+
+def _reflected_type(column: dict[str, Any]) -> str:
+    return str(column["type"])
+
+
+def _index_columns(index: Index) -> list[tuple[str, bool]]:
+    """(column, descending) for each indexed expression."""
+    columns = []
+    for expression in index.expressions:
+        if isinstance(expression, UnaryExpression):
+            columns.append((str(expression.element.name), True))
+        else:
+            assert isinstance(expression, Column | str)
+            columns.append((expression if isinstance(expression, str) else expression.name, False))
+    return columns
+
+
+def _declared(table: Table) -> dict[str, Any]:
+    assert all(isinstance(c.type, Integer | String) for c in table.columns)
+    return {
+        "columns": [(c.name, _type(c), c.nullable) for c in table.columns],
+        "primary_key": [c.name for c in table.primary_key.columns],
+        "foreign_keys": sorted(
+            (fk.parent.name, fk.column.table.name, fk.column.name) for fk in table.foreign_keys
+        ),
+        "unique": sorted([c.name] for c in table.columns if c.unique),
+        "indexes": sorted(
+            (i.name, _index_columns(i), bool(i.unique), i.info.get("where"))
+            for i in table.indexes
+            if i.name is not None
+        ),
+        "append_only": bool(table.info.get("append_only")),
+    }
+
+
+def _built(conn: Any, raw: sqlite3.Connection, name: str) -> dict[str, Any]:
+    inspector = inspect(conn)
+    indexes = []
+    for index in inspector.get_indexes(name):
+        xinfo = raw.execute(f"PRAGMA index_xinfo({index['name']})").fetchall()
+        # (seqno, cid, name, desc, coll, key): the key columns, in order, with their direction.
+        ordered = [(str(row[2]), bool(row[3])) for row in xinfo if row[5]]
+        assert [c for c, _ in ordered] == index["column_names"]
+        where = index.get("dialect_options", {}).get("sqlite_where")
+        indexes.append(
+            (index["name"], ordered, bool(index["unique"]), None if where is None else str(where))
+        )
+    triggers = {
+        str(row[0])
+        for row in raw.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", (name,)
+        )
+    }
+    guards = {f"{name}_append_only_no_{verb}" for verb in ("update", "delete", "existing_key")}
+    assert triggers in (set(), guards), f"{name} has some append-only guards only: {triggers}"
+    return {
+        "columns": [
+            (c["name"], _reflected_type(c), c["nullable"]) for c in inspector.get_columns(name)
+        ],
+        "primary_key": inspector.get_pk_constraint(name)["constrained_columns"],
+        "foreign_keys": sorted(
+            (column, fk["referred_table"], referred)
+            for fk in inspector.get_foreign_keys(name)
+            for column, referred in zip(
+                fk["constrained_columns"], fk["referred_columns"], strict=True
+            )
+        ),
+        "unique": sorted(u["column_names"] for u in inspector.get_unique_constraints(name)),
+        "indexes": sorted(indexes),
+        "append_only": triggers == guards,
+    }
+
+
+def test_schema_module_is_the_shape_the_migrations_build(store: Store, db_path: Path) -> None:
+    raw = sqlite3.connect(db_path)
+    try:
+        with store.read() as conn:
+            built_tables = set(inspect(conn).get_table_names())
+            assert built_tables == set(metadata.tables)
+            for table in metadata.sorted_tables:
+                assert _built(conn, raw, table.name) == _declared(table), table.name
+    finally:
+        raw.close()
+
+
+def test_the_comparison_sees_a_difference(store: Store, db_path: Path) -> None:
+    """The check above is not vacuous: an index the schema module does not know fails it."""
+    with store.write() as conn:
+        conn.exec_driver_sql("CREATE INDEX runs_by_mode ON runs (mode)")
+    raw = sqlite3.connect(db_path)
+    try:
+        with store.read() as conn:
+            runs = metadata.tables["runs"]
+            assert _built(conn, raw, "runs") != _declared(runs)
+    finally:
+        raw.close()
