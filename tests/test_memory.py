@@ -25,25 +25,24 @@ import pytest
 from rutter_core.kernel.actors import OPERATOR_ACTORS
 from rutter_core.kernel.errors import (
     ConflictError,
+    Hint,
     NotFoundError,
     RejectedError,
     RutterError,
     UsageError,
 )
+from rutter_core.memory.content_file import read_content_file
+from rutter_core.memory.model import MemoryRecord
+from rutter_core.memory.policy import MAX_CONTENT_BYTES, check_source_ref, sensitive_source_kind
+from rutter_core.memory.retention import parse_retention
 from rutter_core.memory.service import (
-    MAX_CONTENT_BYTES,
     MAX_LIST_LIMIT,
-    MemoryRecord,
-    check_source_ref,
     create_memory,
     delete_memory,
     edit_memory,
     export_memories,
     get_memory,
     list_memories,
-    parse_retention,
-    read_content_file,
-    sensitive_source_kind,
     set_memory_status,
 )
 from rutter_core.store import MIGRATIONS, Store, open_store
@@ -131,6 +130,10 @@ def test_created_record_has_exactly_the_protocol_fields(store: Store) -> None:
     )
     body = record.to_json()
     assert set(body) == RECORD_FIELDS
+    assert list(body)[:3] == ["id", "protocol_version", "scope"]  # the documented key order
+    assert list(body)[-6:] == [
+        "redacted", "created_by", "updated_by", "version", "created_at", "updated_at",
+    ]  # fmt: skip
     assert body["id"].startswith("mem_")
     assert len(body["id"]) == 30
     assert body["protocol_version"] == "context_memory.v1"
@@ -160,7 +163,7 @@ def test_user_scope_is_local_user_and_project_scope_needs_a_registered_workspace
         create_memory(
             store, scope="project", workspace_id="ghost", title="t", content="c", actor="cli"
         )
-    assert "rutter workspace register ghost ROOT" in raised.error.message
+    assert raised.error.details == {"workspace_id": "ghost"}
     with _Raises(UsageError, "workspace_required"):
         create_memory(store, scope="project", title="t", content="c", actor="cli")
     with _Raises(UsageError, "workspace_not_allowed"):
@@ -291,7 +294,8 @@ def test_secret_in_content_or_title_is_refused_naming_the_kinds(store: Store) ->
         user_memory(store, content=f"deploy with {TOKEN}")
     message = raised.error.message
     assert "github_token x1 in the content" in message
-    assert "--redact-sensitive" in message
+    # What to do is a hint each surface words (the CLI names --redact-sensitive).
+    assert raised.error.hint == Hint("store_redacted")
     assert TOKEN not in message
     assert TOKEN not in json.dumps(raised.error.to_json())
     assert raised.error.details["findings"] == [
@@ -462,7 +466,8 @@ def test_sensitive_references_are_refused_with_and_without_redaction(
         with _Raises(RejectedError, "sensitive_source") as raised:
             user_memory(store, references=[reference], redact_sensitive=redact_sensitive)
         assert raised.error.details["kind"] == kind
-        assert "--redact-sensitive" in raised.error.message
+        assert "not even redacted" in raised.error.message
+        assert raised.error.hint is None  # redacting is not a way out
     record = user_memory(store)
     with _Raises(RejectedError, "sensitive_source"):
         edit_memory(
@@ -731,7 +736,7 @@ def test_stale_version_is_a_conflict_stating_the_current_version(store: Store) -
             attempt()
         assert raised.error.details["current_version"] == 2
         assert "is at version 2" in raised.error.message
-        assert "--version 2" in raised.error.message
+        assert raised.error.hint == Hint("reread_memory", {"id": record.memory_id, "version": 2})
     assert get_memory(store, record.memory_id) == record
 
 

@@ -18,17 +18,17 @@ from rich.table import Table
 
 from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
 from rutter_core.kernel.errors import UsageError
+from rutter_core.memory.content_file import read_content_file
+from rutter_core.memory.model import MemoryRecord
 from rutter_core.memory.service import (
     DEFAULT_LIST_LIMIT,
     MAX_LIST_LIMIT,
-    MemoryRecord,
     create_memory,
     delete_memory,
     edit_memory,
     export_memories,
     get_memory,
     list_memories,
-    read_content_file,
     set_memory_status,
 )
 from rutter_core.store import Store
