@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from rutter_core.app.facade import Rutter
+from rutter_core.app.memory import (
+    CreateMemoryParams,
+    DeleteMemoryParams,
+    EditMemoryParams,
+    ListMemoriesParams,
+)
 from rutter_core.kernel.actors import OPERATOR_ACTORS
 from rutter_core.kernel.errors import (
     ConflictError,
@@ -1002,6 +1010,48 @@ def test_list_order_scopes_and_limit_bounds(db_path: Path, store: Store) -> None
     for bad in (0, -1, MAX_LIST_LIMIT + 1):
         with _Raises(UsageError, "invalid_limit"):
             list_memories(store, limit=bad)
+
+
+def test_the_app_layer_checks_types_and_the_surface_names_the_actor(store: Store) -> None:
+    memory = Rutter(store).memory
+    created = memory.create(
+        CreateMemoryParams(
+            scope="project", workspace_id="demo", title="t", content="c", references=("b", "a")
+        ),
+        actor="lsp",
+    )
+    assert (created.created_by, created.references) == ("lsp", ("a", "b"))
+    assert created.source_kind == "operator_explicit"
+    # A client names neither the actor nor anything else the model does not know.
+    user = {"scope": "user", "title": "t", "content": "c"}
+    for planted in ({"actor": "model"}, {"created_by": "tool"}, {"retentionUntil": "1h"}):
+        with pytest.raises(ValidationError):
+            CreateMemoryParams.model_validate({**user, **planted})
+    for version in ("2", True, 2.5):
+        with pytest.raises(ValidationError):
+            EditMemoryParams.model_validate({"id": created.memory_id, "version": version})
+    with pytest.raises(ValidationError):
+        CreateMemoryParams.model_validate({**user, "references": "docs/a.md"})
+    # A JSON null is "not given"; values are the service's to refuse, with its own codes.
+    edit = EditMemoryParams.model_validate(
+        {"id": created.memory_id, "version": 1, "title": None, "content": "d", "retention": None}
+    )
+    assert (edit.title, edit.retention, edit.redact_sensitive) == (None, None, False)
+    assert memory.edit(edit, actor="cli").version == 2
+    with _Raises(UsageError, "invalid_limit"):
+        memory.list(ListMemoriesParams(limit=0))
+    # What a delete would remove is checked before anyone is asked.
+    with _Raises(ConflictError, "conflict"):
+        memory.delete_preview(DeleteMemoryParams(id=created.memory_id, version=1))
+    at_two = DeleteMemoryParams(id=created.memory_id, version=2)
+    assert memory.delete_preview(at_two).content == "d"
+    assert memory.delete(at_two, actor="lsp").to_json()["deleted"] is True
+    imported = memory.create(
+        CreateMemoryParams(**user), actor="cli", imported_from="notes/conventions.md"
+    )
+    assert imported.source_kind == "operator_import_explicit"
+    with _Raises(RejectedError, "sensitive_source"):
+        memory.create(CreateMemoryParams(**user), actor="cli", imported_from="~/.ssh/notes")
 
 
 def test_removing_a_workspace_with_project_memories_is_a_conflict(store: Store) -> None:
