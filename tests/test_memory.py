@@ -21,29 +21,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from rutter_core.app.facade import Rutter
+from rutter_core.app.memory import (
+    CreateMemoryParams,
+    DeleteMemoryParams,
+    EditMemoryParams,
+    ListMemoriesParams,
+)
 from rutter_core.kernel.actors import OPERATOR_ACTORS
 from rutter_core.kernel.errors import (
     ConflictError,
+    Hint,
     NotFoundError,
     RejectedError,
     RutterError,
     UsageError,
 )
+from rutter_core.memory.content_file import read_content_file
+from rutter_core.memory.model import MemoryRecord
+from rutter_core.memory.policy import MAX_CONTENT_BYTES, check_source_ref, sensitive_source_kind
+from rutter_core.memory.retention import parse_retention
 from rutter_core.memory.service import (
-    MAX_CONTENT_BYTES,
     MAX_LIST_LIMIT,
-    MemoryRecord,
-    check_source_ref,
     create_memory,
     delete_memory,
     edit_memory,
     export_memories,
     get_memory,
     list_memories,
-    parse_retention,
-    read_content_file,
-    sensitive_source_kind,
     set_memory_status,
 )
 from rutter_core.store import MIGRATIONS, Store, open_store
@@ -131,6 +138,10 @@ def test_created_record_has_exactly_the_protocol_fields(store: Store) -> None:
     )
     body = record.to_json()
     assert set(body) == RECORD_FIELDS
+    assert list(body)[:3] == ["id", "protocol_version", "scope"]  # the documented key order
+    assert list(body)[-6:] == [
+        "redacted", "created_by", "updated_by", "version", "created_at", "updated_at",
+    ]  # fmt: skip
     assert body["id"].startswith("mem_")
     assert len(body["id"]) == 30
     assert body["protocol_version"] == "context_memory.v1"
@@ -160,7 +171,7 @@ def test_user_scope_is_local_user_and_project_scope_needs_a_registered_workspace
         create_memory(
             store, scope="project", workspace_id="ghost", title="t", content="c", actor="cli"
         )
-    assert "rutter workspace register ghost ROOT" in raised.error.message
+    assert raised.error.details == {"workspace_id": "ghost"}
     with _Raises(UsageError, "workspace_required"):
         create_memory(store, scope="project", title="t", content="c", actor="cli")
     with _Raises(UsageError, "workspace_not_allowed"):
@@ -291,7 +302,8 @@ def test_secret_in_content_or_title_is_refused_naming_the_kinds(store: Store) ->
         user_memory(store, content=f"deploy with {TOKEN}")
     message = raised.error.message
     assert "github_token x1 in the content" in message
-    assert "--redact-sensitive" in message
+    # What to do is a hint each surface words (the CLI names --redact-sensitive).
+    assert raised.error.hint == Hint("store_redacted")
     assert TOKEN not in message
     assert TOKEN not in json.dumps(raised.error.to_json())
     assert raised.error.details["findings"] == [
@@ -462,7 +474,8 @@ def test_sensitive_references_are_refused_with_and_without_redaction(
         with _Raises(RejectedError, "sensitive_source") as raised:
             user_memory(store, references=[reference], redact_sensitive=redact_sensitive)
         assert raised.error.details["kind"] == kind
-        assert "--redact-sensitive" in raised.error.message
+        assert "not even redacted" in raised.error.message
+        assert raised.error.hint is None  # redacting is not a way out
     record = user_memory(store)
     with _Raises(RejectedError, "sensitive_source"):
         edit_memory(
@@ -731,7 +744,7 @@ def test_stale_version_is_a_conflict_stating_the_current_version(store: Store) -
             attempt()
         assert raised.error.details["current_version"] == 2
         assert "is at version 2" in raised.error.message
-        assert "--version 2" in raised.error.message
+        assert raised.error.hint == Hint("reread_memory", {"id": record.memory_id, "version": 2})
     assert get_memory(store, record.memory_id) == record
 
 
@@ -997,6 +1010,48 @@ def test_list_order_scopes_and_limit_bounds(db_path: Path, store: Store) -> None
     for bad in (0, -1, MAX_LIST_LIMIT + 1):
         with _Raises(UsageError, "invalid_limit"):
             list_memories(store, limit=bad)
+
+
+def test_the_app_layer_checks_types_and_the_surface_names_the_actor(store: Store) -> None:
+    memory = Rutter(store).memory
+    created = memory.create(
+        CreateMemoryParams(
+            scope="project", workspace_id="demo", title="t", content="c", references=("b", "a")
+        ),
+        actor="lsp",
+    )
+    assert (created.created_by, created.references) == ("lsp", ("a", "b"))
+    assert created.source_kind == "operator_explicit"
+    # A client names neither the actor nor anything else the model does not know.
+    user = {"scope": "user", "title": "t", "content": "c"}
+    for planted in ({"actor": "model"}, {"created_by": "tool"}, {"retentionUntil": "1h"}):
+        with pytest.raises(ValidationError):
+            CreateMemoryParams.model_validate({**user, **planted})
+    for version in ("2", True, 2.5):
+        with pytest.raises(ValidationError):
+            EditMemoryParams.model_validate({"id": created.memory_id, "version": version})
+    with pytest.raises(ValidationError):
+        CreateMemoryParams.model_validate({**user, "references": "docs/a.md"})
+    # A JSON null is "not given"; values are the service's to refuse, with its own codes.
+    edit = EditMemoryParams.model_validate(
+        {"id": created.memory_id, "version": 1, "title": None, "content": "d", "retention": None}
+    )
+    assert (edit.title, edit.retention, edit.redact_sensitive) == (None, None, False)
+    assert memory.edit(edit, actor="cli").version == 2
+    with _Raises(UsageError, "invalid_limit"):
+        memory.list(ListMemoriesParams(limit=0))
+    # What a delete would remove is checked before anyone is asked.
+    with _Raises(ConflictError, "conflict"):
+        memory.delete_preview(DeleteMemoryParams(id=created.memory_id, version=1))
+    at_two = DeleteMemoryParams(id=created.memory_id, version=2)
+    assert memory.delete_preview(at_two).content == "d"
+    assert memory.delete(at_two, actor="lsp").to_json()["deleted"] is True
+    imported = memory.create(
+        CreateMemoryParams(**user), actor="cli", imported_from="notes/conventions.md"
+    )
+    assert imported.source_kind == "operator_import_explicit"
+    with _Raises(RejectedError, "sensitive_source"):
+        memory.create(CreateMemoryParams(**user), actor="cli", imported_from="~/.ssh/notes")
 
 
 def test_removing_a_workspace_with_project_memories_is_a_conflict(store: Store) -> None:

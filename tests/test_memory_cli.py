@@ -133,6 +133,7 @@ def test_project_scope_defaults_to_the_workspace_of_the_current_directory(
     not_registered = error_of(cli, 5, "context", "memory", "create", "--scope", "project",
                               "--workspace", "ghost", "--title", "t", "--content", "c")  # fmt: skip
     assert not_registered["code"] == "not_registered"
+    assert "rutter workspace register ghost ROOT" in not_registered["message"]
 
 
 def test_exit_codes_of_refusals(cli: Cli, demo: Path) -> None:
@@ -145,6 +146,8 @@ def test_exit_codes_of_refusals(cli: Cli, demo: Path) -> None:
                 "--json")  # fmt: skip
     assert stale.returncode == 4
     assert "is at version 2" in stale.stderr
+    assert f"`rutter context memory show {memory_id}`" in stale.stderr
+    assert "retry with --version 2" in stale.stderr
     assert '"current_version": 2' in stale.stdout
     missing = error_of(cli, 5, "context", "memory", "disable", "mem_01J00000000000000000000000",
                        "--version", "1")  # fmt: skip

@@ -203,6 +203,9 @@ async def test_refusals_are_typed_jsonrpc_errors(session: Session) -> None:
     assert typed(stale)["code"] == "conflict"
     assert typed(stale)["details"]["current_version"] == 2
     assert "is at version 2" in typed(stale)["message"]
+    # What to do next travels as data; the editor words it (the message names no CLI flag).
+    assert typed(stale)["hint"] == {"fix": "reread_memory", "id": memory_id, "version": 2}
+    assert "--version" not in typed(stale)["message"]
 
     gone = await failure(session, "get", {"id": "mem_01J00000000000000000000000"})
     assert (gone.code, typed(gone)["code"]) == (-32803, "not_found")
@@ -211,6 +214,7 @@ async def test_refusals_are_typed_jsonrpc_errors(session: Session) -> None:
         session, "create", {"scope": "user", "title": "t", "content": f"key {TOKEN}"}
     )
     assert typed(secret)["code"] == "secret_detected"
+    assert typed(secret)["hint"] == {"fix": "store_redacted"}
     assert TOKEN not in str(typed(secret))
     redacted = await memory(
         session,
@@ -250,6 +254,34 @@ async def test_refusals_are_typed_jsonrpc_errors(session: Session) -> None:
         assert typed(await failure(session, "edit", bad))["code"] == "invalid_params"
     shown = await memory(session, "get", {"id": memory_id})
     assert (shown["version"], shown["title"], shown["updated_by"]) == (2, "t2", "lsp")
+
+
+async def test_null_means_a_field_was_not_given(session: Session) -> None:
+    created = await memory(
+        session,
+        "create",
+        {
+            "scope": "user",
+            "workspace_id": None,
+            "uri": None,
+            "title": "t",
+            "content": "c",
+            "references": None,
+            "retention": None,
+            "redact_sensitive": None,
+        },
+    )
+    assert (created["references"], created["retention_until"], created["redacted"]) == (
+        [],
+        None,
+        False,
+    )
+    edited = await memory(
+        session, "edit", {"id": created["id"], "version": 1, "title": None, "content": "d"}
+    )
+    assert (edited["title"], edited["content"], edited["version"]) == ("t", "d", 2)
+    missing = await failure(session, "edit", {"id": created["id"], "version": None})
+    assert typed(missing)["code"] == "invalid_params"
 
 
 async def test_commands_take_the_same_object(session: Session) -> None:

@@ -225,7 +225,6 @@ def test_purge_leaves_deleted_content_in_no_file(tmp_path: Path) -> None:
         finally:
             reader.close()
         assert store.purge() is True
-        assert store.checkpoint() is True  # the old name, until memory has switched
         assert not _files_hold(db_path, marker)
 
 

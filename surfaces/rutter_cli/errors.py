@@ -25,6 +25,22 @@ HINT_WORDING: dict[str, HintWording] = {
         "check the path, or choose the store with --database-url, RUTTER_DATABASE_URL or "
         "RUTTER_HOME"
     ),
+    # -- memory (rutter context memory ...)
+    "choose_workspace": lambda _: "pass --workspace ID (see `rutter workspace list`)",
+    "drop_workspace": lambda _: "drop --workspace, or use --scope project",
+    "give_a_change": lambda _: (
+        "give at least one of --title, --content, --reference (or --clear-references), --retention"
+    ),
+    "list_memories": lambda _: "see `rutter context memory list --all`",
+    "show_memory": lambda p: f"see its current version with `rutter context memory show {p['id']}`",
+    "reread_memory": lambda p: (
+        f"show it again (`rutter context memory show {p['id']}`) and retry with "
+        f"--version {p['version']}"
+    ),
+    "store_redacted": lambda _: (
+        "remove it, or pass --redact-sensitive to store the text with each secret replaced by "
+        "[REDACTED:<kind>]"
+    ),
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 

@@ -1,9 +1,10 @@
 """`rutter context memory ...`: explicit user and project memory from the command line.
 
-A thin surface over `rutter_core.memory.service`: it parses options, names itself as the actor
-("cli", never taken from the command line), and prints one JSON document (`--json`) or tables.
-Project scope without `--workspace` uses the registered workspace containing the current
-directory (contract section 4).
+A thin surface over the app facade (`Rutter(store).memory`): it turns options into the
+operation's params, names itself as the actor ("cli", never taken from the command line), reads
+`--content-file` with the core's fail-closed reader, and prints one JSON document (`--json`) or
+tables (`rutter_cli.render_memory`). Project scope without `--workspace` uses the registered
+workspace containing the current directory (contract section 4).
 """
 
 from __future__ import annotations
@@ -12,25 +13,25 @@ from pathlib import Path
 from typing import Annotated, Final
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
-from rutter_core.kernel.errors import UsageError
-from rutter_core.memory.service import (
+from rutter_cli.render_memory import render_deleted, render_memory, render_memory_list
+from rutter_core.app.facade import Rutter
+from rutter_core.app.memory import (
     DEFAULT_LIST_LIMIT,
     MAX_LIST_LIMIT,
+    CreateMemoryParams,
+    DeleteMemoryParams,
+    EditMemoryParams,
+    ExportMemoriesParams,
+    GetMemoryParams,
+    ListMemoriesParams,
+    MemoryOperations,
     MemoryRecord,
-    create_memory,
-    delete_memory,
-    edit_memory,
-    export_memories,
-    get_memory,
-    list_memories,
+    SetMemoryStatusParams,
     read_content_file,
-    set_memory_status,
 )
+from rutter_core.kernel.errors import UsageError
 from rutter_core.store import Store
 from rutter_core.workspaces.service import infer_workspace
 
@@ -88,7 +89,11 @@ Retention = Annotated[
 ]
 
 
-# -- the CLI's shared helpers (cli.py imports this module, so they are looked up when run) --------
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _memory(store: Store) -> MemoryOperations:
+    return Rutter(store).memory
 
 
 def _project_workspace(store: Store, scope: str | None, workspace_id: str | None) -> str | None:
@@ -98,80 +103,11 @@ def _project_workspace(store: Store, scope: str | None, workspace_id: str | None
     return workspace_id
 
 
-# -- tables ---------------------------------------------------------------------------------------
-
-
-def _state(record: MemoryRecord) -> str:
-    if record.status == "disabled":
-        return "disabled"
-    return "expired" if record.expired else "active"
-
-
-def _scope_label(record: MemoryRecord) -> str:
-    return "user" if record.scope == "user" else f"project:{record.scope_id}"
-
-
-def render_memory_list(console: Console, records: tuple[MemoryRecord, ...], has_more: bool) -> None:
-    if not records:
-        console.print(
-            "No memories. Add one with `rutter context memory create --scope user|project "
-            "--title T --content C` (disabled and expired ones show with --all)."
-        )
-        return
-    table = Table()
-    table.add_column("id", no_wrap=True)
-    table.add_column("scope", overflow="fold")
-    table.add_column("status", no_wrap=True)
-    table.add_column("v", justify="right", no_wrap=True)
-    table.add_column("updated", overflow="fold")
-    table.add_column("title", overflow="fold", ratio=1)
-    for record in records:
-        title = record.title + (" (redacted)" if record.redacted else "")
-        table.add_row(
-            record.memory_id,
-            escape(_scope_label(record)),
-            _state(record),
-            str(record.version),
-            record.updated_at,
-            escape(title),
-        )
-    console.print(table)
-    if has_more:
-        console.print("More memories match: raise --limit (at most 500) to see them.")
-
-
-def render_memory(console: Console, record: MemoryRecord) -> None:
-    table = Table(show_header=False, show_lines=True)
-    table.add_column("field", style="bold", no_wrap=True)
-    table.add_column("value", overflow="fold")
-    rows = [
-        ("id", record.memory_id),
-        ("scope", _scope_label(record)),
-        ("status", _state(record)),
-        ("version", str(record.version)),
-        ("title", record.title),
-        ("content", record.content),
-        ("references", "\n".join(record.references) or "-"),
-        ("retention until", record.retention_until or "-"),
-        ("redacted", "yes" if record.redacted else "no"),
-        ("source", record.source_kind),
-        ("created", f"{record.created_at} by {record.created_by}"),
-        ("updated", f"{record.updated_at} by {record.updated_by}"),
-        ("content sha256", record.content_sha256),
-    ]
-    for field, value in rows:
-        table.add_row(field, escape(value))
-    console.print(table)
-
-
 def _show(record: MemoryRecord, *, as_json: bool, note: str | None = None) -> None:
     if as_json:
         print_json(record.to_json())
         return
-    console = make_console()
-    if note:
-        console.print(escape(note))
-    render_memory(console, record)
+    render_memory(make_console(), record, note=note)
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -205,24 +141,22 @@ def memory_create(
             "content_required",
             "give the content with exactly one of --content C or --content-file F",
         )
-    source_ref = None
+    imported_from = None
     if content_file is not None:
         imported = read_content_file(content_file, cwd=Path.cwd())
-        content, source_ref = imported.text, imported.source_ref
+        content, imported_from = imported.text, imported.source_ref
     assert content is not None
     with cli_store(ctx) as store:
-        record = create_memory(
-            store,
+        params = CreateMemoryParams(
             scope=scope,
             workspace_id=_project_workspace(store, scope, workspace_id),
             title=title,
             content=content,
-            references=references or (),
+            references=tuple(references or ()),
             retention=retention,
             redact_sensitive=redact_sensitive,
-            source_ref=source_ref,
-            actor=ACTOR,
         )
+        record = _memory(store).create(params, actor=ACTOR, imported_from=imported_from)
     _show(record, as_json=as_json, note=f"Created memory {record.memory_id} (version 1)")
 
 
@@ -250,24 +184,24 @@ def memory_list(
 ) -> None:
     """List memories, newest change first; disabled and expired ones only with --all."""
     with cli_store(ctx) as store:
-        found = list_memories(
-            store,
+        params = ListMemoriesParams(
             scope=scope,
             workspace_id=_project_workspace(store, scope, workspace_id),
-            include_inactive=include_inactive,
+            all=include_inactive,
             limit=limit,
         )
+        found = _memory(store).list(params)
     if as_json:
         print_json(found.to_json())
         return
-    render_memory_list(make_console(), found.items, found.has_more)
+    render_memory_list(make_console(), found)
 
 
 @memory_app.command("show")
 def memory_show(ctx: typer.Context, memory_id: MemoryId, as_json: JsonFlag = False) -> None:
     """Show one memory, whatever its status."""
     with cli_store(ctx) as store:
-        record = get_memory(store, memory_id)
+        record = _memory(store).get(GetMemoryParams(id=memory_id))
     _show(record, as_json=as_json)
 
 
@@ -299,19 +233,22 @@ def memory_edit(
         raise UsageError(
             "references_conflict", "give --reference R ... or --clear-references, not both"
         )
-    new_references: list[str] | None = [] if clear_references else references
+    new_references: tuple[str, ...] | None = None  # None: keep them
+    if clear_references:
+        new_references = ()
+    elif references is not None:
+        new_references = tuple(references)
+    params = EditMemoryParams(
+        id=memory_id,
+        version=version,
+        title=title,
+        content=content,
+        references=new_references,
+        retention=retention,
+        redact_sensitive=redact_sensitive,
+    )
     with cli_store(ctx) as store:
-        record = edit_memory(
-            store,
-            memory_id,
-            version=version,
-            title=title,
-            content=content,
-            references=new_references,
-            retention=retention,
-            redact_sensitive=redact_sensitive,
-            actor=ACTOR,
-        )
+        record = _memory(store).edit(params, actor=ACTOR)
     _show(
         record,
         as_json=as_json,
@@ -323,7 +260,8 @@ def _set_status(
     ctx: typer.Context, memory_id: str, version: int, status: str, as_json: bool
 ) -> None:
     with cli_store(ctx) as store:
-        record = set_memory_status(store, memory_id, version=version, status=status, actor=ACTOR)
+        params = SetMemoryStatusParams(id=memory_id, version=version, status=status)
+        record = _memory(store).set_status(params, actor=ACTOR)
     _show(
         record,
         as_json=as_json,
@@ -357,12 +295,12 @@ def memory_export(
 ) -> None:
     """Export one scope's memories as a context_memory_export.v1 JSON document (always JSON)."""
     with cli_store(ctx) as store:
-        exported = export_memories(
-            store,
+        params = ExportMemoriesParams(
             scope=scope,
             workspace_id=_project_workspace(store, scope, workspace_id),
-            include_inactive=include_inactive,
+            all=include_inactive,
         )
+        exported = _memory(store).export(params)
     print_json(exported.to_json())
 
 
@@ -372,18 +310,9 @@ def memory_delete(
 ) -> None:
     """Delete a memory physically at --version N: it cannot be recovered afterwards."""
     with cli_store(ctx) as store:
-        deleted = delete_memory(store, memory_id, version=version, actor=ACTOR)
+        params = DeleteMemoryParams(id=memory_id, version=version)
+        deleted = _memory(store).delete(params, actor=ACTOR)
     if as_json:
         print_json(deleted.to_json())
         return
-    console = make_console()
-    console.print(
-        f"Deleted memory {deleted.memory_id} (version {deleted.version}) permanently; it "
-        "cannot be recovered from the store."
-    )
-    if not deleted.purged:
-        console.print(
-            "Another rutter process held a long read, so the WAL checkpoint did not finish: "
-            "the text leaves the -wal file at the next checkpoint (e.g. when every rutter "
-            "process has closed the store)."
-        )
+    render_deleted(make_console(), deleted)

@@ -116,10 +116,6 @@ class Store:
         when a long reader kept it from completing; the next purge finishes the job."""
         return self.dialect.purge(self.engine)
 
-    def checkpoint(self) -> bool:
-        """The old name of `purge()`, kept until memory deletion has switched to it."""
-        return self.purge()
-
     def close(self) -> None:
         self.engine.dispose()
 

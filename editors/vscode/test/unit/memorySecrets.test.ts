@@ -11,7 +11,7 @@ import { FakeEditor, FakeServer, settle } from "../fakes";
 import { memory } from "../fixtures";
 
 const TOKEN = `ghp_${"a1B2c3D4e5".repeat(3)}F6g7H8`;
-const REFUSAL = "secrets found (github_token x1 in the content); memory never keeps a secret: remove it, or pass --redact-sensitive (redact_sensitive: true in the editor) to store the text with each secret replaced by [REDACTED:<kind>]";
+const REFUSAL = "secrets found (github_token x1 in the content); memory never keeps a secret";
 
 function refused(code: string, message: string, details?: object): Error {
   return Object.assign(new Error(message), { data: { code, message, ...(details ? { details } : {}) } });

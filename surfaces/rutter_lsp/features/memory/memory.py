@@ -1,9 +1,11 @@
-"""Explicit user/project memory in the editor: a thin adapter over `rutter_core.memory.service`.
+"""Explicit user/project memory in the editor: a thin adapter over the app facade
+(`Rutter(store).memory`).
 
-Requests (params: one JSON object; results: the CLI's `--json` documents; failures are
-JSON-RPC errors whose `data` is the typed error `{"code", "message", "path"?, "details"?}`,
-mapped once in `rutter_lsp.errors`: conflict -32801, not found and rejected -32803, usage
--32602):
+Requests (params: one JSON object, decoded into the app's params models by
+`rutter_lsp.dispatch.custom_request`; results: the CLI's `--json` documents; failures are
+JSON-RPC errors whose `data` is the typed error `{"code", "message", "path"?, "details"?,
+"hint"?}`, mapped once in `rutter_lsp.errors`: conflict -32801, not found and rejected -32803,
+usage -32602):
 
 - `rutter/memory/list` `{"scope"?, "workspace_id"?, "uri"?, "all"?, "limit"?}` →
   `{"items": [context_memory.v1], "has_more"}`
@@ -27,38 +29,41 @@ scope, `list` shows user memory plus that workspace's project memory when one is
 `workspace_id` or `uri`), else every memory. Commands `rutter.memory.list|get|create|edit|
 setStatus|delete|export` take the same object as their one argument (`get` also a bare ID).
 The actor is always "lsp": set here, never read from params; unknown fields (`actor`, a
-misspelt `retention`, ...) are refused as `invalid_params`. Store work runs on the disk worker.
+misspelt `retention`, ...) are refused as `invalid_params`, and so is a value of the wrong type.
+`uri` is this surface's own field: it is turned into `workspace_id` here. Store work runs on
+the disk worker.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from lsprotocol import types
+from pydantic import StrictStr
 
-from rutter_core.kernel.errors import RejectedError, UsageError
-from rutter_core.memory.service import (
-    DEFAULT_LIST_LIMIT,
-    create_memory,
-    delete_memory,
-    edit_memory,
-    export_memories,
-    get_memory,
-    list_memories,
-    set_memory_status,
+from rutter_core.app.facade import Rutter
+from rutter_core.app.memory import (
+    CreateMemoryParams,
+    DeleteMemoryParams,
+    EditMemoryParams,
+    ExportMemoriesParams,
+    GetMemoryParams,
+    ListMemoriesParams,
+    MemoryOperations,
+    MemoryParams,
+    SetMemoryStatusParams,
 )
-from rutter_lsp.dispatch import invalid_params, mapped, object_params, on_worker, ready_store
-from rutter_lsp.errors import jsonrpc_error
+from rutter_core.app.models import Result
+from rutter_core.kernel.errors import RejectedError, UsageError
+from rutter_lsp.dispatch import Handler, custom_request, on_worker, ready_store
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
     from rutter_lsp.server import RutterServer
 
 logger = logging.getLogger("rutter_lsp")
-
-T = TypeVar("T")
 
 LIST: Final = "rutter/memory/list"
 GET: Final = "rutter/memory/get"
@@ -80,58 +85,41 @@ ACTOR: Final = "lsp"
 DELETE_PERMANENTLY: Final = "Delete permanently"
 CANCEL: Final = "Cancel"
 
-
-# -- params ---------------------------------------------------------------------------------------
-
-
-def _only(params: Mapping[str, Any], *allowed: str) -> dict[str, Any]:
-    """Refuse unknown fields: a misspelt `retention` would silently keep a memory forever,
-    and `actor` / `created_by` are never taken from a client."""
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        raise invalid_params(
-            f"unknown field(s) {', '.join(map(repr, unknown))}; expected {', '.join(allowed)}"
-        )
-    return dict(params)
+P = TypeVar("P", bound=MemoryParams)
 
 
-def _optional(params: Mapping[str, Any], key: str, kind: type[T], what: str) -> T | None:
-    value = params.get(key)
-    if value is None:
-        return None
-    # bool is an int in Python; a JSON `true` is never a version or a limit.
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise invalid_params(f"{key!r} must be {what}")
-    return value
+# -- params: the app's, plus `uri` where a workspace can be named -------------------------------
 
 
-def _required(params: Mapping[str, Any], key: str, kind: type[T], what: str) -> T:
-    value = _optional(params, key, kind, what)
-    if value is None:
-        raise invalid_params(f"{key!r} is required and must be {what}")
-    return value
+class ListRequest(ListMemoriesParams):
+    uri: StrictStr | None = None
+    """A document or folder URI inside a served workspace folder: names the workspace."""
 
 
-def _flag(params: Mapping[str, Any], key: str) -> bool:
-    return bool(_optional(params, key, bool, "true or false"))
+class CreateRequest(CreateMemoryParams):
+    uri: StrictStr | None = None
 
 
-def _references(params: Mapping[str, Any]) -> list[str] | None:
-    value = params.get("references")
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise invalid_params("'references' must be a list of strings")
-    return list(value)
+class ExportRequest(ExportMemoriesParams):
+    uri: StrictStr | None = None
 
 
-def _workspace(server: RutterServer, params: Mapping[str, Any], scope: str | None) -> str | None:
+class CancelledDelete(Result):
+    """The answer when the person did not choose "Delete permanently": nothing was deleted."""
+
+    id: str
+    version: int
+    deleted: Literal[False] = False
+    cancelled: Literal[True] = True
+
+
+def _workspace(
+    server: RutterServer, workspace_id: str | None, uri: str | None, scope: str | None
+) -> str | None:
     """The workspace the params name: `workspace_id`, else `uri`'s folder, else (project
     scope only) the only served folder."""
-    workspace_id = _optional(params, "workspace_id", str, "a workspace ID")
     if workspace_id is not None:
         return workspace_id
-    uri = _optional(params, "uri", str, "a document or folder URI")
     if uri is not None:
         located = server.locate_uri(uri)
         if located is not None:
@@ -140,158 +128,86 @@ def _workspace(server: RutterServer, params: Mapping[str, Any], scope: str | Non
             if folder.uri.rstrip("/") == uri.rstrip("/"):
                 return folder.workspace_id
         if scope == "project":
-            raise jsonrpc_error(
-                UsageError(
-                    "workspace_required",
-                    f"{uri} is not inside a workspace folder rutter serves; pass "
-                    "'workspace_id', or open its project folder as a workspace folder",
-                )
+            raise UsageError(
+                "workspace_required",
+                f"{uri} is not inside a workspace folder rutter serves; pass "
+                "'workspace_id', or open its project folder as a workspace folder",
             )
         return None
     if scope == "project":
         folders = {folder.workspace_id for folder in server.folders.values()}
         if len(folders) == 1:
             return folders.pop()
-        raise jsonrpc_error(
-            UsageError(
-                "workspace_required",
-                "project memory needs a workspace: pass 'workspace_id' or a 'uri' inside a "
-                f"served folder ({len(folders)} workspace folders are served)",
-            )
+        raise UsageError(
+            "workspace_required",
+            "project memory needs a workspace: pass 'workspace_id' or a 'uri' inside a "
+            f"served folder ({len(folders)} workspace folders are served)",
         )
     return None
+
+
+def _located(
+    server: RutterServer, request: ListRequest | CreateRequest | ExportRequest, model: type[P]
+) -> P:
+    """`request` as the app's params: its `uri` turned into the `workspace_id` it names."""
+    workspace_id = _workspace(server, request.workspace_id, request.uri, request.scope)
+    fields = request.model_dump(exclude={"uri", "workspace_id"})
+    return model.model_validate({**fields, "workspace_id": workspace_id})
+
+
+async def _memory(server: RutterServer) -> MemoryOperations:
+    """The memory operations, once the store is open."""
+    return Rutter(await ready_store(server)).memory
 
 
 # -- the requests ---------------------------------------------------------------------------------
 
 
-async def list_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(object_params(params), "scope", "workspace_id", "uri", "all", "limit")
-    scope = _optional(data, "scope", str, "'user' or 'project'")
-    limit = _optional(data, "limit", int, "a whole number")
-    include_inactive = _flag(data, "all")
-    store = await ready_store(server)
-    workspace_id = _workspace(server, data, scope)
-    found = await on_worker(
-        server,
-        lambda: list_memories(
-            store,
-            scope=scope,
-            workspace_id=workspace_id,
-            include_inactive=include_inactive,
-            limit=DEFAULT_LIST_LIMIT if limit is None else limit,
-        ),
-    )
-    return found.to_json()
+async def list_request(server: RutterServer, request: ListRequest) -> dict[str, Any]:
+    memory = await _memory(server)
+    params = _located(server, request, ListMemoriesParams)
+    return (await on_worker(server, lambda: memory.list(params))).to_json()
 
 
-async def get_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(object_params(params), "id")
-    memory_id = _required(data, "id", str, "a memory ID")
-    store = await ready_store(server)
-    record = await on_worker(server, lambda: get_memory(store, memory_id))
-    return record.to_json()
+async def get_request(server: RutterServer, params: GetMemoryParams) -> dict[str, Any]:
+    memory = await _memory(server)
+    return (await on_worker(server, lambda: memory.get(params))).to_json()
 
 
-async def create_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(
-        object_params(params),
-        *("scope", "workspace_id", "uri", "title", "content", "references", "retention"),
-        "redact_sensitive",
-    )
-    scope = _required(data, "scope", str, "'user' or 'project'")
-    title = _required(data, "title", str, "text")
-    content = _required(data, "content", str, "text")
-    references = _references(data) or []
-    retention = _optional(data, "retention", str, "a duration (720h, 30d) or an RFC 3339 time")
-    redact_sensitive = _flag(data, "redact_sensitive")
-    store = await ready_store(server)
-    workspace_id = _workspace(server, data, scope)
-    record = await on_worker(
-        server,
-        lambda: create_memory(
-            store,
-            scope=scope,
-            workspace_id=workspace_id,
-            title=title,
-            content=content,
-            references=references,
-            retention=retention,
-            redact_sensitive=redact_sensitive,
-            actor=ACTOR,
-        ),
-    )
-    return record.to_json()
+async def create_request(server: RutterServer, request: CreateRequest) -> dict[str, Any]:
+    memory = await _memory(server)
+    params = _located(server, request, CreateMemoryParams)
+    return (await on_worker(server, lambda: memory.create(params, actor=ACTOR))).to_json()
 
 
-async def edit_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(
-        object_params(params),
-        *("id", "version", "title", "content", "references", "retention", "redact_sensitive"),
-    )
-    memory_id = _required(data, "id", str, "a memory ID")
-    version = _required(data, "version", int, "the version you last read")
-    title = _optional(data, "title", str, "text")
-    content = _optional(data, "content", str, "text")
-    references = _references(data)
-    retention = _optional(
-        data, "retention", str, "a duration (720h, 30d), an RFC 3339 time or 'none'"
-    )
-    redact_sensitive = _flag(data, "redact_sensitive")
-    store = await ready_store(server)
-    record = await on_worker(
-        server,
-        lambda: edit_memory(
-            store,
-            memory_id,
-            version=version,
-            title=title,
-            content=content,
-            references=references,
-            retention=retention,
-            redact_sensitive=redact_sensitive,
-            actor=ACTOR,
-        ),
-    )
-    return record.to_json()
+async def edit_request(server: RutterServer, params: EditMemoryParams) -> dict[str, Any]:
+    memory = await _memory(server)
+    return (await on_worker(server, lambda: memory.edit(params, actor=ACTOR))).to_json()
 
 
-async def set_status_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(object_params(params), "id", "version", "status")
-    memory_id = _required(data, "id", str, "a memory ID")
-    version = _required(data, "version", int, "the version you last read")
-    status = _required(data, "status", str, "'active' or 'disabled'")
-    store = await ready_store(server)
-    record = await on_worker(
-        server,
-        lambda: set_memory_status(store, memory_id, version=version, status=status, actor=ACTOR),
-    )
-    return record.to_json()
+async def set_status_request(server: RutterServer, params: SetMemoryStatusParams) -> dict[str, Any]:
+    memory = await _memory(server)
+    return (await on_worker(server, lambda: memory.set_status(params, actor=ACTOR))).to_json()
 
 
-async def delete_request(server: RutterServer, params: Any) -> dict[str, Any]:
+async def delete_request(server: RutterServer, params: DeleteMemoryParams) -> dict[str, Any]:
     """Ask the person first; only "Delete permanently" deletes, at exactly `version`."""
-    data = _only(object_params(params), "id", "version")
-    memory_id = _required(data, "id", str, "a memory ID")
-    version = _required(data, "version", int, "the version you last read")
-    store = await ready_store(server)
+    memory = await _memory(server)
     # Missing or stale: say so now rather than ask about something that cannot be deleted.
-    record = await on_worker(server, lambda: get_memory(store, memory_id, version=version))
+    record = await on_worker(server, lambda: memory.delete_preview(params))
     if not server.supports("window.show_message"):
-        raise jsonrpc_error(
-            RejectedError(
-                "confirmation_unavailable",
-                "this editor cannot ask for a confirmation (window/showMessageRequest), so "
-                "nothing was deleted; delete from the command line: rutter context memory "
-                f"delete {memory_id} --version {version}",
-                details={"id": memory_id, "version": version},
-            )
+        raise RejectedError(
+            "confirmation_unavailable",
+            "this editor cannot ask for a confirmation (window/showMessageRequest), so "
+            "nothing was deleted; delete from the command line: rutter context memory "
+            f"delete {params.id} --version {params.version}",
+            details={"id": params.id, "version": params.version},
         )
     answer = await server.window_show_message_request_async(
         types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
-            message=f'rutter: delete the {record.scope} memory "{record.title}" ({memory_id}, '
-            f"version {version}) permanently? It cannot be recovered.",
+            message=f'rutter: delete the {record.scope} memory "{record.title}" ({params.id}, '
+            f"version {params.version}) permanently? It cannot be recovered.",
             actions=[
                 types.MessageActionItem(title=DELETE_PERMANENTLY),
                 types.MessageActionItem(title=CANCEL),
@@ -299,31 +215,20 @@ async def delete_request(server: RutterServer, params: Any) -> dict[str, Any]:
         )
     )
     if answer is None or answer.title != DELETE_PERMANENTLY:
-        return {"id": memory_id, "version": version, "deleted": False, "cancelled": True}
-    deleted = await on_worker(
-        server, lambda: delete_memory(store, memory_id, version=version, actor=ACTOR)
-    )
+        return CancelledDelete(id=params.id, version=params.version).to_json()
+    deleted = await on_worker(server, lambda: memory.delete(params, actor=ACTOR))
     if not deleted.purged:
         logger.warning(
             "memory %s deleted; a long reader delayed the WAL checkpoint (done at the next one)",
-            memory_id,
+            params.id,
         )
     return deleted.to_json()
 
 
-async def export_request(server: RutterServer, params: Any) -> dict[str, Any]:
-    data = _only(object_params(params), "scope", "workspace_id", "uri", "all")
-    scope = _required(data, "scope", str, "'user' or 'project'")
-    include_inactive = _flag(data, "all")
-    store = await ready_store(server)
-    workspace_id = _workspace(server, data, scope)
-    exported = await on_worker(
-        server,
-        lambda: export_memories(
-            store, scope=scope, workspace_id=workspace_id, include_inactive=include_inactive
-        ),
-    )
-    return exported.to_json()
+async def export_request(server: RutterServer, request: ExportRequest) -> dict[str, Any]:
+    memory = await _memory(server)
+    params = _located(server, request, ExportMemoriesParams)
+    return (await on_worker(server, lambda: memory.export(params))).to_json()
 
 
 def _command_params(args: Sequence[Any]) -> Any:
@@ -336,32 +241,17 @@ def _command_params(args: Sequence[Any]) -> Any:
 
 
 def register(server: RutterServer) -> None:
-    handlers: dict[str, Callable[[RutterServer, Any], Awaitable[dict[str, Any]]]] = {
-        LIST: list_request,
-        GET: get_request,
-        CREATE: create_request,
-        EDIT: edit_request,
-        SET_STATUS: set_status_request,
-        DELETE: delete_request,
-        EXPORT: export_request,
-    }
-    for method, handler in handlers.items():
-        _register(server, method, handler)
+    """Each request `rutter/memory/*` and its command twin `rutter.memory.*`."""
+    _register(server, LIST, ListRequest, list_request)
+    _register(server, GET, GetMemoryParams, get_request)
+    _register(server, CREATE, CreateRequest, create_request)
+    _register(server, EDIT, EditMemoryParams, edit_request)
+    _register(server, SET_STATUS, SetMemoryStatusParams, set_status_request)
+    _register(server, DELETE, DeleteMemoryParams, delete_request)
+    _register(server, EXPORT, ExportRequest, export_request)
 
 
-def _register(
-    server: RutterServer,
-    method: str,
-    handler: Callable[[RutterServer, Any], Awaitable[dict[str, Any]]],
-) -> None:
-    """The request `method` and its command twin (`COMMANDS[method]`)."""
-
-    @server.feature(method)
-    async def request(params: Any) -> dict[str, Any]:
-        return await mapped(lambda: handler(server, params))
-
-    # Command handlers take pygls' conventional `ls` first (the server, injected by name);
-    # the client's arguments follow.
-    @server.command(COMMANDS[method])
-    async def command(ls: Any, *args: Any) -> dict[str, Any]:
-        return await mapped(lambda: handler(server, _command_params(args)))
+def _register(server: RutterServer, method: str, model: type[P], handler: Handler[P]) -> None:
+    custom_request(server, method, model, command=COMMANDS[method], command_params=_command_params)(
+        handler
+    )

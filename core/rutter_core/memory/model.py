@@ -1,0 +1,112 @@
+"""The documents of explicit memory (contract section 9), as pydantic models.
+
+Each model's JSON dump is exactly the wire document every surface prints or returns: the CLI's
+`--json`, the language server's results, and later the HTTP API and its OpenAPI schema. Field
+order is the document's key order; a field that may be null is always present.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rutter_core.kernel.actors import OperatorActor
+
+PROTOCOL_VERSION: Final = "context_memory.v1"
+EXPORT_PROTOCOL_VERSION: Final = "context_memory_export.v1"
+USER_SCOPE_ID: Final = "local-user"
+
+Scope = Literal["user", "project"]
+Status = Literal["active", "disabled"]
+SourceKind = Literal["operator_explicit", "operator_import_explicit"]
+SCOPES: Final[tuple[Scope, ...]] = ("user", "project")
+STATUSES: Final[tuple[Status, ...]] = ("active", "disabled")
+
+
+class MemoryDocument(BaseModel):
+    """Base of the memory documents: frozen, no unknown fields, and `to_json` is the dump
+    under the wire names (`id`, not `memory_id`)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class MemoryRecord(MemoryDocument):
+    """One memory as stored (`context_memory.v1`), plus `expired`, derived when it is read."""
+
+    memory_id: str = Field(alias="id")
+    protocol_version: Literal["context_memory.v1"] = PROTOCOL_VERSION
+    scope: Scope
+    scope_id: str
+    title: str
+    content: str
+    content_sha256: str
+    status: Status
+    source_kind: SourceKind
+    references: tuple[str, ...]
+    retention_until: str | None
+    expired: bool
+    redacted: bool
+    created_by: OperatorActor
+    updated_by: OperatorActor
+    version: int
+    created_at: str
+    updated_at: str
+
+    @property
+    def workspace_id(self) -> str | None:
+        return self.scope_id if self.scope == "project" else None
+
+
+class MemoryList(MemoryDocument):
+    items: tuple[MemoryRecord, ...]
+    has_more: bool
+    """More records matched than the list's `limit`."""
+
+
+class DeletedMemory(MemoryDocument):
+    memory_id: str = Field(alias="id")
+    version: int
+    deleted: Literal[True] = True
+    recoverable: Literal[False] = False
+    purged: bool
+    """The WAL checkpoint completed: no copy of the text is left in the database files.
+    False only when another process held a read open for longer than the busy timeout; the
+    next checkpoint (any later delete or edit, or the last connection closing) finishes it."""
+
+
+class MemoryExport(MemoryDocument):
+    """`context_memory_export.v1`: memory is context, never a grant."""
+
+    protocol_version: Literal["context_memory_export.v1"] = EXPORT_PROTOCOL_VERSION
+    exported_at: str
+    scope: Scope
+    scope_id: str
+    items: tuple[MemoryRecord, ...]
+    capability_grant: Literal[False] = False
+
+
+__all__ = [
+    "EXPORT_PROTOCOL_VERSION",
+    "PROTOCOL_VERSION",
+    "SCOPES",
+    "STATUSES",
+    "USER_SCOPE_ID",
+    "DeletedMemory",
+    "MemoryDocument",
+    "MemoryExport",
+    "MemoryList",
+    "MemoryRecord",
+    "Scope",
+    "SourceKind",
+    "Status",
+]

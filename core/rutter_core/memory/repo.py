@@ -1,0 +1,214 @@
+"""The `memories` table: the only module that reads or writes it.
+
+Every function runs in the caller's transaction (`store.read()` / `store.write()`), so a
+service check and its write are one unit. Rows come back as `MemoryRecord`s with `expired`
+derived against the `now_text` the caller read at. Writes that change a memory are guarded by
+the version they were read at (`UPDATE ... WHERE id = ? AND version = ?`): a guard that matched
+no row is reported, never retried here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any, TypedDict
+
+from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy.engine import Connection, Row
+from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import ColumnElement
+
+from rutter_core.kernel.actors import OperatorActor
+from rutter_core.memory.model import MemoryRecord, Scope, SourceKind, Status
+from rutter_core.store.schema import memories
+
+
+class MemoryChanges(TypedDict, total=False):
+    """What an update sets, by record field (the stored columns are the repo's business)."""
+
+    title: str
+    content: str
+    references: tuple[str, ...]
+    retention_until: str | None
+    redacted: bool
+    status: Status
+
+
+def insert_memory(
+    conn: Connection,
+    *,
+    memory_id: str,
+    scope: Scope,
+    scope_id: str,
+    title: str,
+    content: str,
+    source_kind: SourceKind,
+    references: Sequence[str],
+    retention_until: str | None,
+    redacted: bool,
+    actor: OperatorActor,
+    now_text: str,
+) -> MemoryRecord:
+    """Store a new memory at version 1 and return it as stored."""
+    conn.execute(
+        insert(memories).values(
+            memory_id=memory_id,
+            scope=scope,
+            scope_id=scope_id,
+            workspace_id=scope_id if scope == "project" else None,
+            title=title,
+            content=content,
+            content_sha256=_sha256(content),
+            status="active",
+            source_kind=source_kind,
+            references_json=_references_json(references),
+            retention_until=retention_until,
+            redacted=int(redacted),
+            created_by=actor,
+            updated_by=actor,
+            version=1,
+            created_at=now_text,
+            updated_at=now_text,
+        )
+    )
+    return _require(conn, memory_id, now_text)
+
+
+def fetch_memory(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord | None:
+    """The memory `memory_id` whatever its status, or None."""
+    row = conn.execute(select(memories).where(memories.c.memory_id == memory_id)).first()
+    return None if row is None else _record(row, now_text)
+
+
+def update_memory(
+    conn: Connection,
+    read: MemoryRecord,
+    changes: MemoryChanges,
+    *,
+    actor: OperatorActor,
+    now_text: str,
+) -> MemoryRecord | None:
+    """Apply `changes` to the memory as `read`, as version + 1; None when it is no longer at
+    that version (changed or deleted meanwhile)."""
+    values: dict[str, Any] = {}
+    if "title" in changes:
+        values["title"] = changes["title"]
+    if "content" in changes:
+        values["content"] = changes["content"]
+        values["content_sha256"] = _sha256(changes["content"])
+    if "references" in changes:
+        values["references_json"] = _references_json(changes["references"])
+    if "retention_until" in changes:
+        values["retention_until"] = changes["retention_until"]
+    if "redacted" in changes:
+        values["redacted"] = int(changes["redacted"])
+    if "status" in changes:
+        values["status"] = changes["status"]
+    done = conn.execute(
+        update(memories)
+        .where(memories.c.memory_id == read.memory_id)
+        .where(memories.c.version == read.version)
+        .values(**values, updated_by=actor, updated_at=now_text, version=read.version + 1)
+    )
+    if done.rowcount != 1:
+        return None
+    return _require(conn, read.memory_id, now_text)
+
+
+def delete_memory_row(conn: Connection, memory_id: str, version: int) -> bool:
+    """Delete the row of `memory_id` if it is at exactly `version`; whether it was."""
+    done = conn.execute(
+        delete(memories).where(memories.c.memory_id == memory_id, memories.c.version == version)
+    )
+    return done.rowcount == 1
+
+
+def select_memories(
+    conn: Connection,
+    *,
+    now_text: str,
+    scope: tuple[Scope, str] | None = None,
+    user_and_project_of: str | None = None,
+    include_inactive: bool = False,
+    limit: int | None = None,
+) -> list[MemoryRecord]:
+    """Memories newest change first (`updated_at` desc, then ID desc).
+
+    `scope`: only that (scope, scope_id). `user_and_project_of`: user memory plus that
+    workspace's project memory. Neither: every memory. Disabled and expired ones only with
+    `include_inactive`; at most `limit` rows when given.
+    """
+    query: Select[Any] = select(memories)
+    if scope is not None:
+        query = query.where(memories.c.scope == scope[0], memories.c.scope_id == scope[1])
+    elif user_and_project_of is not None:
+        query = query.where(
+            or_(
+                memories.c.scope == "user",
+                and_(memories.c.scope == "project", memories.c.scope_id == user_and_project_of),
+            )
+        )
+    if not include_inactive:
+        query = query.where(_active_at(now_text))
+    query = query.order_by(memories.c.updated_at.desc(), memories.c.memory_id.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    return [_record(row, now_text) for row in conn.execute(query)]
+
+
+def count_project_memories(conn: Connection, workspace_id: str) -> int:
+    """How many project memories (any status) belong to `workspace_id`."""
+    return int(
+        conn.execute(
+            select(func.count())
+            .select_from(memories)
+            .where(memories.c.workspace_id == workspace_id)
+        ).scalar_one()
+    )
+
+
+def _active_at(now_text: str) -> ColumnElement[bool]:
+    """Enabled and not past its retention at `now_text`."""
+    return and_(
+        memories.c.status == "active",
+        or_(memories.c.retention_until.is_(None), memories.c.retention_until > now_text),
+    )
+
+
+def _require(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord:
+    """The row just written in this transaction."""
+    found = fetch_memory(conn, memory_id, now_text)
+    assert found is not None, memory_id
+    return found
+
+
+def _record(row: Row[Any], now_text: str) -> MemoryRecord:
+    retention = None if row.retention_until is None else str(row.retention_until)
+    return MemoryRecord(
+        memory_id=str(row.memory_id),
+        scope=row.scope,
+        scope_id=str(row.scope_id),
+        title=str(row.title),
+        content=str(row.content),
+        content_sha256=str(row.content_sha256),
+        status=row.status,
+        source_kind=row.source_kind,
+        references=tuple(json.loads(row.references_json)),
+        retention_until=retention,
+        expired=retention is not None and retention <= now_text,
+        redacted=bool(row.redacted),
+        created_by=row.created_by,
+        updated_by=row.updated_by,
+        version=int(row.version),
+        created_at=str(row.created_at),
+        updated_at=str(row.updated_at),
+    )
+
+
+def _references_json(references: Sequence[str]) -> str:
+    return json.dumps(list(references), ensure_ascii=False, separators=(",", ":"))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
