@@ -19,7 +19,27 @@ EXIT_CODES: dict[ErrorCategory, int] = {
 }
 
 HintWording = Callable[[Mapping[str, HintValue]], str]
-HINT_WORDING: dict[str, HintWording] = {}
+HINT_WORDING: dict[str, HintWording] = {
+    # -- workspaces
+    "choose_workspace": lambda _: "pass --workspace ID or run `rutter workspace register ID ROOT`",
+    "register_workspace": lambda params: (
+        f"register it with `rutter workspace register {params['workspace_id']} ROOT` "
+        "(see `rutter workspace list`)"
+        if params.get("workspace_id")
+        else "register it with `rutter workspace register ID ROOT`"
+    ),
+    "remove_workspace_or_choose_another_id": lambda params: (
+        f"remove it first (`rutter workspace remove {params['workspace_id']}`) or choose another ID"
+    ),
+    "delete_project_memories": lambda params: (
+        "export them (`rutter context memory export --scope project --workspace "
+        f"{params['workspace_id']} --all`) and delete each (`rutter context memory delete ID "
+        "--version N`) before removing the workspace"
+    ),
+    "list_runs": lambda params: (
+        f"see them with `rutter run list --workspace {params['workspace_id']} --all`"
+    ),
+}
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 
 

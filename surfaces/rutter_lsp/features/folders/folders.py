@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from rutter_core.app.facade import Rutter
+from rutter_core.app.workspaces import EnsureWorkspaceParams, Workspace
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
-from rutter_core.workspaces.service import Workspace, ensure_workspace
 from rutter_lsp.index.paths import Folder, path_of_uri, uri_of_path
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def folders_of(params: types.InitializeParams) -> list[types.WorkspaceFolder]:
 
 
 def _ensure(store: Store, path: str, name: str) -> Workspace:
-    return ensure_workspace(store, path, preferred_id=name, cwd=Path(path))
+    return Rutter(store).workspaces.ensure(EnsureWorkspaceParams(root=path, preferred_id=name))
 
 
 async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
