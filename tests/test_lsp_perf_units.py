@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import Limits
-from rutter_core.discovery.walk import SharedLevels, Stack, discover, discover_stack, snapshot_of
+from rutter_core.discovery.stack import Stack
+from rutter_core.discovery.walk import SharedLevels, discover, discover_stack
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
 from rutter_core.workspaces.service import Workspace
