@@ -196,7 +196,7 @@ def measure(root: Path, targets: list[str], *, rounds: int) -> Result:
 
 def probe_vs_listing(root: Path, targets: list[str], *, rounds: int) -> tuple[float, float]:
     """Median cost per directory level of probing the five level names vs listing the level."""
-    from rutter_core.discovery.walk import LEVEL_NAMES
+    from rutter_core.discovery.layout import LEVEL_NAMES
 
     levels: list[str] = []
     for target in targets:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.layout import classify, precedence
 from rutter_core.discovery.snapshot import Limits, Snapshot, snapshot_fingerprint
 from rutter_core.discovery.walk import discover, normalize_target
 from rutter_core.kernel.errors import DiscoveryError, DiscoveryNotFoundError, RutterError
@@ -121,6 +122,40 @@ def test_full_level_order_and_precedence(workspace_root: Path) -> None:
     assert kinds == ["agents", "claude", "claude_dir", "prayu_instructions", "prayu_rule"]
     assert {source.scope for source in snapshot.sources[8:]} == {"internal"}
     assert {source.depth for source in snapshot.sources[8:]} == {1}
+
+
+def test_layout_classifies_each_delivered_source_as_the_walk_ranked_it(
+    workspace_root: Path,
+) -> None:
+    """The editor classifies a file from its path alone (`layout.classify`): the same kind,
+    scope and precedence the walk gives it (rules get their slot from their order)."""
+    level = {
+        "AGENTS.override.md": "override\n",
+        "CLAUDE.md": "claude\n",
+        ".claude/CLAUDE.md": "claude dir\n",
+        ".prayu/instructions.md": "prayu\n",
+        ".prayu/rules/a/z.MD": "rule\n",
+    }
+    files: dict[str, str | bytes] = {"AGENTS.md": "root\n"}
+    files.update({f"internal/parser/{rel}": body for rel, body in level.items()})
+    files[TARGET] = "x"
+    write_tree(workspace_root, files)
+    snapshot = run(workspace_root)
+    assert len(snapshot.sources) == 6
+    for source in snapshot.sources:
+        file = classify(source.path)
+        assert file is not None, source.path
+        assert (file.kind, file.level, file.depth) == (source.kind, source.scope, source.depth)
+        if source.kind == "prayu_rule":
+            assert file.precedence is None
+        else:
+            assert file.precedence == source.precedence == precedence(source.depth, file.slot or 0)
+    for other in (TARGET, "internal/.prayu/rules/notes.txt", "internal/.claude/settings.json",
+                  "internal/.prayu/other.md", "docs/agents.md"):  # fmt: skip
+        assert classify(other) is None, other
+    ignore = classify(".prayu/instructions.ignore")
+    assert ignore is not None
+    assert (ignore.kind, ignore.is_source) == ("ignore_file", False)
 
 
 def test_only_the_ancestor_chain_is_read(workspace_root: Path) -> None:

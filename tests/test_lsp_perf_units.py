@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import Limits
-from rutter_core.discovery.walk import SharedLevels, Stack, discover, discover_stack, snapshot_of
+from rutter_core.discovery.stack import Stack
+from rutter_core.discovery.walk import SharedLevels, discover, discover_stack
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
 from rutter_core.workspaces.service import Workspace
@@ -158,7 +160,9 @@ def test_encoded_snapshots_are_the_snapshot_with_a_fresh_loaded_at(workspace_roo
 
 def test_effective_instructions_worker_job_answers_errors_as_json(workspace_root: Path) -> None:
     write_tree(workspace_root, {"AGENTS.md": "root\n", "a/CLAUDE.md": "", "b/c.go": ""})
-    workspace = Workspace("demo", str(workspace_root), "2026-01-01T00:00:00Z")
+    workspace = Workspace(
+        workspace_id="demo", root=str(workspace_root), created_at="2026-01-01T00:00:00Z"
+    )
     cache, reader = EncodedSnapshots(), FileReader()
     good = instructions._snapshot(cache, workspace, "b/c.go", reader)
     assert isinstance(good, EncodedResult)
@@ -295,7 +299,9 @@ async def test_worker_shutdown_cancels_queued_jobs() -> None:
 def test_workspace_cache_follows_the_store_and_expires(store: Store, tmp_path: Path) -> None:
     now = [100.0]
     cache = WorkspaceCache(clock=lambda: now[0])
-    workspace = Workspace("demo", str(tmp_path), "2026-01-01T00:00:00Z")
+    workspace = Workspace(
+        workspace_id="demo", root=str(tmp_path), created_at="2026-01-01T00:00:00Z"
+    )
     assert cache.get(store, "demo") is None
     cache.put(store, workspace, now[0])
     assert cache.get(store, "demo") == workspace

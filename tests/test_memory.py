@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from rutter_cli.errors import message_of
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import (
     CreateMemoryParams,
@@ -30,6 +31,7 @@ from rutter_core.app.memory import (
     EditMemoryParams,
     ListMemoriesParams,
 )
+from rutter_core.app.workspaces import RemoveWorkspaceParams
 from rutter_core.kernel.actors import OPERATOR_ACTORS
 from rutter_core.kernel.errors import (
     ConflictError,
@@ -54,7 +56,7 @@ from rutter_core.memory.service import (
     set_memory_status,
 )
 from rutter_core.store import MIGRATIONS, Store, open_store
-from rutter_core.workspaces.service import register_workspace, remove_workspace
+from rutter_core.workspaces.service import register_workspace
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 RECORD_FIELDS = {
@@ -172,6 +174,7 @@ def test_user_scope_is_local_user_and_project_scope_needs_a_registered_workspace
             store, scope="project", workspace_id="ghost", title="t", content="c", actor="cli"
         )
     assert raised.error.details == {"workspace_id": "ghost"}
+    assert "rutter workspace register ghost ROOT" in message_of(raised.error)
     with _Raises(UsageError, "workspace_required"):
         create_memory(store, scope="project", title="t", content="c", actor="cli")
     with _Raises(UsageError, "workspace_not_allowed"):
@@ -1064,10 +1067,11 @@ def test_removing_a_workspace_with_project_memories_is_a_conflict(store: Store) 
     records[1] = set_memory_status(
         store, records[1].memory_id, version=1, status="disabled", actor="cli"
     )
+    remove = RemoveWorkspaceParams(workspace_id="demo")
     with _Raises(ConflictError, "conflict") as raised:
-        remove_workspace(store, "demo")
+        Rutter(store).workspaces.remove(remove)
     assert "still has 2 project memories" in raised.error.message
     assert raised.error.details == {"workspace_id": "demo", "project_memories": 2}
     for record in records:
         delete_memory(store, record.memory_id, version=record.version, actor="cli")
-    assert remove_workspace(store, "demo").workspace_id == "demo"
+    assert Rutter(store).workspaces.remove(remove).workspace_id == "demo"

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import IntegrityError
 
+from rutter_core.app.facade import Rutter
+from rutter_core.app.workspaces import RemoveWorkspaceParams
 from rutter_core.discovery.fingerprint import canonical_json
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import Snapshot
@@ -42,7 +44,7 @@ from rutter_core.runs.service import (
     set_run_status,
 )
 from rutter_core.store import Store, open_store
-from rutter_core.workspaces.service import register_workspace, remove_workspace
+from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
 
 TREE: dict[str, str | bytes] = {
@@ -859,6 +861,6 @@ def test_workspace_with_runs_cannot_be_removed(store: Store, demo: Path) -> None
     new_run(store)
     new_run(store)
     with pytest.raises(ConflictError) as info:
-        remove_workspace(store, "demo")
+        Rutter(store).workspaces.remove(RemoveWorkspaceParams(workspace_id="demo"))
     assert info.value.details == {"workspace_id": "demo", "runs": 2}
     assert "2 runs" in info.value.message

@@ -6,25 +6,40 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from rutter_cli.errors import message_of
+from rutter_core.app.facade import Rutter
+from rutter_core.app.models import Params
+from rutter_core.app.workspaces import (
+    EnsureWorkspaceParams,
+    InferWorkspaceParams,
+    ListWorkspacesParams,
+    RegisterWorkspaceParams,
+    RemovedWorkspace,
+    RemoveWorkspaceParams,
+    ShowWorkspaceParams,
+)
 from rutter_core.kernel.errors import (
     ConflictError,
     ErrorCategory,
+    Hint,
     NotFoundError,
     RejectedError,
     UsageError,
 )
 from rutter_core.store import Store, open_store
+from rutter_core.workspaces import repo
+from rutter_core.workspaces.model import Workspace
 from rutter_core.workspaces.service import (
-    Workspace,
     find_workspace_by_root,
     get_workspace,
     infer_workspace,
     list_workspaces,
     register_workspace,
-    remove_workspace,
 )
 
 
@@ -44,6 +59,11 @@ def projects(tmp_path: Path) -> Path:
 
 def realpath(path: Path) -> str:
     return os.path.realpath(path)
+
+
+def remove_workspace(store: Store, workspace_id: str) -> RemovedWorkspace:
+    """Removal goes through the application layer: it asks memory and runs first."""
+    return Rutter(store).workspaces.remove(RemoveWorkspaceParams(workspace_id=workspace_id))
 
 
 # --- register ---------------------------------------------------------------------------------
@@ -138,6 +158,11 @@ def test_same_id_other_root_is_a_conflict(store: Store, projects: Path) -> None:
         register_workspace(store, "app", projects / "lib", cwd=projects)
     assert info.value.code == "conflict"
     assert first.root in info.value.message
+    assert "rutter" not in info.value.message  # surface-neutral: the CLI words the hint
+    assert info.value.hint == Hint("remove_workspace_or_choose_another_id", {"workspace_id": "app"})
+    assert message_of(info.value).endswith(
+        "; remove it first (`rutter workspace remove app`) or choose another ID"
+    )
     assert list_workspaces(store) == [first]
 
 
@@ -164,7 +189,13 @@ def test_get_unknown_workspace(store: Store) -> None:
     with pytest.raises(NotFoundError) as info:
         get_workspace(store, "nope")
     assert info.value.code == "not_registered"
-    assert "rutter workspace register nope ROOT" in info.value.message
+    assert info.value.message == "no workspace 'nope' is registered"
+    assert info.value.hint == Hint("register_workspace", {"workspace_id": "nope"})
+    assert info.value.to_json()["hint"] == {"fix": "register_workspace", "workspace_id": "nope"}
+    assert message_of(info.value) == (
+        "no workspace 'nope' is registered; register it with "
+        "`rutter workspace register nope ROOT` (see `rutter workspace list`)"
+    )
 
 
 def test_find_by_root(store: Store, projects: Path) -> None:
@@ -175,7 +206,8 @@ def test_find_by_root(store: Store, projects: Path) -> None:
 
 def test_remove_workspace(store: Store, projects: Path) -> None:
     workspace, _ = register_workspace(store, "app", projects / "app", cwd=projects)
-    assert remove_workspace(store, "app") == workspace
+    removed = remove_workspace(store, "app")
+    assert removed.to_json() == {**workspace.to_json(), "removed": True}
     assert list_workspaces(store) == []
     with pytest.raises(NotFoundError) as info:
         remove_workspace(store, "app")
@@ -235,11 +267,94 @@ def test_infer_outside_every_workspace_is_a_usage_error(store: Store, projects: 
     assert info.value.code == "workspace_required"
     assert info.value.category is ErrorCategory.USAGE
     assert realpath(projects / "lib") in info.value.message
-    assert "--workspace" in info.value.message
-    assert "rutter workspace register ID ROOT" in info.value.message
+    assert "--workspace" not in info.value.message
+    assert info.value.hint == Hint("choose_workspace")
+    assert message_of(info.value).endswith(
+        "; pass --workspace ID (see `rutter workspace list`) or register one with "
+        "`rutter workspace register ID ROOT`"
+    )
 
 
-def test_workspace_is_frozen() -> None:
-    workspace = Workspace("a", "/a", "2026-01-01T00:00:00Z")
-    with pytest.raises(AttributeError):
+def test_workspace_is_frozen_and_refuses_unknown_fields() -> None:
+    workspace = Workspace(workspace_id="a", root="/a", created_at="2026-01-01T00:00:00Z")
+    with pytest.raises(ValidationError):
         workspace.root = "/b"  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        Workspace.model_validate({**workspace.to_json(), "owner": "x"})
+
+
+def test_a_concurrent_insert_is_a_conflict_not_an_integrity_error(
+    store: Store, projects: Path
+) -> None:
+    """What a writer without SQLite's lock meets: the row appeared after its check."""
+    workspace, _ = register_workspace(store, "app", projects / "app", cwd=projects)
+    with pytest.raises(repo.RegisteredConcurrently) as info, store.write() as conn:
+        repo.add(conn, workspace)
+    assert info.value.code == "conflict"
+    assert info.value.details == {"workspace_id": "app", "root": workspace.root}
+
+
+def test_register_checks_again_after_a_concurrent_insert(
+    store: Store, projects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other writer's row is invisible to the first check and refuses the insert: the
+    second attempt sees it and answers as if it had been there all along."""
+    first, _ = register_workspace(store, "app", projects / "app", cwd=projects)
+    real_by_id = repo.by_id
+    hidden = [True]
+
+    def by_id_missing_once(conn: Any, workspace_id: str) -> Workspace | None:
+        if hidden.pop() if hidden else False:
+            return None
+        return real_by_id(conn, workspace_id)
+
+    monkeypatch.setattr(repo, "by_id", by_id_missing_once)
+    monkeypatch.setattr(repo, "by_root", lambda conn, root: None)
+    again, created = register_workspace(store, "app", projects / "app", cwd=projects)
+    assert (again, created) == (first, False)
+    assert hidden == []
+
+
+# --- the application layer ----------------------------------------------------------------------
+
+
+def test_operations_answer_the_documented_json(store: Store, projects: Path) -> None:
+    operations = Rutter(store).workspaces
+    registered = operations.register(
+        RegisterWorkspaceParams(workspace_id="app", root="app", cwd=str(projects))
+    )
+    body = registered.to_json()
+    assert list(body) == ["workspace_id", "root", "created_at", "created"]
+    assert body["root"] == realpath(projects / "app")
+    assert body["created"] is True
+    workspace = {k: v for k, v in body.items() if k != "created"}
+    assert operations.list(ListWorkspacesParams()).to_json() == {"workspaces": [workspace]}
+    assert operations.show(ShowWorkspaceParams(workspace_id="app")).to_json() == workspace
+    inside = str(projects / "app" / "services")
+    assert operations.infer(InferWorkspaceParams(directory=inside)).to_json() == workspace
+    assert (
+        operations.ensure(
+            EnsureWorkspaceParams(root=str(projects / "app"), preferred_id="other")
+        ).to_json()
+        == workspace
+    )
+    removed = operations.remove(RemoveWorkspaceParams(workspace_id="app")).to_json()
+    assert list(removed) == ["workspace_id", "root", "created_at", "removed"]
+    assert removed == {**workspace, "removed": True}
+
+
+@pytest.mark.parametrize(
+    ("model", "fields"),
+    [
+        (RegisterWorkspaceParams, {"workspace_id": "a", "root": "/", "cwd": "/", "force": True}),
+        (ShowWorkspaceParams, {"workspace_id": "a", "workspace": "a"}),
+        (RemoveWorkspaceParams, {"workspace_id": "a", "cascade": True}),
+        (ListWorkspacesParams, {"all": True}),
+        (InferWorkspaceParams, {"directory": "/", "cwd": "/"}),
+        (EnsureWorkspaceParams, {"root": "/", "preferred_id": "a", "id": "a"}),
+    ],
+)
+def test_params_refuse_unknown_fields(model: type[Params], fields: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError) as info:
+        model.model_validate(fields)
+    assert [error["type"] for error in info.value.errors()] == ["extra_forbidden"]

@@ -26,7 +26,10 @@ HINT_WORDING: dict[str, HintWording] = {
         "RUTTER_HOME"
     ),
     # -- memory (rutter context memory ...)
-    "choose_workspace": lambda _: "pass --workspace ID (see `rutter workspace list`)",
+    "choose_workspace": lambda _: (
+        "pass --workspace ID (see `rutter workspace list`) or register one with "
+        "`rutter workspace register ID ROOT`"
+    ),
     "drop_workspace": lambda _: "drop --workspace, or use --scope project",
     "give_a_change": lambda _: (
         "give at least one of --title, --content, --reference (or --clear-references), --retention"
@@ -40,6 +43,24 @@ HINT_WORDING: dict[str, HintWording] = {
     "store_redacted": lambda _: (
         "remove it, or pass --redact-sensitive to store the text with each secret replaced by "
         "[REDACTED:<kind>]"
+    ),
+    # -- workspaces
+    "register_workspace": lambda params: (
+        f"register it with `rutter workspace register {params['workspace_id']} ROOT` "
+        "(see `rutter workspace list`)"
+        if params.get("workspace_id")
+        else "register it with `rutter workspace register ID ROOT`"
+    ),
+    "remove_workspace_or_choose_another_id": lambda params: (
+        f"remove it first (`rutter workspace remove {params['workspace_id']}`) or choose another ID"
+    ),
+    "delete_project_memories": lambda params: (
+        "export them (`rutter context memory export --scope project --workspace "
+        f"{params['workspace_id']} --all`) and delete each (`rutter context memory delete ID "
+        "--version N`) before removing the workspace"
+    ),
+    "list_runs": lambda params: (
+        f"see them with `rutter run list --workspace {params['workspace_id']} --all`"
     ),
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""

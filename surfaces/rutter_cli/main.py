@@ -6,7 +6,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -20,19 +20,13 @@ from rutter_cli.common import (
 )
 from rutter_cli.errors import EXIT_CODES, report
 from rutter_cli.memory import memory_app
-from rutter_cli.render import render_snapshot, render_workspaces
+from rutter_cli.render import render_snapshot
 from rutter_cli.runs import check_instructions_options, run_app, run_instructions
+from rutter_cli.workspace import workspace_app
 from rutter_core.app.instructions import effective_instructions
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.kernel.errors import RutterError, UsageError
-from rutter_core.workspaces.service import (
-    Workspace,
-    get_workspace,
-    infer_workspace,
-    list_workspaces,
-    register_workspace,
-    remove_workspace,
-)
+from rutter_core.workspaces.service import infer_workspace
 
 app = typer.Typer(
     name="rutter",
@@ -41,7 +35,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-workspace_app = typer.Typer(help="Register and inspect workspaces.", no_args_is_help=True)
 context_app = typer.Typer(help="Inspect the context agents are given.", no_args_is_help=True)
 app.add_typer(workspace_app, name="workspace")
 app.add_typer(context_app, name="context")
@@ -62,71 +55,6 @@ def _root(
     ] = None,
 ) -> None:
     ctx.obj = CliSettings(database_url=database_url)
-
-
-def _workspace_json(workspace: Workspace, **extra: Any) -> dict[str, Any]:
-    return {**workspace.to_json(), **extra}
-
-
-# -- workspace --------------------------------------------------------------------------------
-
-
-@workspace_app.command("register")
-def workspace_register(
-    ctx: typer.Context,
-    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of \\[a-z0-9._-].")],
-    root: Annotated[str, typer.Argument(metavar="ROOT", help="An existing directory.")],
-    as_json: JsonFlag = False,
-) -> None:
-    """Register ROOT as workspace ID (idempotent for the same ID and root)."""
-    with cli_store(ctx) as store:
-        workspace, created = register_workspace(store, workspace_id, root, cwd=Path.cwd())
-    if as_json:
-        print_json(_workspace_json(workspace, created=created))
-        return
-    verb = "Registered" if created else "Already registered:"
-    make_console().print(f"{verb} workspace {workspace.workspace_id} at {workspace.root}")
-
-
-@workspace_app.command("list")
-def workspace_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """List registered workspaces."""
-    with cli_store(ctx) as store:
-        workspaces = list_workspaces(store)
-    if as_json:
-        print_json({"workspaces": [workspace.to_json() for workspace in workspaces]})
-        return
-    render_workspaces(make_console(), workspaces)
-
-
-@workspace_app.command("show")
-def workspace_show(
-    ctx: typer.Context,
-    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
-    as_json: JsonFlag = False,
-) -> None:
-    """Show one workspace."""
-    with cli_store(ctx) as store:
-        workspace = get_workspace(store, workspace_id)
-    if as_json:
-        print_json(workspace.to_json())
-        return
-    render_workspaces(make_console(), [workspace])
-
-
-@workspace_app.command("remove")
-def workspace_remove(
-    ctx: typer.Context,
-    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
-    as_json: JsonFlag = False,
-) -> None:
-    """Remove a workspace registration (the directory itself is not touched)."""
-    with cli_store(ctx) as store:
-        workspace = remove_workspace(store, workspace_id)
-    if as_json:
-        print_json(_workspace_json(workspace, removed=True))
-        return
-    make_console().print(f"Removed workspace {workspace.workspace_id} ({workspace.root})")
 
 
 # -- context ----------------------------------------------------------------------------------

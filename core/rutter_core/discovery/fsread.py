@@ -82,6 +82,23 @@ def lstat_or_none(path: str) -> os.stat_result | None:
         raise
 
 
+def read_head(path: str, length: int) -> bytes | None:
+    """The first `length` bytes of the regular file at `path`, opened as discovery opens files
+    (never through a final link, never blocking on a FIFO); None when it cannot be read."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, length)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 T = TypeVar("T")
 
 

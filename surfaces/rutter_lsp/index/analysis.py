@@ -12,14 +12,14 @@ event loop without copying.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rutter_core.discovery.fsread import FileReader, is_link, lstat_or_none
+from rutter_core.discovery.assemble import snapshot_of
+from rutter_core.discovery.checks import check_source, load_ignore_rules
+from rutter_core.discovery.fsread import FileReader, lstat_or_none, read_head
 from rutter_core.discovery.ignore import IGNORE_FILE
 from rutter_core.discovery.snapshot import (
     DEFAULT_LIMITS,
@@ -29,15 +29,9 @@ from rutter_core.discovery.snapshot import (
     Snapshot,
     Source,
 )
-from rutter_core.discovery.sourcetext import decode_source
-from rutter_core.discovery.walk import (
-    SharedLevels,
-    Stack,
-    discover_stack,
-    read_ignore_rules,
-    snapshot_of,
-)
-from rutter_core.kernel.errors import RutterError, discovery_error
+from rutter_core.discovery.stack import Stack
+from rutter_core.discovery.walk import SharedLevels, discover_stack
+from rutter_core.kernel.errors import RutterError
 from rutter_lsp.index.paths import Folder, InstructionFile, directory_of
 
 DirKey = tuple[str, str]
@@ -48,7 +42,8 @@ FileKey = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
-    """A fail-closed discovery error, frozen for sharing across threads."""
+    """What the editor shows of a fail-closed discovery error: its fields as plain values, for
+    sharing across threads (the exception itself would keep the walk's frames alive)."""
 
     code: str
     message: str
@@ -61,14 +56,6 @@ class ErrorInfo:
 
     def detail(self, key: str) -> Any:
         return dict(self.details).get(key)
-
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.path is not None:
-            body["path"] = self.path
-        if self.details:
-            body["details"] = dict(self.details)
-        return body
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,34 +239,8 @@ def check_file(
         st = lstat_or_none(path)
         if st is None or _ignored(folder, file.rel, reader, limits):
             return None
-        if is_link(st):
-            raise discovery_error(
-                "symlink",
-                f"{file.rel} is a symbolic link; instruction files must be regular files inside "
-                "the workspace (replace the link with the file itself)",
-                path=file.rel,
-            )
-        if not stat.S_ISREG(st.st_mode):
-            raise discovery_error(
-                "not_regular_file",
-                f"{file.rel} is not a regular file; remove it or replace it with a regular "
-                "Markdown file",
-                path=file.rel,
-            )
-        text = reader.read_decoded(
-            path,
-            st,
-            max_bytes=limits.max_file_bytes,
-            rel=file.rel,
-            decoder="source",
-            decode=lambda raw: decode_source(raw, rel=file.rel),
-        )
-        if text.blank and file.kind != "agents_override":
-            raise discovery_error(
-                "empty_source",
-                f"{file.rel} is empty or whitespace only; write its instructions or delete it",
-                path=file.rel,
-            )
+        if file.kind != "ignore_file":
+            check_source(reader, file.rel, path, st, kind=file.kind, limits=limits)
     except RutterError as error:
         return ErrorInfo.of(error)
     except OSError:
@@ -291,10 +252,10 @@ def _ignored(folder: Folder, rel: str, reader: FileReader, limits: Limits) -> bo
     """Whether the workspace's ignore file (when readable and valid) excludes `rel`."""
     path = folder.path_of(IGNORE_FILE)
     st = lstat_or_none(path)
-    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > limits.max_ignore_bytes:
+    if st is None:
         return False
     try:
-        rules = read_ignore_rules(reader, path, st, limits)
+        rules = load_ignore_rules(reader, path, st, limits)
     except RutterError:
         return False
     return rules.match(rel) is not None
@@ -302,17 +263,4 @@ def _ignored(folder: Folder, rel: str, reader: FileReader, limits: Limits) -> bo
 
 def read_prefix(folder: Folder, rel: str, length: int) -> bytes | None:
     """The first `length` bytes of a regular file (never through a link), for positions."""
-    path = folder.path_of(rel)
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, length)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return read_head(folder.path_of(rel), length)

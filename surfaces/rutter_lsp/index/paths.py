@@ -1,5 +1,10 @@
-"""Where a document is: its workspace, its workspace-relative path, and which instruction file
-(contract 5.1) it is, if any. Pure functions on strings; nothing here touches the disk."""
+"""Where a document is: its served folder and its workspace-relative path. Pure functions on
+strings; nothing here touches the disk.
+
+Which instruction file a path is (`classify`, `InstructionFile`) and whether a changed path can
+change discovery (`is_watched_path`) are discovery's rules (`rutter_core.discovery.layout`),
+named here for the index's callers.
+"""
 
 from __future__ import annotations
 
@@ -7,41 +12,24 @@ import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Final, Literal
 
 from pygls.uris import from_fs_path, to_fs_path
 
-from rutter_core.discovery.ignore import IGNORE_FILE
-from rutter_core.discovery.snapshot import SourceKind
-from rutter_core.discovery.walk import (
-    AGENTS_NAME,
-    CLAUDE_DIR,
-    CLAUDE_NAME,
-    OVERRIDE_NAME,
-    PRAYU_DIR,
-    PRAYU_INSTRUCTIONS,
-    PRAYU_RULES,
-    SLOT_AGENTS,
-    SLOT_CLAUDE,
-    SLOT_CLAUDE_DIR,
-    SLOT_PRAYU_INSTRUCTIONS,
-)
+from rutter_core.discovery.layout import FileKind, InstructionFile, classify
+from rutter_core.discovery.layout import may_change_discovery as is_watched_path
 
-FileKind = SourceKind | Literal["ignore_file"]
-
-_SLOTS: Final[dict[FileKind, int]] = {
-    "agents_override": SLOT_AGENTS,
-    "agents": SLOT_AGENTS,
-    "claude": SLOT_CLAUDE,
-    "claude_dir": SLOT_CLAUDE_DIR,
-    "prayu_instructions": SLOT_PRAYU_INSTRUCTIONS,
-}
-
-_BY_NAME: Final[dict[str, SourceKind]] = {
-    OVERRIDE_NAME: "agents_override",
-    AGENTS_NAME: "agents",
-    CLAUDE_NAME: "claude",
-}
+__all__ = [
+    "FileKind",
+    "Folder",
+    "InstructionFile",
+    "Located",
+    "classify",
+    "directory_of",
+    "is_watched_path",
+    "locate",
+    "path_of_uri",
+    "uri_of_path",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,34 +54,6 @@ class Located:
     folder: Folder
     rel: str
     """Canonical workspace-relative path (`/` separators, `.` for the root)."""
-
-
-@dataclass(frozen=True, slots=True)
-class InstructionFile:
-    """What an instruction file (or the ignore file) is, from its path alone."""
-
-    rel: str
-    kind: FileKind
-    level: str
-    """The directory whose level reads this file (its scope); `.` for the root."""
-
-    @property
-    def depth(self) -> int:
-        return 0 if self.level == "." else self.level.count("/") + 1
-
-    @property
-    def slot(self) -> int | None:
-        """The slot in contract 5.1; rules get theirs from their order, known only once read."""
-        return _SLOTS.get(self.kind)
-
-    @property
-    def precedence(self) -> int | None:
-        slot = self.slot
-        return None if slot is None else 100 * self.depth + slot
-
-    @property
-    def is_source(self) -> bool:
-        return self.kind != "ignore_file"
 
 
 def path_of_uri(uri: str) -> str | None:
@@ -141,42 +101,6 @@ def locate(path: str, folders: list[Folder] | tuple[Folder, ...]) -> Located | N
     return best
 
 
-def classify(rel: str) -> InstructionFile | None:
-    """Which instruction file `rel` is, per contract 5.1, or None for any other file."""
-    if rel == IGNORE_FILE:
-        return InstructionFile(rel, "ignore_file", ".")
-    parts = rel.split("/")
-    name = parts[-1]
-    for index in range(len(parts) - 2):
-        if parts[index] == PRAYU_DIR and parts[index + 1] == PRAYU_RULES:
-            if name.lower().endswith(".md"):  # any case, as discovery reads them
-                return InstructionFile(rel, "prayu_rule", _level(parts[:index]))
-            return None
-    parent = parts[-2] if len(parts) > 1 else None
-    if parent == PRAYU_DIR and name == PRAYU_INSTRUCTIONS:
-        return InstructionFile(rel, "prayu_instructions", _level(parts[:-2]))
-    if parent == CLAUDE_DIR and name == CLAUDE_NAME:
-        return InstructionFile(rel, "claude_dir", _level(parts[:-2]))
-    kind = _BY_NAME.get(name)
-    if kind is None:
-        return None
-    return InstructionFile(rel, kind, _level(parts[:-1]))
-
-
-def _level(parts: list[str]) -> str:
-    return "/".join(parts) or "."
-
-
 def directory_of(rel: str) -> str:
     """The directory a file target's instructions come from (`.` at the root)."""
     return posixpath.dirname(rel) or "."
-
-
-def is_watched_path(rel: str) -> bool:
-    """Whether a changed path can change what discovery delivers (for file events)."""
-    return (
-        classify(rel) is not None
-        or f"/{PRAYU_DIR}/" in f"/{rel}/"
-        or rel.endswith(f"/{CLAUDE_DIR}")
-        or rel == CLAUDE_DIR
-    )

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from rutter_core.app.facade import Rutter
+from rutter_core.app.workspaces import EnsureWorkspaceParams
 from rutter_core.kernel.errors import RutterError
-from rutter_core.store import Store
-from rutter_core.workspaces.service import Workspace, ensure_workspace
 from rutter_lsp.index.paths import Folder, path_of_uri, uri_of_path
 
 if TYPE_CHECKING:
@@ -38,10 +38,6 @@ def folders_of(params: types.InitializeParams) -> list[types.WorkspaceFolder]:
     return [types.WorkspaceFolder(uri=uri, name=name)]
 
 
-def _ensure(store: Store, path: str, name: str) -> Workspace:
-    return ensure_workspace(store, path, preferred_id=name, cwd=Path(path))
-
-
 async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
     server.workspaces.clear()
     store = server.store
@@ -49,6 +45,7 @@ async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
         if added:
             logger.warning("no store: %d folder(s) not served", len(added))
         return
+    registry = Rutter(store).workspaces
     for folder in added:
         path = path_of_uri(folder.uri)
         if path is None:
@@ -57,7 +54,8 @@ async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
         # Some clients (Neovim) name a folder by its full path: the ID comes from the last part.
         name = folder.name if folder.name and "/" not in folder.name else Path(path).name
         try:
-            workspace = await server.worker.run(_ensure, store, path, name)
+            params = EnsureWorkspaceParams(root=path, preferred_id=name)
+            workspace = await server.worker.run(registry.ensure, params)
         except RutterError as error:
             server.notify_user(f"not serving {path}: {error.message}")
             continue

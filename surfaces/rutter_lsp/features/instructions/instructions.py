@@ -32,8 +32,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
 
+from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.fsread import FileReader
-from rutter_core.discovery.walk import Stack, discover_stack, snapshot_of
+from rutter_core.discovery.stack import Stack
+from rutter_core.discovery.walk import discover_stack
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import RutterError, UsageError
 from rutter_core.store import Store

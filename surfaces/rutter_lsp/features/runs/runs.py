@@ -41,7 +41,7 @@ from lsprotocol import types
 
 from rutter_cli.render_runs import confirm_command_line
 from rutter_core.discovery.fsread import FileReader
-from rutter_core.discovery.walk import CLAUDE_DIR, PRAYU_DIR
+from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR
 from rutter_core.kernel.errors import ConflictError, RejectedError, RutterError
 from rutter_core.runs.service import NO_REVISION, RunRecord, confirm_refresh, inspect_run, list_runs
 from rutter_core.store import Store, resolve_data_home

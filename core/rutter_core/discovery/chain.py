@@ -1,0 +1,83 @@
+"""The directories discovery walks for a target: from the workspace root down to the target's
+directory, each checked on the way (never a link, never outside the root)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from rutter_core.discovery.fsread import is_link, lstat_or_none
+from rutter_core.discovery.snapshot import Limits
+from rutter_core.kernel.errors import discovery_error
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One directory on the way from the root to the target: its level of discovery."""
+
+    scope: str
+    """Workspace-relative (`.` for the root)."""
+    path: str
+    st: os.stat_result
+    depth: int
+
+
+def walk_chain(root: str, target: str, limits: Limits) -> list[Level]:
+    """The directories from the root to the target's directory, each checked on the way."""
+    if os.path.realpath(root) != root:
+        raise discovery_error(
+            "symlink",
+            f"the workspace root {root} now resolves through a symbolic link; register the "
+            "real directory instead",
+            path=".",
+        )
+    root_st = lstat_or_none(root)
+    if root_st is None or not stat.S_ISDIR(root_st.st_mode):
+        raise discovery_error(
+            "not_found",
+            f"the workspace root {root} no longer exists or is not a directory; "
+            "re-register the workspace",
+            path=".",
+        )
+    levels = [Level(".", root, root_st, 0)]
+    if target == ".":
+        return levels
+    segments = target.split("/")
+    if len(segments) > limits.max_depth:
+        raise discovery_error(
+            "too_deep",
+            f"target {target} is {len(segments)} levels deep, over the limit of {limits.max_depth}",
+            path=target,
+            details={"limit": limits.max_depth},
+        )
+    path = root
+    for index, segment in enumerate(segments):
+        rel = "/".join(segments[: index + 1])
+        path = os.path.join(path, segment)
+        st = lstat_or_none(path)
+        last = index == len(segments) - 1
+        if st is None:
+            if last:
+                break  # a file not written yet: its directory's instructions still apply
+            raise discovery_error(
+                "not_found",
+                f"directory {rel} does not exist in the workspace; check the target path",
+                path=rel,
+            )
+        if is_link(st):
+            raise discovery_error(
+                "symlink",
+                f"{rel} is a symbolic link; discovery never follows links out of the "
+                "directory tree",
+                path=rel,
+            )
+        if stat.S_ISDIR(st.st_mode):
+            levels.append(Level(rel, path, st, len(levels)))
+        elif not last:
+            raise discovery_error(
+                "not_found",
+                f"{rel} is not a directory, so {target} cannot exist; check the target path",
+                path=rel,
+            )
+    return levels

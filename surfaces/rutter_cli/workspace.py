@@ -1,0 +1,80 @@
+"""`rutter workspace …`: register, list, show and remove workspaces through the facade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
+from rutter_cli.render import render_workspaces
+from rutter_core.app.facade import Rutter
+from rutter_core.app.workspaces import (
+    ListWorkspacesParams,
+    RegisterWorkspaceParams,
+    RemoveWorkspaceParams,
+    ShowWorkspaceParams,
+)
+
+workspace_app = typer.Typer(help="Register and inspect workspaces.", no_args_is_help=True)
+
+
+@workspace_app.command("register")
+def workspace_register(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of \\[a-z0-9._-].")],
+    root: Annotated[str, typer.Argument(metavar="ROOT", help="An existing directory.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Register ROOT as workspace ID (idempotent for the same ID and root)."""
+    params = RegisterWorkspaceParams(workspace_id=workspace_id, root=root, cwd=str(Path.cwd()))
+    with cli_store(ctx) as store:
+        registered = Rutter(store).workspaces.register(params)
+    if as_json:
+        print_json(registered.to_json())
+        return
+    verb = "Registered" if registered.created else "Already registered:"
+    make_console().print(f"{verb} workspace {registered.workspace_id} at {registered.root}")
+
+
+@workspace_app.command("list")
+def workspace_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """List registered workspaces."""
+    with cli_store(ctx) as store:
+        found = Rutter(store).workspaces.list(ListWorkspacesParams())
+    if as_json:
+        print_json(found.to_json())
+        return
+    render_workspaces(make_console(), found.workspaces)
+
+
+@workspace_app.command("show")
+def workspace_show(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show one workspace."""
+    with cli_store(ctx) as store:
+        workspace = Rutter(store).workspaces.show(ShowWorkspaceParams(workspace_id=workspace_id))
+    if as_json:
+        print_json(workspace.to_json())
+        return
+    render_workspaces(make_console(), [workspace])
+
+
+@workspace_app.command("remove")
+def workspace_remove(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Remove a workspace registration (the directory itself is not touched)."""
+    params = RemoveWorkspaceParams(workspace_id=workspace_id)
+    with cli_store(ctx) as store:
+        removed = Rutter(store).workspaces.remove(params)
+    if as_json:
+        print_json(removed.to_json())
+        return
+    make_console().print(f"Removed workspace {removed.workspace_id} ({removed.root})")
