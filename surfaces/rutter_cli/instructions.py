@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
+from rutter_cli.common import JsonFlag, WorkspaceOption, cli_store, make_console, print_json
 from rutter_cli.render import render_snapshot
 from rutter_cli.runs import check_instructions_options, run_instructions
 from rutter_core.app.facade import Rutter
@@ -22,14 +22,7 @@ def context_instructions(
         str | None,
         typer.Option("--target", help="Workspace-relative path of a file or directory."),
     ] = None,
-    workspace_id: Annotated[
-        str | None,
-        typer.Option(
-            "--workspace",
-            help="Workspace ID (default: the registered workspace containing the current "
-            "directory).",
-        ),
-    ] = None,
+    workspace_id: WorkspaceOption = None,
     run_id: Annotated[
         str | None,
         typer.Option(
