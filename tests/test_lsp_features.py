@@ -8,18 +8,21 @@ diagnostics for every fail-closed case and for secrets. Real files, a real subpr
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.walk import discover
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
+from rutter_lsp.settings import plain
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
@@ -277,33 +280,84 @@ async def test_command_form_gives_the_same_snapshot(session: Session) -> None:
     ]
 
 
-async def test_error_bodies(session: Session) -> None:
-    client = session.client
-    failed = await effective(client, uri(session.demo / "bad-utf8/x.go"))
-    assert set(failed) == {"error"}
-    assert failed["error"]["code"] == "invalid_utf8"
-    assert failed["error"]["path"] == "bad-utf8/AGENTS.md"
-    assert failed["error"]["details"] == {"offset": 15}
-    assert "UTF-8" in failed["error"]["message"]
+async def failure(pending: Awaitable[object]) -> JsonRpcException:
+    with pytest.raises(JsonRpcException) as raised:
+        await pending
+    return raised.value
 
-    ignore = await effective(client, uri(session.broken / "main.go"))
-    assert ignore["error"]["code"] == "invalid_ignore"
-    assert ignore["error"]["details"] == {"line": 3}
+
+def document(error: JsonRpcException) -> dict[str, Any]:
+    """The error document a failed custom request carries as the JSON-RPC error's `data`."""
+    data = plain(error.data)
+    assert isinstance(data, dict), error
+    assert error.message == f"{data['code']}: {data['message']}"
+    return data
+
+
+async def test_failures_are_jsonrpc_errors_with_the_error_document(session: Session) -> None:
+    client = session.client
+
+    def ask(path: Path) -> Awaitable[object]:
+        return request(client, "rutter/effectiveInstructions", {"textDocument": {"uri": uri(path)}})
+
+    failed = await failure(ask(session.demo / "bad-utf8/x.go"))
+    assert failed.code == types.LSPErrorCodes.RequestFailed
+    body = document(failed)
+    assert body == {
+        "code": "invalid_utf8",
+        "message": body["message"],
+        "path": "bad-utf8/AGENTS.md",
+        "details": {"offset": 15},
+    }
+    assert "UTF-8" in body["message"]
+
+    ignore = document(await failure(ask(session.broken / "main.go")))
+    assert ignore["code"] == "invalid_ignore"
+    assert ignore["details"] == {"line": 3}
 
     outside_path = session.outside / "README.md"
-    outside = await effective(client, uri(outside_path))
-    assert outside["error"]["code"] == "not_registered"
-    assert outside["error"]["path"] == str(outside_path)
-    assert "workspace" in outside["error"]["message"]
+    outside = await failure(ask(outside_path))
+    assert outside.code == types.LSPErrorCodes.RequestFailed
+    assert document(outside)["code"] == "not_registered"
+    assert document(outside)["path"] == str(outside_path)
+    assert "workspace" in document(outside)["message"]
 
-    by_command = await execute(client, "rutter.effectiveInstructions", uri(outside_path))
-    assert by_command["error"]["code"] == "not_registered"
+    by_command = await failure(execute(client, "rutter.effectiveInstructions", uri(outside_path)))
+    assert by_command.code == types.LSPErrorCodes.RequestFailed
+    assert document(by_command) == document(outside)
+
+    # The helper the other tests use shows a failure as editors do: the typed document.
+    assert await effective(client, uri(outside_path)) == {"error": document(outside)}
 
 
-async def test_malformed_request_is_a_jsonrpc_error(session: Session) -> None:
-    with pytest.raises(Exception, match="invalid_params") as caught:
-        await request(session.client, "rutter/effectiveInstructions", {})
-    assert getattr(caught.value, "code", None) == types.ErrorCodes.InvalidParams
+@pytest.mark.parametrize(
+    ("params", "problem"),
+    [
+        ({}, "missing field 'textDocument'"),
+        ({"uri": "file:///x.go"}, "unknown field 'uri'"),
+        ({"textDocument": {"uri": "file:///x.go", "version": 1}}, "unknown field"),
+        ({"textDocument": {"uri": 3}}, "'textDocument.uri'"),
+    ],
+)
+async def test_malformed_request_is_invalid_params(
+    session: Session, params: dict[str, Any], problem: str
+) -> None:
+    refused = await failure(request(session.client, "rutter/effectiveInstructions", params))
+    assert refused.code == types.ErrorCodes.InvalidParams
+    body = document(refused)
+    assert body["code"] == "invalid_params"
+    assert problem in body["message"]
+
+
+async def test_malformed_command_arguments_are_invalid_params(session: Session) -> None:
+    client = session.client
+    for command in ("rutter.effectiveInstructions", "rutter.showApplicableFiles"):
+        refused = await failure(execute(client, command))
+        assert refused.code == types.ErrorCodes.InvalidParams
+        assert document(refused)["code"] == "invalid_params"
+    target = uri(session.demo / "cmd/tool.go")
+    extra = await failure(execute(client, "rutter.effectiveInstructions", target, "more"))
+    assert document(extra)["code"] == "invalid_params"
 
 
 # -- hover ----------------------------------------------------------------------------------

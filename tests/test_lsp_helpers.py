@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import attrs
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.protocol import default_converter
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -234,9 +235,18 @@ async def request(client: RutterClient, method: str, params: Any) -> Any:
 
 
 async def effective(client: RutterClient, doc_uri: str) -> dict[str, Any]:
-    result = await request(
-        client, "rutter/effectiveInstructions", {"textDocument": {"uri": doc_uri}}
-    )
+    """`rutter/effectiveInstructions` for `doc_uri` as an editor shows it: the snapshot, or
+    `{"error": document}` when the request failed with a typed error (the document is the
+    JSON-RPC error's `data`; any other failure is raised)."""
+    try:
+        result = await request(
+            client, "rutter/effectiveInstructions", {"textDocument": {"uri": doc_uri}}
+        )
+    except JsonRpcException as error:
+        document = plain(error.data)
+        if not isinstance(document, dict) or "code" not in document:
+            raise
+        return {"error": document}
     data = plain(result)
     assert isinstance(data, dict)
     return data

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from rutter_core.app.facade import Rutter
 from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import Limits
@@ -26,9 +27,11 @@ from rutter_core.discovery.walk import SharedLevels, discover, discover_stack
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
 from rutter_core.workspaces.service import Workspace
+from rutter_lsp.dispatch import decode
 from rutter_lsp.features.instructions import instructions
 from rutter_lsp.features.instructions.instructions import (
     EFFECTIVE_INSTRUCTIONS,
+    DocumentParams,
     EncodedSnapshots,
     WorkspaceCache,
 )
@@ -136,7 +139,9 @@ def test_encoded_snapshots_are_the_snapshot_with_a_fresh_loaded_at(workspace_roo
 
     def answer() -> dict[str, Any]:
         stack = discover_stack("demo", str(workspace_root), target, reader=reader)
-        result: dict[str, Any] = json.loads(cache.encode(stack, reader))
+        result: dict[str, Any] = json.loads(
+            cache.encode(stack, lambda stack: snapshot_of(stack, reader=reader))
+        )
         return result
 
     first = answer()
@@ -158,19 +163,20 @@ def test_encoded_snapshots_are_the_snapshot_with_a_fresh_loaded_at(workspace_roo
     }
 
 
-def test_effective_instructions_worker_job_answers_errors_as_json(workspace_root: Path) -> None:
+def test_effective_instructions_worker_job_raises_typed_errors(
+    store: Store, workspace_root: Path
+) -> None:
     write_tree(workspace_root, {"AGENTS.md": "root\n", "a/CLAUDE.md": "", "b/c.go": ""})
     workspace = Workspace(
         workspace_id="demo", root=str(workspace_root), created_at="2026-01-01T00:00:00Z"
     )
-    cache, reader = EncodedSnapshots(), FileReader()
-    good = instructions._snapshot(cache, workspace, "b/c.go", reader)
-    assert isinstance(good, EncodedResult)
-    assert [s["path"] for s in json.loads(good.text)["sources"]] == ["AGENTS.md"]
-    bad = instructions._snapshot(cache, workspace, "a/c.go", reader)
-    assert isinstance(bad, dict)
-    assert bad["error"]["code"] == "empty_source"
-    assert bad["error"]["path"] == "a/CLAUDE.md"
+    rutter, cache = Rutter(store, FileReader()), EncodedSnapshots()
+    good = instructions._encoded(rutter, cache, workspace, "b/c.go")
+    assert [s["path"] for s in json.loads(good)["sources"]] == ["AGENTS.md"]
+    with pytest.raises(RutterError) as raised:
+        instructions._encoded(rutter, cache, workspace, "a/c.go")
+    assert raised.value.code == "empty_source"
+    assert raised.value.path == "a/CLAUDE.md"
 
 
 class _Writer:
@@ -240,7 +246,7 @@ def test_custom_request_params_stay_plain_json() -> None:
         object_hook=protocol.structure_message,
     )
     assert (message.id, message.method, message.params) == (3, EFFECTIVE_INSTRUCTIONS, params)
-    assert instructions.uri_argument(message.params) == "file:///w/a.go"
+    assert decode(DocumentParams, message.params).text_document.uri == "file:///w/a.go"
     other = json.loads(
         json.dumps({"jsonrpc": "2.0", "id": 4, "method": "x/y", "params": params}),
         object_hook=protocol.structure_message,

@@ -17,7 +17,6 @@ from rutter_core.kernel.errors import (
     UsageError,
 )
 from rutter_lsp.errors import LSP_ERROR_CODES, jsonrpc_error
-from rutter_lsp.features.instructions.instructions import uri_argument
 from rutter_lsp.index.paths import (
     Folder,
     classify,
@@ -184,11 +183,6 @@ def test_plain_turns_pygls_namedtuples_into_dicts() -> None:
     inner = _Uri("file:///a")
     outer = _Params(inner, [inner])
     assert plain(outer) == {"textDocument": {"uri": "file:///a"}, "list": [{"uri": "file:///a"}]}
-    assert uri_argument(outer) == "file:///a"
-    assert uri_argument({"uri": "file:///b"}) == "file:///b"
-    assert uri_argument(["file:///c", ["x"]]) == "file:///c"
-    assert uri_argument({}) is None
-    assert uri_argument([]) is None
 
 
 def test_server_arguments() -> None:

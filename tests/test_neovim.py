@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from rutter_core.app.instructions import effective_instructions
+from rutter_core.app.facade import Rutter
+from rutter_core.app.instructions import EffectiveInstructionsParams
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
@@ -158,9 +159,8 @@ def core_snapshot(tmp_path: Path, ws: Path, target: str) -> dict[str, Any]:
     """The same snapshot computed in-process by rutter_core (a separate store)."""
     with open_store(f"sqlite:///{tmp_path / 'core.db'}") as store:
         register_workspace(store, "core", ws, cwd=ws)
-        snapshot: dict[str, Any] = effective_instructions(
-            store, "core", target, reader=FileReader()
-        ).to_json()
+        params = EffectiveInstructionsParams(workspace_id="core", target=target)
+        snapshot: dict[str, Any] = Rutter(store).instructions.effective(params).to_json()
     return snapshot
 
 

@@ -17,6 +17,13 @@ from rich.console import Console
 from rutter_core.store import Store, open_store, resolve_database_url
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+WorkspaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--workspace",
+        help="Workspace ID (default: the registered workspace containing the current directory).",
+    ),
+]
 
 
 @dataclass(frozen=True)

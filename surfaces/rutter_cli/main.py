@@ -5,28 +5,20 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from rutter_cli.common import (
     CliSettings,
-    JsonFlag,
-    cli_store,
-    make_console,
-    print_json,
     settings_of,
 )
 from rutter_cli.errors import EXIT_CODES, report
+from rutter_cli.instructions import context_instructions
 from rutter_cli.memory import memory_app
-from rutter_cli.render import render_snapshot
-from rutter_cli.runs import check_instructions_options, run_app, run_instructions
+from rutter_cli.runs import run_app
 from rutter_cli.workspace import workspace_app
-from rutter_core.app.instructions import effective_instructions
-from rutter_core.discovery.fsread import FileReader
 from rutter_core.kernel.errors import RutterError, UsageError
-from rutter_core.workspaces.service import infer_workspace
 
 app = typer.Typer(
     name="rutter",
@@ -60,80 +52,7 @@ def _root(
 # -- context ----------------------------------------------------------------------------------
 
 
-@context_app.command("instructions")
-def context_instructions(
-    ctx: typer.Context,
-    target: Annotated[
-        str | None,
-        typer.Option("--target", help="Workspace-relative path of a file or directory."),
-    ] = None,
-    workspace_id: Annotated[
-        str | None,
-        typer.Option(
-            "--workspace",
-            help="Workspace ID (default: the registered workspace containing the current "
-            "directory).",
-        ),
-    ] = None,
-    run_id: Annotated[
-        str | None,
-        typer.Option(
-            "--run",
-            metavar="RUN",
-            help="A run's pinned instructions against the disk, instead of --target.",
-        ),
-    ] = None,
-    confirm: Annotated[
-        bool,
-        typer.Option("--confirm", help="Pin the instructions on disk as the run's next revision."),
-    ] = False,
-    expected: Annotated[
-        str | None,
-        typer.Option(
-            "--expected-fingerprint",
-            metavar="PINNED",
-            help="With --confirm: the pinned fingerprint you reviewed ('' if none).",
-        ),
-    ] = None,
-    expected_live: Annotated[
-        str | None,
-        typer.Option(
-            "--expected-live-fingerprint",
-            metavar="LIVE",
-            help="With --confirm: the live fingerprint you reviewed.",
-        ),
-    ] = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Show which project instructions apply to TARGET, in order, and why; or, with --run,
-    a run's pinned instructions against the disk (and --confirm a refresh)."""
-    check_instructions_options(
-        run_id=run_id,
-        target=target,
-        workspace_id=workspace_id,
-        confirm=confirm,
-        expected=expected,
-        expected_live=expected_live,
-    )
-    if run_id is not None:
-        run_instructions(
-            ctx,
-            run_id,
-            confirm=confirm,
-            expected=expected,
-            expected_live=expected_live,
-            as_json=as_json,
-        )
-        return
-    assert target is not None  # checked above
-    with cli_store(ctx) as store:
-        if workspace_id is None:
-            workspace_id = infer_workspace(store, Path.cwd()).workspace_id
-        snapshot = effective_instructions(store, workspace_id, target, reader=FileReader())
-    if as_json:
-        print_json(snapshot.to_json())
-        return
-    render_snapshot(make_console(), snapshot)
+context_app.command("instructions")(context_instructions)
 
 
 # -- language server --------------------------------------------------------------------------

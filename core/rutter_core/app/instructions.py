@@ -1,32 +1,79 @@
-"""Operations on effective instructions: params and result models, and `InstructionOperations`."""
+"""Operations on effective instructions: which instruction files apply to a target, in order,
+and why (`EffectiveInstructionsParams` → the `project_instruction_snapshot.v1` `Snapshot`).
+
+`effective` is the whole operation, in three steps that are public on their own: the
+workspace's registration (`workspace`), discovery's walk (`stack`), and the snapshot of the walk
+(`snapshot`). A caller that answers the same question many times a second (the language server)
+keeps what it can between the steps (the registration, the encoded snapshot of an unchanged
+stack) and still runs every rule here and in discovery, never a copy of them.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rutter_core.discovery.fsread import FileReader
-from rutter_core.discovery.snapshot import DEFAULT_LIMITS, Limits, Snapshot
-from rutter_core.discovery.walk import discover
-from rutter_core.store import Store
-from rutter_core.workspaces.service import get_workspace
+from pydantic import model_validator
+
+from rutter_core.app.models import Params
+from rutter_core.discovery.assemble import snapshot_of
+from rutter_core.discovery.snapshot import Snapshot
+from rutter_core.discovery.stack import Stack
+from rutter_core.discovery.walk import discover_stack
+from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
 
+__all__ = [
+    "EffectiveInstructionsParams",
+    "InstructionOperations",
+    "Snapshot",
+    "Stack",
+    "Workspace",
+]
 
-def effective_instructions(
-    store: Store,
-    workspace_id: str,
-    target: str,
-    *,
-    reader: FileReader,
-    limits: Limits = DEFAULT_LIMITS,
-) -> Snapshot:
-    """Discovery for `target` in a registered workspace (`not_registered` when there is none)."""
-    workspace = get_workspace(store, workspace_id)
-    return discover(workspace.workspace_id, workspace.root, target, reader=reader, limits=limits)
+
+class EffectiveInstructionsParams(Params):
+    target: str
+    """Workspace-relative path of a file or directory (need not exist yet)."""
+    workspace_id: str | None = None
+    """The registered workspace; None: the deepest one containing `directory`."""
+    directory: str | None = None
+    """Without `workspace_id`: a directory inside the workspace (the CLI's working directory)."""
+
+    @model_validator(mode="after")
+    def _names_a_workspace(self) -> EffectiveInstructionsParams:
+        if self.workspace_id is None and self.directory is None:
+            raise ValueError("give workspace_id, or a directory inside the workspace")
+        return self
 
 
 class InstructionOperations:
     def __init__(self, rutter: Rutter) -> None:
         self._rutter = rutter
+
+    def effective(self, params: EffectiveInstructionsParams) -> Snapshot:
+        """The snapshot for `params.target` as it is on disk now. Fails closed with a typed
+        error (contract 5.3): `not_registered`, `workspace_required`, `invalid_utf8`, …"""
+        if params.workspace_id is None:
+            assert params.directory is not None  # the model requires one of them
+            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+        else:
+            workspace = self.workspace(params.workspace_id)
+        return self.snapshot(self.stack(workspace, params.target))
+
+    def workspace(self, workspace_id: str) -> Workspace:
+        """The registration discovery is confined to (`not_registered` when there is none)."""
+        return get_workspace(self._rutter.store, workspace_id)
+
+    def stack(self, workspace: Workspace, target: str) -> Stack:
+        """Discovery's walk for `target` in a registered `workspace`: what applies, what is
+        ignored, the conflicts. Stacks of an unchanged tree compare equal, cheaply."""
+        return discover_stack(
+            workspace.workspace_id, workspace.root, target, reader=self._rutter.reader
+        )
+
+    def snapshot(self, stack: Stack) -> Snapshot:
+        """The snapshot of a walk, `loaded_at` now."""
+        return snapshot_of(stack, reader=self._rutter.reader)

@@ -2,10 +2,12 @@
  * Keeps the "Effective Instructions" view and the status bar in step with the active file:
  * asks `rutter/effectiveInstructions` when the active editor changes, when the server says
  * `rutter/instructionsChanged`, after every server start, and on the view's refresh button.
+ * A request that fails with a typed error (discovery fails closed, a file in no served folder)
+ * shows that error; one that fails without (the server is gone) shows "no answer".
  */
 
-import type { InstructionsAnswer, InstructionsChanged } from "./protocol";
-import { Methods, isErrorAnswer, typedError } from "./protocol";
+import type { InstructionsAnswer, InstructionsChanged, Snapshot } from "./protocol";
+import { Methods, instructionsAnswer, isErrorAnswer, typedError } from "./protocol";
 import type { ActiveFile, Disposable, Ports, ViewNode } from "./ports";
 import { errorNode, instructionNodes } from "./instructionsView";
 import { workspaceRoot } from "./paths";
@@ -61,9 +63,9 @@ export class InstructionsController implements Disposable {
     }
     let shown: Shown;
     try {
-      const answer = await this.ports.server.request<InstructionsAnswer>(Methods.effectiveInstructions, {
-        textDocument: { uri: file.uri },
-      });
+      const answer = await instructionsAnswer(
+        this.ports.server.request<Snapshot>(Methods.effectiveInstructions, { textDocument: { uri: file.uri } }),
+      );
       const root = isErrorAnswer(answer) ? file.folder : (workspaceRoot(file.path, answer.target_path) ?? file.folder);
       shown = { file, answer, root };
     } catch (error) {

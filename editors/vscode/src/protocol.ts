@@ -22,14 +22,22 @@ export const Methods = {
   memoryExport: "rutter/memory/export",
 } as const;
 
-/** `{"error": {...}}`: the typed reason a request could not answer (contract section 7). */
+/**
+ * The error document (contract section 7): the typed reason something could not be done. A
+ * failed custom request carries it as the JSON-RPC error's `data` (every `rutter/*` request and
+ * command, docs/editors.md); an answer that reports a failure of one of its parts holds it under
+ * `error` (a run's live discovery: `live`, `live_error`).
+ */
 export interface ErrorInfo {
   code: string;
   message: string;
   path?: string;
   details?: Record<string, unknown>;
+  /** What to do next, as data (`fix` names the remedy); the message stays the text to show. */
+  hint?: { fix: string } & Record<string, unknown>;
 }
 
+/** `{"error": {...}}`: a part of an answer that failed, or a failed request as the views take it. */
 export interface ErrorAnswer {
   error: ErrorInfo;
 }
@@ -82,7 +90,10 @@ export interface Snapshot {
   conflicts: Conflict[];
 }
 
-/** The answer of `rutter/effectiveInstructions`. */
+/**
+ * What the views show for a file: the snapshot `rutter/effectiveInstructions` answered with, or
+ * the typed error it failed with (see `instructionsAnswer`).
+ */
 export type InstructionsAnswer = Snapshot | ErrorAnswer;
 
 /** `rutter/instructionsChanged` (server → client). */
@@ -155,25 +166,57 @@ export function isErrorAnswer(value: unknown): value is ErrorAnswer {
 }
 
 /**
- * The typed error behind a failed request: the server puts it in the JSON-RPC error's `data`
- * (rutter_lsp/errors.py); anything else (server gone, transport error) becomes
+ * The error document a failed request carries as the JSON-RPC error's `data`
+ * (rutter_lsp/errors.py); undefined when it carries none (server gone, transport error).
+ */
+export function errorDocument(error: unknown): ErrorInfo | undefined {
+  if (typeof error !== "object" || error === null) {
+    return undefined;
+  }
+  const data = (error as { data?: unknown }).data;
+  if (typeof data !== "object" || data === null) {
+    return undefined;
+  }
+  const info = data as Partial<ErrorInfo>;
+  if (typeof info.code !== "string" || typeof info.message !== "string") {
+    return undefined;
+  }
+  return { ...info, code: info.code, message: info.message };
+}
+
+/**
+ * The typed error behind a failed request (`errorDocument`); a failure without one becomes
  * `request_failed` with the error's message.
  */
 export function typedError(error: unknown): ErrorInfo {
+  const document = errorDocument(error);
+  if (document !== undefined) {
+    return document;
+  }
   if (typeof error === "object" && error !== null) {
-    const data = (error as { data?: unknown }).data;
-    if (typeof data === "object" && data !== null) {
-      const info = data as Partial<ErrorInfo>;
-      if (typeof info.code === "string" && typeof info.message === "string") {
-        return { ...info, code: info.code, message: info.message };
-      }
-    }
     const message = (error as { message?: unknown }).message;
     if (typeof message === "string") {
       return { code: "request_failed", message };
     }
   }
   return { code: "request_failed", message: String(error) };
+}
+
+/**
+ * The answer of a `rutter/effectiveInstructions` request as the views take it: the snapshot, or
+ * `{ error }` with the typed error the request failed with (discovery fails closed, the file is
+ * in no served folder). A failure without a typed error (the server is gone) is thrown again.
+ */
+export async function instructionsAnswer(pending: Promise<Snapshot>): Promise<InstructionsAnswer> {
+  try {
+    return await pending;
+  } catch (error) {
+    const document = errorDocument(error);
+    if (document === undefined) {
+      throw error;
+    }
+    return { error: document };
+  }
 }
 
 /** `context_memory.v1` (issue 5; rutter_core/memory.py). */

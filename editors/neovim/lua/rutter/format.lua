@@ -1,8 +1,9 @@
 --- Pure formatting of a `rutter/effectiveInstructions` answer into the float's lines.
 ---
 --- No editor state is read here: `lines(result, opts)` takes the decoded answer (a
---- `project_instruction_snapshot.v1` table, or `{ error = { code, message, path?, details? } }`)
---- and returns the lines, which line opens which file, and a highlight group per line.
+--- `project_instruction_snapshot.v1` table, or `{ error = { code, message, path?, details? } }`
+--- with the typed error of a failed request, see `rutter.request`) and returns the lines, which
+--- line opens which file, and a highlight group per line.
 local M = {}
 
 M.FOOTER = "<CR> open file · R refresh · q close"

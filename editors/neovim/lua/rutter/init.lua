@@ -271,7 +271,10 @@ end
 
 -- -- requests -----------------------------------------------------------------------------------
 
---- Ask the server for `uri`'s snapshot; `callback(result)` gets the snapshot or `{ error }`.
+--- Ask the server for `uri`'s snapshot; `callback(result)` gets the snapshot or `{ error }`:
+--- the typed error (`code`, `message`, `path`?, `details`?) that the server puts in the JSON-RPC
+--- error's `data` when discovery fails closed or the file is in no served folder, else
+--- `request_failed` (the server could not answer at all).
 --- @param client vim.lsp.Client
 --- @param uri string
 --- @param bufnr integer
@@ -279,7 +282,9 @@ end
 function M.request(client, uri, bufnr, callback)
   local params = { textDocument = { uri = uri } }
   local ok = client:request(M.METHOD, params, function(err, result)
-    if err then
+    if err and type(err.data) == "table" and type(err.data.code) == "string" then
+      result = { error = err.data }
+    elseif err then
       result = {
         error = {
           code = "request_failed",

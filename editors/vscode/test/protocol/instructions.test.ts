@@ -14,7 +14,7 @@ import { startRutter } from "../../src/app";
 import { instructionNodes } from "../../src/instructionsView";
 import { workspaceRoot } from "../../src/paths";
 import type { InstructionsAnswer, Snapshot } from "../../src/protocol";
-import { Methods, isErrorAnswer } from "../../src/protocol";
+import { Methods, errorDocument, instructionsAnswer, isErrorAnswer } from "../../src/protocol";
 import { statusModel } from "../../src/statusBar";
 import { FakeEditor, outline } from "../fakes";
 import { REPO, RealServer, tempDir, uriOf, waitFor, writeTree } from "./harness";
@@ -26,6 +26,21 @@ function packageCommands(): string[] {
     contributes: { commands: { command: string }[] };
   };
   return manifest.contributes.commands.map((entry) => entry.command);
+}
+
+/** `rutter/effectiveInstructions` for `file`, as the extension's controller takes the answer. */
+function answerFor(server: RealServer, file: string): Promise<InstructionsAnswer> {
+  return instructionsAnswer(server.request<Snapshot>(Methods.effectiveInstructions, { textDocument: { uri: uriOf(file) } }));
+}
+
+/** The JSON-RPC error a request was rejected with. */
+async function rejected(pending: Promise<unknown>): Promise<{ code: number; message: string; data: unknown }> {
+  try {
+    await pending;
+  } catch (error) {
+    return error as { code: number; message: string; data: unknown };
+  }
+  assert.fail("the request succeeded");
 }
 
 describe("instructions against the real server", () => {
@@ -84,9 +99,7 @@ describe("instructions against the real server", () => {
   });
 
   it("answers effectiveInstructions with what the view and status bar read", async () => {
-    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, {
-      textDocument: { uri: uriOf(target()) },
-    });
+    const answer = await answerFor(server, target());
     assert.ok(!isErrorAnswer(answer), JSON.stringify(answer));
     const snapshot: Snapshot = answer;
     assert.equal(snapshot.workspace_id, "shop");
@@ -119,10 +132,14 @@ describe("instructions against the real server", () => {
     assert.equal(statusModel(snapshot, [])?.text, "$(book) 5");
   });
 
-  it("answers with the typed reason when discovery fails closed", async () => {
-    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, {
-      textDocument: { uri: uriOf(path.join(root, "broken/main.go")) },
-    });
+  it("fails with a JSON-RPC error whose data is the typed reason when discovery fails closed", async () => {
+    const error = await rejected(
+      server.request(Methods.effectiveInstructions, { textDocument: { uri: uriOf(path.join(root, "broken/main.go")) } }),
+    );
+    assert.equal(error.code, -32803); // LSPErrorCodes.RequestFailed
+    assert.deepEqual(errorDocument(error), error.data);
+    assert.match(error.message, /^invalid_utf8: /);
+    const answer = await answerFor(server, path.join(root, "broken/main.go"));
     assert.ok(isErrorAnswer(answer), JSON.stringify(answer));
     assert.equal(answer.error.code, "invalid_utf8");
     assert.equal(answer.error.path, "broken/AGENTS.md");
@@ -137,9 +154,7 @@ describe("instructions against the real server", () => {
   it("says not_registered for a file outside every folder", async () => {
     const outside = path.join(tempDir("rutter-outside-"), "x.go");
     fs.writeFileSync(outside, "x\n");
-    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, {
-      textDocument: { uri: uriOf(outside) },
-    });
+    const answer = await answerFor(server, outside);
     assert.ok(isErrorAnswer(answer));
     assert.equal(answer.error.code, "not_registered");
     assert.equal(instructionNodes(answer, undefined)[0]?.label, "Not in a workspace rutter serves");
@@ -199,8 +214,10 @@ describe("instructions against the real server", () => {
       [["rutter", "secret", 2]],
     );
 
-    const viaCommand = await server.executeCommand<InstructionsAnswer>("rutter.effectiveInstructions", [uriOf(target())]);
-    assert.ok(!isErrorAnswer(viaCommand));
+    const viaCommand = await server.executeCommand<Snapshot>("rutter.effectiveInstructions", [uriOf(target())]);
+    assert.equal(viaCommand.target_path, "services/api/input.go");
+    const failed = await rejected(server.executeCommand("rutter.effectiveInstructions", [uriOf(path.join(root, "broken/main.go"))]));
+    assert.equal(errorDocument(failed)?.code, "invalid_utf8");
   });
 });
 
@@ -221,7 +238,7 @@ describe("the example monorepo, as docs/editors.md describes it", () => {
 
   it("shows the nine sources of input.go and the groups", async () => {
     const file = path.join(root, "services/api/internal/parser/input.go");
-    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, { textDocument: { uri: uriOf(file) } });
+    const answer = await answerFor(server, file);
     assert.ok(!isErrorAnswer(answer), JSON.stringify(answer));
     const lines = outline(instructionNodes(answer, workspaceRoot(file, answer.target_path)));
     assert.deepEqual(lines.slice(0, 9), [
@@ -244,7 +261,7 @@ describe("the example monorepo, as docs/editors.md describes it", () => {
 
   it("shows the error node for app.ts under the broken rule", async () => {
     const file = path.join(root, "services/web/src/app.ts");
-    const answer = await server.request<InstructionsAnswer>(Methods.effectiveInstructions, { textDocument: { uri: uriOf(file) } });
+    const answer = await answerFor(server, file);
     const [node] = instructionNodes(answer, root);
     assert.equal(`${node?.label} — ${node?.description}`, "Discovery failed closed: no instructions are delivered — invalid_utf8");
     assert.equal(node?.children?.[1]?.label, "services/web/.prayu/rules/broken.md");

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 
 import { Commands, startRutter } from "../../src/app";
 import { REFRESH_COMMAND } from "../../src/instructions";
-import type { InstructionsAnswer, Snapshot } from "../../src/protocol";
+import type { Snapshot } from "../../src/protocol";
 import { Methods } from "../../src/protocol";
 import { FakeEditor, FakeServer, outline, settle } from "../fakes";
 
@@ -30,6 +30,11 @@ function snapshotOf(target: string, workspace = "mono", paths = ["AGENTS.md"]): 
 
 const FILE = { uri: "file:///src/mono/a/b.go", path: "/src/mono/a/b.go", folder: "/src/mono" };
 
+/** What the language client rejects a request with when the server answers a JSON-RPC error. */
+function rejection(code: number, data: { code: string; message: string; path?: string }) {
+  return Object.assign(new Error(`${data.code}: ${data.message}`), { code, data });
+}
+
 function setup(answer: (method: string, params: unknown) => unknown) {
   const editor = new FakeEditor();
   const server = new FakeServer((method, params) => (method === Methods.runs ? { runs: [] } : answer(method, params)));
@@ -49,8 +54,8 @@ describe("the instructions controller", () => {
   });
 
   it("drops an answer that arrives after a newer question", async () => {
-    const pending: ((answer: InstructionsAnswer) => void)[] = [];
-    const { editor } = setup(() => new Promise<InstructionsAnswer>((resolve) => pending.push(resolve)));
+    const pending: ((answer: Snapshot) => void)[] = [];
+    const { editor } = setup(() => new Promise<Snapshot>((resolve) => pending.push(resolve)));
     editor.setActiveFile(FILE);
     editor.setActiveFile({ ...FILE, uri: "file:///src/mono/c.go", path: "/src/mono/c.go" });
     await settle();
@@ -92,14 +97,32 @@ describe("the instructions controller", () => {
     assert.equal(editor.status?.warning, true);
   });
 
-  it("shows the typed reason of a fail-closed answer, opening paths under the workspace folder", async () => {
-    const { editor } = setup(() => ({ error: { code: "symlink", message: "a/AGENTS.md is a symbolic link", path: "a/AGENTS.md" } }));
+  it("shows the typed reason of a request that fails closed, opening paths under the workspace folder", async () => {
+    const { editor } = setup(() => {
+      throw rejection(-32803, { code: "symlink", message: "a/AGENTS.md is a symbolic link", path: "a/AGENTS.md" });
+    });
     editor.setActiveFile(FILE);
     await settle();
     const [node] = editor.tree("rutter.instructions");
+    assert.equal(node?.label, "Discovery failed closed: no instructions are delivered");
     assert.equal(node?.description, "symlink");
     assert.deepEqual(node?.children?.[1]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
     assert.equal(editor.status?.text, "$(warning) 0");
+    assert.match(editor.status?.tooltip ?? "", /discovery failed closed \(symlink\)/);
+  });
+
+  it("shows a file outside every served folder without a warning, and asks again on any change", async () => {
+    const { editor, server } = setup(() => {
+      throw rejection(-32803, { code: "not_registered", message: "/elsewhere/x.go is not inside a workspace folder that rutter serves" });
+    });
+    editor.setActiveFile(FILE);
+    await settle();
+    assert.equal(editor.tree("rutter.instructions")[0]?.label, "Not in a workspace rutter serves");
+    assert.equal(editor.status?.text, "$(book) –");
+    assert.equal(editor.status?.warning, false);
+    server.notify(Methods.instructionsChanged, { workspace_id: "other", paths: ["AGENTS.md"] });
+    await settle();
+    assert.equal(asked(server).length, 2);
   });
 
   it("clears the view and hides the status without an active file", async () => {

@@ -1,16 +1,17 @@
 """`rutter/effectiveInstructions` and the commands: the snapshot for the file in front of you.
 
 The custom request takes `{"textDocument": {"uri": ...}}` and answers with the contract's
-`project_instruction_snapshot.v1` JSON for that file as it is on disk, or
-`{"error": {"code", "message", "path"?, "details"?}}` when discovery fails closed or the file
-is outside every served folder (`not_registered`): the editor can always say why nothing
-applies. Command `rutter.effectiveInstructions` (argument: the URI) is the same for clients
-that cannot send custom requests; `rutter.showApplicableFiles` (the code lens's command)
-lists the open files an instruction file applies to.
+`project_instruction_snapshot.v1` JSON for that file as it is on disk. When there is none it
+fails like every custom request (`rutter_lsp.dispatch`): a JSON-RPC error whose `data` is the
+error document (`code`, `message`, `path`?, `details`?, `hint`?), when discovery fails closed or
+the file is outside every served folder (`not_registered`), so the editor can always say why
+nothing applies. Command `rutter.effectiveInstructions` (argument: the URI) is the same for
+clients that cannot send custom requests; `rutter.showApplicableFiles` (the code lens's
+command) lists the open files an instruction file applies to.
 
-The answer is the one `rutter_core.app.instructions.effective_instructions` gives, built from
-the same pieces (`discover_stack`, then `snapshot_of`) with two caches in front, because a
-request costs little more than its discovery walk:
+The answer is the app's `instructions.effective`, taken step by step (`workspace`, `stack`,
+`snapshot`) with two caches between the steps, because a request costs little more than its
+discovery walk:
 
 - the registration of a served folder's workspace (`WorkspaceCache`), re-read from the store
   when the folders or the store change, and at least every `REVALIDATE_SECONDS` (another
@@ -26,22 +27,20 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
+from pydantic import Field
 
-from rutter_core.discovery.assemble import snapshot_of
-from rutter_core.discovery.fsread import FileReader
-from rutter_core.discovery.stack import Stack
-from rutter_core.discovery.walk import discover_stack
+from rutter_core.app.facade import Rutter
+from rutter_core.app.instructions import Snapshot, Stack, Workspace
+from rutter_core.app.models import Params
 from rutter_core.kernel.clock import now_rfc3339
-from rutter_core.kernel.errors import RutterError, UsageError
+from rutter_core.kernel.errors import NotFoundError
 from rutter_core.store import Store
-from rutter_core.workspaces.service import Workspace, get_workspace
-from rutter_lsp.dispatch import mapped, store_unavailable
-from rutter_lsp.errors import jsonrpc_error
+from rutter_lsp.dispatch import custom_command, custom_request, store_unavailable
 from rutter_lsp.features.hover.hover import status_for
 from rutter_lsp.index.paths import path_of_uri
 from rutter_lsp.protocol import EncodedResult
@@ -64,21 +63,29 @@ _LOADED_AT_MARK: Final = "\x00rutter:loaded_at\x00"
 _COMPACT: Final = (",", ":")
 
 
-def uri_argument(value: Any) -> str | None:
-    """The document URI in `{"textDocument": {"uri"}}`, `{"uri"}`, a bare string, or the first
-    element of an argument list; params arrive as dicts or as pygls namedtuples."""
-    data = plain(value)
-    if isinstance(data, str):
-        return data
-    if isinstance(data, list):
-        return uri_argument(data[0]) if data else None
-    if isinstance(data, dict):
-        document = data.get("textDocument")
-        if isinstance(document, dict) and isinstance(document.get("uri"), str):
-            return str(document["uri"])
-        if isinstance(data.get("uri"), str):
-            return str(data["uri"])
-    return None
+class TextDocument(Params):
+    uri: str
+
+
+class DocumentParams(Params):
+    """`{"textDocument": {"uri"}}`: the file a request is about."""
+
+    text_document: TextDocument = Field(alias="textDocument")
+
+
+def document_argument(args: Sequence[Any]) -> Any:
+    """A command's arguments, `[uri]`, as the request's params; anything else is left for the
+    params model to refuse."""
+    values = [plain(arg) for arg in args]
+    if len(values) == 1 and isinstance(values[0], str):
+        return {"textDocument": {"uri": values[0]}}
+    return values
+
+
+def lens_argument(args: Sequence[Any]) -> Any:
+    """The code lens's arguments, `[uri, files]`: the files it counted are for clients that
+    show them; the command lists them afresh."""
+    return document_argument(args[:1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +132,15 @@ class EncodedSnapshots:
     def __init__(self) -> None:
         self._entries: OrderedDict[tuple[str, str, str], _Encoded] = OrderedDict()
 
-    def encode(self, stack: Stack, reader: FileReader) -> str:
-        """The JSON text of the snapshot of `stack`, checked now."""
+    def encode(self, stack: Stack, snapshot: Callable[[Stack], Snapshot]) -> str:
+        """The JSON text of the snapshot of `stack`, checked now; `snapshot` builds it when
+        the cached one is of another stack."""
         key = (stack.workspace_id, stack.workspace_root, stack.target)
         entry = self._entries.get(key)
         if entry is not None and entry.stack == stack:
             self._entries.move_to_end(key)
             return entry.head + json.dumps(now_rfc3339()) + entry.tail
-        document = snapshot_of(stack, reader=reader).to_json()
+        document = snapshot(stack).to_json()
         loaded_at = document["loaded_at"]
         document["loaded_at"] = _LOADED_AT_MARK
         parts = json.dumps(document, separators=_COMPACT).split(json.dumps(_LOADED_AT_MARK))
@@ -148,83 +156,64 @@ class EncodedSnapshots:
         return head + json.dumps(loaded_at) + tail
 
 
-def _lookup(store: Store, workspace_id: str) -> tuple[Workspace | None, dict[str, Any] | None]:
-    try:
-        return get_workspace(store, workspace_id), None
-    except RutterError as error:
-        return None, {"error": error.to_json()}
-
-
-def _snapshot(
-    cache: EncodedSnapshots, workspace: Workspace, rel: str, reader: FileReader
-) -> EncodedResult | dict[str, Any]:
-    try:
-        stack = discover_stack(workspace.workspace_id, workspace.root, rel, reader=reader)
-    except RutterError as error:
-        return {"error": error.to_json()}
-    return EncodedResult(cache.encode(stack, reader))
-
-
-async def effective_for(server: RutterServer, uri: str) -> EncodedResult | dict[str, Any]:
-    await server.ready.wait()
-    located = server.locate_uri(uri)
-    if located is None:
-        path = path_of_uri(uri)
-        where = path if path is not None else uri
-        return {
-            "error": {
-                "code": "not_registered",
-                "message": f"{where} is not inside a workspace folder that rutter serves; open "
-                "its project folder as a workspace folder (it is registered on open), or "
-                "register it with `rutter workspace register ID ROOT`",
-                "path": where,
-            }
-        }
-    if server.store is None:
-        return {"error": store_unavailable().to_json()}
-    store = server.store
-    workspace = server.workspaces.get(store, located.folder.workspace_id)
-    if workspace is None:
-        checked = server.workspaces.clock()
-        workspace, error = await server.worker.run(_lookup, store, located.folder.workspace_id)
-        if workspace is None:
-            assert error is not None
-            return error
-        if server.store is store:
-            server.workspaces.put(store, workspace, checked)
-    return await server.worker.run(
-        _snapshot, server.encoded_snapshots, workspace, located.rel, server.reader
+def not_served(uri: str) -> NotFoundError:
+    path = path_of_uri(uri)
+    where = path if path is not None else uri
+    return NotFoundError(
+        "not_registered",
+        f"{where} is not inside a workspace folder that rutter serves; open its project folder "
+        "as a workspace folder (it is registered on open), or register it with "
+        "`rutter workspace register ID ROOT`",
+        path=where,
     )
 
 
-def _required_uri(value: Any) -> str:
-    uri = uri_argument(value)
-    if uri is None:
-        raise jsonrpc_error(
-            UsageError(
-                "invalid_params",
-                'expected {"textDocument": {"uri": "file:///..."}} (or the URI as the '
-                "command's argument)",
-            )
-        )
-    return uri
+def _encoded(rutter: Rutter, cache: EncodedSnapshots, workspace: Workspace, rel: str) -> str:
+    """The worker's job: discovery's walk, then the snapshot's JSON (from `cache` when the walk
+    found what it found last time)."""
+    operations = rutter.instructions
+    return cache.encode(operations.stack(workspace, rel), operations.snapshot)
+
+
+async def effective_for(server: RutterServer, uri: str) -> EncodedResult:
+    """The snapshot of the file at `uri`, encoded; a typed error when there is none."""
+    await server.ready.wait()
+    located = server.locate_uri(uri)
+    if located is None:
+        raise not_served(uri)
+    store = server.store
+    if store is None:
+        raise store_unavailable()
+    rutter = Rutter(store, server.reader)
+    workspace_id = located.folder.workspace_id
+    workspace = server.workspaces.get(store, workspace_id)
+    if workspace is None:
+        checked = server.workspaces.clock()
+        workspace = await server.worker.run(rutter.instructions.workspace, workspace_id)
+        if server.store is store:
+            server.workspaces.put(store, workspace, checked)
+    text = await server.worker.run(
+        _encoded, rutter, server.encoded_snapshots, workspace, located.rel
+    )
+    return EncodedResult(text)
 
 
 def register(server: RutterServer) -> None:
-    # Command handlers take pygls' conventional `ls` first (the server, injected by name);
-    # the client's arguments follow.
+    @custom_request(
+        server,
+        EFFECTIVE_INSTRUCTIONS,
+        DocumentParams,
+        command=COMMAND_EFFECTIVE_INSTRUCTIONS,
+        command_params=document_argument,
+    )
+    async def effective_instructions(server: RutterServer, params: DocumentParams) -> EncodedResult:
+        return await effective_for(server, params.text_document.uri)
 
-    @server.feature(EFFECTIVE_INSTRUCTIONS)
-    async def effective_instructions_request(params: Any) -> EncodedResult | dict[str, Any]:
-        return await mapped(lambda: effective_for(server, _required_uri(params)))
-
-    @server.command(COMMAND_EFFECTIVE_INSTRUCTIONS)
-    async def effective_instructions_command(ls: Any, *args: Any) -> EncodedResult | dict[str, Any]:
-        return await mapped(lambda: effective_for(server, _required_uri(list(args))))
-
-    @server.command(COMMAND_SHOW_APPLICABLE_FILES)
-    async def show_applicable_files(ls: Any, *args: Any) -> dict[str, Any]:
-        uri = _required_uri(list(args))
+    @custom_command(
+        server, COMMAND_SHOW_APPLICABLE_FILES, DocumentParams, command_params=lens_argument
+    )
+    async def show_applicable_files(server: RutterServer, params: DocumentParams) -> dict[str, Any]:
+        uri = params.text_document.uri
         status = await status_for(server, uri)
         if status is None:
             return {"uri": uri, "files": []}

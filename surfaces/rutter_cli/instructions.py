@@ -1,0 +1,87 @@
+"""`rutter context instructions`: which project instructions apply to a target, in order, and
+why (the app's `instructions.effective`); with `--run`, a run's pinned instructions against the
+disk (`rutter_cli.runs`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rutter_cli.common import JsonFlag, WorkspaceOption, cli_store, make_console, print_json
+from rutter_cli.render import render_snapshot
+from rutter_cli.runs import check_instructions_options, run_instructions
+from rutter_core.app.facade import Rutter
+from rutter_core.app.instructions import EffectiveInstructionsParams
+
+
+def context_instructions(
+    ctx: typer.Context,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="Workspace-relative path of a file or directory."),
+    ] = None,
+    workspace_id: WorkspaceOption = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            metavar="RUN",
+            help="A run's pinned instructions against the disk, instead of --target.",
+        ),
+    ] = None,
+    confirm: Annotated[
+        bool,
+        typer.Option("--confirm", help="Pin the instructions on disk as the run's next revision."),
+    ] = False,
+    expected: Annotated[
+        str | None,
+        typer.Option(
+            "--expected-fingerprint",
+            metavar="PINNED",
+            help="With --confirm: the pinned fingerprint you reviewed ('' if none).",
+        ),
+    ] = None,
+    expected_live: Annotated[
+        str | None,
+        typer.Option(
+            "--expected-live-fingerprint",
+            metavar="LIVE",
+            help="With --confirm: the live fingerprint you reviewed.",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show which project instructions apply to TARGET, in order, and why; or, with --run,
+    a run's pinned instructions against the disk (and --confirm a refresh)."""
+    check_instructions_options(
+        run_id=run_id,
+        target=target,
+        workspace_id=workspace_id,
+        confirm=confirm,
+        expected=expected,
+        expected_live=expected_live,
+    )
+    if run_id is not None:
+        run_instructions(
+            ctx,
+            run_id,
+            confirm=confirm,
+            expected=expected,
+            expected_live=expected_live,
+            as_json=as_json,
+        )
+        return
+    assert target is not None  # checked above
+    params = EffectiveInstructionsParams(
+        target=target,
+        workspace_id=workspace_id,
+        directory=None if workspace_id is not None else str(Path.cwd()),
+    )
+    with cli_store(ctx) as store:
+        snapshot = Rutter(store).instructions.effective(params)
+    if as_json:
+        print_json(snapshot.to_json())
+        return
+    render_snapshot(make_console(), snapshot)
