@@ -9,12 +9,15 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from rutter_core.store import Store, open_store, resolve_database_url
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 WorkspaceOption = Annotated[
@@ -36,6 +39,15 @@ class CliSettings:
 def settings_of(ctx: typer.Context) -> CliSettings:
     settings: CliSettings = ctx.find_root().obj
     return settings
+
+
+@contextmanager
+def cli_app(ctx: typer.Context) -> Iterator[Rutter]:
+    """The app facade over the store the global options name: what every command calls."""
+    from rutter_core.app.facade import Rutter
+
+    with cli_store(ctx) as store:
+        yield Rutter(store)
 
 
 @contextmanager

@@ -9,10 +9,9 @@ from typing import Annotated
 
 import typer
 
-from rutter_cli.common import JsonFlag, WorkspaceOption, cli_store, make_console, print_json
+from rutter_cli.common import JsonFlag, WorkspaceOption, cli_app, make_console, print_json
 from rutter_cli.render import render_snapshot
 from rutter_cli.runs import check_instructions_options, run_instructions
-from rutter_core.app.facade import Rutter
 from rutter_core.app.instructions import EffectiveInstructionsParams
 
 
@@ -79,8 +78,8 @@ def context_instructions(
         workspace_id=workspace_id,
         directory=None if workspace_id is not None else str(Path.cwd()),
     )
-    with cli_store(ctx) as store:
-        snapshot = Rutter(store).instructions.effective(params)
+    with cli_app(ctx) as rutter:
+        snapshot = rutter.instructions.effective(params)
     if as_json:
         print_json(snapshot.to_json())
         return

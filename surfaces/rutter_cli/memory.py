@@ -1,6 +1,6 @@
 """`rutter context memory ...`: explicit user and project memory from the command line.
 
-A thin surface over the app facade (`Rutter(store).memory`): it turns options into the
+A thin surface over the app facade (`rutter.memory`): it turns options into the
 operation's params, names itself as the actor ("cli", never taken from the command line), reads
 `--content-file` with the core's fail-closed reader, and prints one JSON document (`--json`) or
 tables (`rutter_cli.render_memory`). Project scope without `--workspace` uses the registered
@@ -14,7 +14,7 @@ from typing import Annotated, Final
 
 import typer
 
-from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
+from rutter_cli.common import JsonFlag, cli_app, make_console, print_json
 from rutter_cli.render_memory import render_deleted, render_memory, render_memory_list
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import (
@@ -26,14 +26,12 @@ from rutter_core.app.memory import (
     ExportMemoriesParams,
     GetMemoryParams,
     ListMemoriesParams,
-    MemoryOperations,
     MemoryRecord,
     SetMemoryStatusParams,
     read_content_file,
 )
+from rutter_core.app.workspaces import InferWorkspaceParams
 from rutter_core.kernel.errors import UsageError
-from rutter_core.store import Store
-from rutter_core.workspaces.service import infer_workspace
 
 ACTOR: Final = "cli"
 """Who this surface is; set here, never from an option."""
@@ -92,14 +90,11 @@ Retention = Annotated[
 # -- helpers --------------------------------------------------------------------------------------
 
 
-def _memory(store: Store) -> MemoryOperations:
-    return Rutter(store).memory
-
-
-def _project_workspace(store: Store, scope: str | None, workspace_id: str | None) -> str | None:
+def _project_workspace(rutter: Rutter, scope: str | None, workspace_id: str | None) -> str | None:
     """The workspace project scope means: the one given, else the one around the cwd."""
     if scope == "project" and workspace_id is None:
-        return infer_workspace(store, Path.cwd()).workspace_id
+        inferred = rutter.workspaces.infer(InferWorkspaceParams(directory=str(Path.cwd())))
+        return inferred.workspace_id
     return workspace_id
 
 
@@ -146,17 +141,17 @@ def memory_create(
         imported = read_content_file(content_file, cwd=Path.cwd())
         content, imported_from = imported.text, imported.source_ref
     assert content is not None
-    with cli_store(ctx) as store:
+    with cli_app(ctx) as rutter:
         params = CreateMemoryParams(
             scope=scope,
-            workspace_id=_project_workspace(store, scope, workspace_id),
+            workspace_id=_project_workspace(rutter, scope, workspace_id),
             title=title,
             content=content,
             references=tuple(references or ()),
             retention=retention,
             redact_sensitive=redact_sensitive,
         )
-        record = _memory(store).create(params, actor=ACTOR, imported_from=imported_from)
+        record = rutter.memory.create(params, actor=ACTOR, imported_from=imported_from)
     _show(record, as_json=as_json, note=f"Created memory {record.memory_id} (version 1)")
 
 
@@ -183,14 +178,14 @@ def memory_list(
     as_json: JsonFlag = False,
 ) -> None:
     """List memories, newest change first; disabled and expired ones only with --all."""
-    with cli_store(ctx) as store:
+    with cli_app(ctx) as rutter:
         params = ListMemoriesParams(
             scope=scope,
-            workspace_id=_project_workspace(store, scope, workspace_id),
+            workspace_id=_project_workspace(rutter, scope, workspace_id),
             all=include_inactive,
             limit=limit,
         )
-        found = _memory(store).list(params)
+        found = rutter.memory.list(params)
     if as_json:
         print_json(found.to_json())
         return
@@ -200,8 +195,8 @@ def memory_list(
 @memory_app.command("show")
 def memory_show(ctx: typer.Context, memory_id: MemoryId, as_json: JsonFlag = False) -> None:
     """Show one memory, whatever its status."""
-    with cli_store(ctx) as store:
-        record = _memory(store).get(GetMemoryParams(id=memory_id))
+    with cli_app(ctx) as rutter:
+        record = rutter.memory.get(GetMemoryParams(id=memory_id))
     _show(record, as_json=as_json)
 
 
@@ -247,8 +242,8 @@ def memory_edit(
         retention=retention,
         redact_sensitive=redact_sensitive,
     )
-    with cli_store(ctx) as store:
-        record = _memory(store).edit(params, actor=ACTOR)
+    with cli_app(ctx) as rutter:
+        record = rutter.memory.edit(params, actor=ACTOR)
     _show(
         record,
         as_json=as_json,
@@ -259,9 +254,9 @@ def memory_edit(
 def _set_status(
     ctx: typer.Context, memory_id: str, version: int, status: str, as_json: bool
 ) -> None:
-    with cli_store(ctx) as store:
+    with cli_app(ctx) as rutter:
         params = SetMemoryStatusParams(id=memory_id, version=version, status=status)
-        record = _memory(store).set_status(params, actor=ACTOR)
+        record = rutter.memory.set_status(params, actor=ACTOR)
     _show(
         record,
         as_json=as_json,
@@ -294,13 +289,13 @@ def memory_export(
     as_json: JsonFlag = False,
 ) -> None:
     """Export one scope's memories as a context_memory_export.v1 JSON document (always JSON)."""
-    with cli_store(ctx) as store:
+    with cli_app(ctx) as rutter:
         params = ExportMemoriesParams(
             scope=scope,
-            workspace_id=_project_workspace(store, scope, workspace_id),
+            workspace_id=_project_workspace(rutter, scope, workspace_id),
             all=include_inactive,
         )
-        exported = _memory(store).export(params)
+        exported = rutter.memory.export(params)
     print_json(exported.to_json())
 
 
@@ -309,9 +304,9 @@ def memory_delete(
     ctx: typer.Context, memory_id: MemoryId, version: Version, as_json: JsonFlag = False
 ) -> None:
     """Delete a memory physically at --version N: it cannot be recovered afterwards."""
-    with cli_store(ctx) as store:
+    with cli_app(ctx) as rutter:
         params = DeleteMemoryParams(id=memory_id, version=version)
-        deleted = _memory(store).delete(params, actor=ACTOR)
+        deleted = rutter.memory.delete(params, actor=ACTOR)
     if as_json:
         print_json(deleted.to_json())
         return

@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
+from rutter_cli.common import JsonFlag, cli_app, make_console, print_json
 from rutter_cli.render import render_workspaces
-from rutter_core.app.facade import Rutter
 from rutter_core.app.workspaces import (
     ListWorkspacesParams,
     RegisterWorkspaceParams,
@@ -29,8 +28,8 @@ def workspace_register(
 ) -> None:
     """Register ROOT as workspace ID (idempotent for the same ID and root)."""
     params = RegisterWorkspaceParams(workspace_id=workspace_id, root=root, cwd=str(Path.cwd()))
-    with cli_store(ctx) as store:
-        registered = Rutter(store).workspaces.register(params)
+    with cli_app(ctx) as rutter:
+        registered = rutter.workspaces.register(params)
     if as_json:
         print_json(registered.to_json())
         return
@@ -41,8 +40,8 @@ def workspace_register(
 @workspace_app.command("list")
 def workspace_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List registered workspaces."""
-    with cli_store(ctx) as store:
-        found = Rutter(store).workspaces.list(ListWorkspacesParams())
+    with cli_app(ctx) as rutter:
+        found = rutter.workspaces.list(ListWorkspacesParams())
     if as_json:
         print_json(found.to_json())
         return
@@ -56,8 +55,8 @@ def workspace_show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show one workspace."""
-    with cli_store(ctx) as store:
-        workspace = Rutter(store).workspaces.show(ShowWorkspaceParams(workspace_id=workspace_id))
+    with cli_app(ctx) as rutter:
+        workspace = rutter.workspaces.show(ShowWorkspaceParams(workspace_id=workspace_id))
     if as_json:
         print_json(workspace.to_json())
         return
@@ -72,8 +71,8 @@ def workspace_remove(
 ) -> None:
     """Remove a workspace registration (the directory itself is not touched)."""
     params = RemoveWorkspaceParams(workspace_id=workspace_id)
-    with cli_store(ctx) as store:
-        removed = Rutter(store).workspaces.remove(params)
+    with cli_app(ctx) as rutter:
+        removed = rutter.workspaces.remove(params)
     if as_json:
         print_json(removed.to_json())
         return

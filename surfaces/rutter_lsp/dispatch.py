@@ -19,6 +19,7 @@ from rutter_lsp.settings import plain
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
 
+    from rutter_core.app.facade import Rutter
     from rutter_lsp.server import RutterServer
 
 T = TypeVar("T")
@@ -81,15 +82,25 @@ def store_unavailable() -> RutterError:
 
 async def ready_store(server: RutterServer) -> Store:
     """The store, once `initialized` has opened it (`store_unavailable` when it could not)."""
-    await server.ready.wait()
-    if server.store is None:
+    await server.session.ready.wait()
+    if server.session.store is None:
         raise store_unavailable()
-    return server.store
+    return server.session.store
+
+
+async def ready_app(server: RutterServer) -> Rutter:
+    """The app facade, once `initialized` has opened the store (`store_unavailable` when it
+    could not)."""
+    await server.session.ready.wait()
+    app = server.session.app
+    if app is None:
+        raise store_unavailable()
+    return app
 
 
 async def on_worker(server: RutterServer, fn: Callable[[], T]) -> T:
     """`fn` on the disk worker: store and disk work stay off the event loop."""
-    return await server.worker.run(fn)
+    return await server.session.worker.run(fn)
 
 
 def _command_arguments(args: Sequence[Any]) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from lsprotocol import types
 
+from rutter_core.app.facade import Rutter
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store
 from rutter_lsp.features.instructions.instructions import EncodedSnapshots, WorkspaceCache
@@ -60,6 +61,17 @@ class Session:
     _located_in: tuple[Folder, ...] = field(default=(), init=False, repr=False)
     """The folders `_located` was computed for (it is dropped when they change)."""
     _settles: int = field(default=0, init=False, repr=False)
+    _app: Rutter | None = field(default=None, init=False, repr=False)
+
+    @property
+    def app(self) -> Rutter | None:
+        """The app facade over the open store and the session's file reader (None while no
+        store is open): every request calls it, never the areas' services."""
+        if self.store is None:
+            return None
+        if self._app is None or self._app.store is not self.store:
+            self._app = Rutter(self.store, self.reader)
+        return self._app
 
     def locate_uri(self, uri: str) -> Located | None:
         path = path_of_uri(uri)

@@ -178,14 +178,16 @@ class Refresher:
 
     async def _apply(self, pending: _Pending) -> None:
         server = self._server
-        if not server.ready.is_set():
-            await server.ready.wait()
+        if not server.session.ready.is_set():
+            await server.session.ready.wait()
         if pending.invalidate:
-            await server.worker.run(_invalidate, server.reader, sorted(pending.invalidate))
+            await server.session.worker.run(
+                _invalidate, server.session.reader, sorted(pending.invalidate)
+            )
         rebuild = pending.index or pending.all_diagnostics or bool(pending.changes)
         docs = server.open_docs()
         if rebuild:
-            server.replace_index(await self._rebuild(docs))
+            server.session.replace_index(await self._rebuild(docs))
         runs_changed: list[str] = []
         if pending.runs or pending.all_diagnostics:
             runs_changed = await server.runs.reinspect()
@@ -214,11 +216,11 @@ class Refresher:
         shared = SharedLevels()  # one pass: the levels directories have in common, walked once
         start = 0
         while start < len(jobs):
-            found, start = await server.worker.run_background(
-                _discover_slice, jobs, start, server.reader, shared
+            found, start = await server.session.worker.run_background(
+                _discover_slice, jobs, start, server.session.reader, shared
             )
             results.extend(found)
-        return await server.worker.run_background(build_index, results, list(docs))
+        return await server.session.worker.run_background(build_index, results, list(docs))
 
     async def _diagnostics(
         self, docs: Sequence[OpenDoc], pending: _Pending, drifted: set[str]
@@ -241,26 +243,26 @@ class Refresher:
             chunk = [
                 (doc, server.buffer(doc.uri)) for doc in targets[start : start + DOCS_PER_CHUNK]
             ]
-            results = await server.worker.run_background(
-                _diagnose_chunk, chunk, server.index, server.reader, encoding
+            results = await server.session.worker.run_background(
+                _diagnose_chunk, chunk, server.session.index, server.session.reader, encoding
             )
             for uri, own in results:
                 if uri not in server.workspace.text_documents:
                     continue  # closed meanwhile
                 found = own + server.runs.for_uri(uri)
-                if uri in forced or server.published.get(uri) != found:
+                if uri in forced or server.session.published.get(uri) != found:
                     self.publish(uri, found)
 
     def publish(self, uri: str, found: list[types.Diagnostic]) -> None:
         server = self._server
-        server.published[uri] = found
+        server.session.published[uri] = found
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=found)
         )
 
     def clear(self, uri: str) -> None:
         """Withdraw pushed diagnostics (document closed, folder no longer served)."""
-        if self._server.published.pop(uri, None) is not None:
+        if self._server.session.published.pop(uri, None) is not None:
             self._server.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from rutter_core.app.facade import Rutter
 from rutter_core.app.workspaces import EnsureWorkspaceParams
 from rutter_core.kernel.errors import RutterError
 from rutter_lsp.index.paths import Folder, path_of_uri, uri_of_path
@@ -39,13 +38,13 @@ def folders_of(params: types.InitializeParams) -> list[types.WorkspaceFolder]:
 
 
 async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
-    server.workspaces.clear()
-    store = server.store
-    if store is None:
+    server.session.workspaces.clear()
+    app = server.session.app
+    if app is None:
         if added:
             logger.warning("no store: %d folder(s) not served", len(added))
         return
-    registry = Rutter(store).workspaces
+    registry = app.workspaces
     for folder in added:
         path = path_of_uri(folder.uri)
         if path is None:
@@ -55,41 +54,43 @@ async def add(server: RutterServer, added: list[types.WorkspaceFolder]) -> None:
         name = folder.name if folder.name and "/" not in folder.name else Path(path).name
         try:
             params = EnsureWorkspaceParams(root=path, preferred_id=name)
-            workspace = await server.worker.run(registry.ensure, params)
+            workspace = await server.session.worker.run(registry.ensure, params)
         except RutterError as error:
             server.notify_user(f"not serving {path}: {error.message}")
             continue
-        server.folders[folder.uri] = Folder(
+        server.session.folders[folder.uri] = Folder(
             folder.uri, path, name, workspace.workspace_id, workspace.root
         )
         logger.info("serving %s as workspace %s", workspace.root, workspace.workspace_id)
 
 
 def remove(server: RutterServer, removed: list[types.WorkspaceFolder]) -> None:
-    server.workspaces.clear()
+    server.session.workspaces.clear()
     for folder in removed:
-        served = server.folders.pop(folder.uri, None)
+        served = server.session.folders.pop(folder.uri, None)
         if served is None:
             continue
         logger.info("no longer serving workspace %s", served.workspace_id)
     # Documents left outside every served folder lose their diagnostics.
-    for uri in list(server.published):
-        if server.locate_uri(uri) is None:
+    for uri in list(server.session.published):
+        if server.session.locate_uri(uri) is None:
             server.refresher.clear(uri)
 
 
 async def reregister(server: RutterServer) -> None:
     """After the store changed: register the served folders in the new store."""
-    current = [types.WorkspaceFolder(uri=f.uri, name=f.name) for f in server.folders.values()]
-    server.folders.clear()
-    server.workspaces.clear()
+    current = [
+        types.WorkspaceFolder(uri=f.uri, name=f.name) for f in server.session.folders.values()
+    ]
+    server.session.folders.clear()
+    server.session.workspaces.clear()
     await add(server, current)
 
 
 def register(server: RutterServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     async def did_change_workspace_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        await server.ready.wait()
+        await server.session.ready.wait()
         remove(server, list(params.event.removed))
         await add(server, list(params.event.added))
         server.refresher.request(index=True, all_diagnostics=True)

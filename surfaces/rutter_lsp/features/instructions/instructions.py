@@ -177,23 +177,23 @@ def _encoded(rutter: Rutter, cache: EncodedSnapshots, workspace: Workspace, rel:
 
 async def effective_for(server: RutterServer, uri: str) -> EncodedResult:
     """The snapshot of the file at `uri`, encoded; a typed error when there is none."""
-    await server.ready.wait()
-    located = server.locate_uri(uri)
+    await server.session.ready.wait()
+    located = server.session.locate_uri(uri)
     if located is None:
         raise not_served(uri)
-    store = server.store
-    if store is None:
+    rutter = server.session.app
+    if rutter is None:
         raise store_unavailable()
-    rutter = Rutter(store, server.reader)
+    store = rutter.store
     workspace_id = located.folder.workspace_id
-    workspace = server.workspaces.get(store, workspace_id)
+    workspace = server.session.workspaces.get(store, workspace_id)
     if workspace is None:
-        checked = server.workspaces.clock()
-        workspace = await server.worker.run(rutter.instructions.workspace, workspace_id)
-        if server.store is store:
-            server.workspaces.put(store, workspace, checked)
-    text = await server.worker.run(
-        _encoded, rutter, server.encoded_snapshots, workspace, located.rel
+        checked = server.session.workspaces.clock()
+        workspace = await server.session.worker.run(rutter.instructions.workspace, workspace_id)
+        if server.session.store is store:
+            server.session.workspaces.put(store, workspace, checked)
+    text = await server.session.worker.run(
+        _encoded, rutter, server.session.encoded_snapshots, workspace, located.rel
     )
     return EncodedResult(text)
 
@@ -220,7 +220,7 @@ def register(server: RutterServer) -> None:
         files = list(status.applies_to)
         names = []
         for file_uri in files[:MAX_LISTED_FILES]:
-            located = server.locate_uri(file_uri)
+            located = server.session.locate_uri(file_uri)
             names.append(located.rel if located else file_uri)
         more = len(files) - len(names)
         listing = ", ".join(names) + (f" and {more} more" if more > 0 else "")

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 from lsprotocol import types
 from pydantic import StrictStr
 
-from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import (
     CreateMemoryParams,
     DeleteMemoryParams,
@@ -57,7 +56,7 @@ from rutter_core.app.memory import (
 )
 from rutter_core.app.models import Result
 from rutter_core.kernel.errors import RejectedError, UsageError
-from rutter_lsp.dispatch import Handler, custom_request, on_worker, ready_store
+from rutter_lsp.dispatch import Handler, custom_request, on_worker, ready_app
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -121,10 +120,10 @@ def _workspace(
     if workspace_id is not None:
         return workspace_id
     if uri is not None:
-        located = server.locate_uri(uri)
+        located = server.session.locate_uri(uri)
         if located is not None:
             return located.folder.workspace_id
-        for folder in server.folders.values():
+        for folder in server.session.folders.values():
             if folder.uri.rstrip("/") == uri.rstrip("/"):
                 return folder.workspace_id
         if scope == "project":
@@ -135,7 +134,7 @@ def _workspace(
             )
         return None
     if scope == "project":
-        folders = {folder.workspace_id for folder in server.folders.values()}
+        folders = {folder.workspace_id for folder in server.session.folders.values()}
         if len(folders) == 1:
             return folders.pop()
         raise UsageError(
@@ -157,7 +156,7 @@ def _located(
 
 async def _memory(server: RutterServer) -> MemoryOperations:
     """The memory operations, once the store is open."""
-    return Rutter(await ready_store(server)).memory
+    return (await ready_app(server)).memory
 
 
 # -- the requests ---------------------------------------------------------------------------------
