@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rutter_core.discovery.snapshot import Snapshot
-from rutter_core.workspaces.service import Workspace
+from rutter_core.app.instructions import Snapshot
+from rutter_core.app.workspaces import Workspace
 
 
 def render_snapshot(console: Console, snapshot: Snapshot) -> None:
