@@ -153,9 +153,9 @@ def test_review_text_and_summary_name_every_change() -> None:
 def test_confirm_command_line_quotes_a_missing_revision() -> None:
     import shlex
 
-    from rutter_cli.render_runs import confirm_command_line
+    from rutter_core.app.runs import confirm_refresh_command
 
-    line = confirm_command_line("run_X", None, "b" * 64)
+    line = confirm_refresh_command("run_X", None, "b" * 64)
     assert "--expected-fingerprint '' --expected-live-fingerprint" in line
     assert shlex.split(line)[-4:] == [
         "--expected-fingerprint",

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
 
-from rutter_cli.render_runs import confirm_command_line
+from rutter_core.app.runs import confirm_refresh_command
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.walk import CLAUDE_DIR, PRAYU_DIR
 from rutter_core.kernel.errors import ConflictError, RejectedError, RutterError
@@ -469,7 +469,7 @@ async def review_refresh(server: RutterServer, run_id: str) -> dict[str, Any]:
             RejectedError(
                 "confirmation_unavailable",
                 "this editor cannot ask for a confirmation; refresh from the command line: "
-                + confirm_command_line(run_id, expected or None, expected_live),
+                + confirm_refresh_command(run_id, expected or None, expected_live),
             )
         )
     if server.supports("window.show_document.support"):
