@@ -96,6 +96,29 @@ def _command_arguments(args: Sequence[Any]) -> Any:
     return [plain(arg) for arg in args]
 
 
+def _answering(server: RutterServer, model: type[P], handler: Handler[P]) -> Callable[[Any], Any]:
+    async def answer(raw: Any) -> Any:
+        try:
+            return await handler(server, decode(model, raw))
+        except RutterError as error:
+            raise jsonrpc_error(error) from error
+
+    return answer
+
+
+def _register_command(
+    server: RutterServer,
+    command: str,
+    answer: Callable[[Any], Any],
+    command_params: Callable[[Sequence[Any]], Any],
+) -> None:
+    # Command handlers take pygls' conventional `ls` first (the server, injected by name); the
+    # client's arguments follow.
+    @server.command(command)
+    async def run_command(ls: Any, *args: Any) -> Any:
+        return await answer(command_params(args))
+
+
 def custom_request(
     server: RutterServer,
     method: str,
@@ -108,23 +131,31 @@ def custom_request(
     whose arguments `command_params` turns into the request's params)."""
 
     def register(handler: Handler[P]) -> Handler[P]:
-        async def answer(raw: Any) -> Any:
-            try:
-                return await handler(server, decode(model, raw))
-            except RutterError as error:
-                raise jsonrpc_error(error) from error
+        answer = _answering(server, model, handler)
 
         @server.feature(method)
         async def request(params: Any) -> Any:
             return await answer(params)
 
         if command is not None:
-            # Command handlers take pygls' conventional `ls` first (the server, injected by
-            # name); the client's arguments follow.
-            @server.command(command)
-            async def run_command(ls: Any, *args: Any) -> Any:
-                return await answer(command_params(args))
+            _register_command(server, command, answer, command_params)
+        return handler
 
+    return register
+
+
+def custom_command(
+    server: RutterServer,
+    command: str,
+    model: type[P],
+    *,
+    command_params: Callable[[Sequence[Any]], Any] = _command_arguments,
+) -> Callable[[Handler[P]], Handler[P]]:
+    """Register `handler` for the `workspace/executeCommand` `command` alone (a command with no
+    request twin, such as a code lens's): decoded and mapped as `custom_request` does."""
+
+    def register(handler: Handler[P]) -> Handler[P]:
+        _register_command(server, command, _answering(server, model, handler), command_params)
         return handler
 
     return register
