@@ -14,7 +14,7 @@ from rutter_lsp.features.runs.drift import (
     first_difference,
     place,
 )
-from rutter_lsp.features.runs.runs import review_summary, review_text
+from rutter_lsp.features.runs.review import review_summary, review_text
 
 
 @pytest.mark.parametrize(
@@ -153,9 +153,9 @@ def test_review_text_and_summary_name_every_change() -> None:
 def test_confirm_command_line_quotes_a_missing_revision() -> None:
     import shlex
 
-    from rutter_cli.render_runs import confirm_command_line
+    from rutter_core.app.runs import confirm_refresh_command
 
-    line = confirm_command_line("run_X", None, "b" * 64)
+    line = confirm_refresh_command("run_X", None, "b" * 64)
     assert "--expected-fingerprint '' --expected-live-fingerprint" in line
     assert shlex.split(line)[-4:] == [
         "--expected-fingerprint",
@@ -183,8 +183,8 @@ def test_confirm_command_line_quotes_a_missing_revision() -> None:
     ],
 )
 def test_which_runs_a_change_can_reach(changed: str, target: str, expected: bool) -> None:
-    from rutter_core.runs.service import RunRecord
-    from rutter_lsp.features.runs.runs import reaches
+    from rutter_core.runs.model import RunRecord
+    from rutter_lsp.features.runs.monitor import reaches
 
     run = RunRecord(
         run_id="run_X", mission_id="m", session_id="s", thread_id="t", workspace_id="ws",

@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import attrs
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from rutter_core.runs.service import latest_revision
 from rutter_core.store import append_only_triggers, open_store
@@ -397,39 +399,97 @@ async def test_run_requests_fail_with_typed_errors(session: Session) -> None:
         await request(session.client, "rutter/runInstructions", {})
     with pytest.raises(Exception, match=r"not_found|no run"):
         await request(session.client, "rutter/runInstructions", {"run_id": "run_missing"})
+    with pytest.raises(JsonRpcException) as missing:
+        await request(session.client, "rutter/runInstructions", {"run_id": "run_missing"})
+    assert missing.value.data == {
+        "code": "run_not_found",
+        "message": "no run 'run_missing'",
+        "details": {"run_id": "run_missing"},
+        "hint": {"fix": "find_run"},
+    }
+    # Unknown fields are refused, as by every request: a misspelt field must not be ignored.
+    for method, params in (
+        ("rutter/runs", {"workspaceId": "demo"}),
+        ("rutter/runInstructions", {"run_id": "run_missing", "actor": "model"}),
+        ("rutter/confirmRefresh", {"run_id": "run_missing", "expected_fingerprint": "",
+                                   "expected_live_fingerprint": "0" * 64, "force": True}),
+    ):  # fmt: skip
+        with pytest.raises(JsonRpcException) as refused:
+            await request(session.client, method, params)
+        assert isinstance(refused.value.data, dict)
+        assert refused.value.data["code"] == "invalid_params", method
+        assert "unknown field" in refused.value.data["message"], method
 
 
-async def test_a_client_that_cannot_show_documents_gets_the_summary_only(
-    tmp_path: Path,
-) -> None:
+async def stale_run_in_a_client_without(
+    tmp_path: Path, *window_capabilities: str
+) -> tuple[Session, str]:
+    """A server for a client that lacks `window_capabilities`, and a run of its one folder
+    whose instructions drifted."""
     caps = capabilities("visual_studio_code")
     window = caps.window or types.WindowClientCapabilities()
-    caps = attrs.evolve(caps, window=attrs.evolve(window, show_document=None))
+    caps = attrs.evolve(
+        caps, window=attrs.evolve(window, **dict.fromkeys(window_capabilities, None))
+    )
     root = (tmp_path / "ws").resolve()
     write_tree(root, TREE)
     home = tmp_path / "home"
     client = await start(home, caps, [folder(root)])
     prompter = Prompter()
     make_session_client(prompter)(client)
-    session = Session(client, "no-show-document", home, tmp_path, prompter)
+    session = Session(client, "without " + ", ".join(window_capabilities), home, tmp_path, prompter)
     try:
         [workspace] = await wait_until(lambda: registered(home), what="the folder registered")
         created = session.cli(
             "run", "create", "--workspace", workspace.workspace_id, "--goal", "g",
             "--target", "src/main.go",
         )  # fmt: skip
-        run_id = created["run_id"]
+        run_id: str = created["run_id"]
         (root / "AGENTS.md").write_text("root rules v2\n")
         notify_changed(session, root / "AGENTS.md", types.FileChangeType.Changed)
         await wait_until_async(lambda: _stale_inspection(session, run_id), what="stale")
+    except BaseException:
+        await stop(client)
+        raise
+    return session, run_id
+
+
+async def test_a_client_that_cannot_show_documents_gets_the_summary_only(
+    tmp_path: Path,
+) -> None:
+    session, run_id = await stale_run_in_a_client_without(tmp_path, "show_document")
+    client, prompter = session.client, session.prompter
+    try:
         prompter.answers.append("Confirm refresh")
         confirmed = await execute(client, "rutter.reviewRefresh", run_id)
         assert confirmed["refreshed"] is True
         assert client.shown_documents == []
         assert "changed: AGENTS.md" in prompter.asked[-1].message
-        assert not (home / "reviews").exists()
+        assert not (session.home / "reviews").exists()
     finally:
         await stop(client)
+
+
+async def test_a_client_that_cannot_ask_is_told_the_command_that_confirms(
+    tmp_path: Path,
+) -> None:
+    session, run_id = await stale_run_in_a_client_without(tmp_path, "show_message", "show_document")
+    try:
+        with pytest.raises(JsonRpcException) as refused:
+            await execute(session.client, "rutter.reviewRefresh", run_id)
+        data = refused.value.data
+        assert isinstance(data, dict)
+        assert data["code"] == "confirmation_unavailable"
+        assert session.prompter.asked == []
+        assert session.revisions(run_id) == 1
+        # The command it names is the one the CLI prints under a drift: it confirms.
+        command = data["message"].split("refresh from the command line: ", 1)[1]
+        words = shlex.split(command)
+        assert words[:5] == ["rutter", "context", "instructions", "--run", run_id]
+        assert session.cli(*words[1:])["refreshed"] is True
+        assert session.revisions(run_id) == 2
+    finally:
+        await stop(session.client)
 
 
 async def test_pull_clients_get_the_drift_when_they_pull(tmp_path: Path) -> None:

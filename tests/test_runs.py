@@ -19,6 +19,7 @@ from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.kernel.errors import (
     ConflictError,
     DiscoveryError,
+    Hint,
     NotFoundError,
     RejectedError,
     StoreError,
@@ -203,6 +204,7 @@ def test_continuing_a_thread(store: Store, demo: Path, tmp_path: Path) -> None:
     with pytest.raises(NotFoundError) as missing:
         new_run(store, thread_id="thr_01J00000000000000000000000")
     assert missing.value.code == "thread_not_found"
+    assert missing.value.hint == Hint("start_or_find_thread")
 
     other = tmp_path / "other"
     other.mkdir()
@@ -315,6 +317,8 @@ def test_get_unknown_run(store: Store) -> None:
         get_run(store, "run_missing")
     assert info.value.code == "run_not_found"
     assert info.value.details == {"run_id": "run_missing"}
+    assert info.value.hint == Hint("find_run")
+    assert "rutter" not in info.value.message  # no command line: each surface words the hint
 
 
 def test_list_filters_and_order(store: Store, demo: Path, tmp_path: Path) -> None:
@@ -600,6 +604,7 @@ def test_confirm_refuses_when_the_disk_changed_after_review(
     assert info.value.details["live_fingerprint"] == now.live_fingerprint
     assert now.live_fingerprint != reviewed.live_fingerprint
     assert "changed again" in info.value.message
+    assert info.value.hint == Hint("review_run_again", {"run_id": created.run_id})
     assert [r for r, *_ in revisions(db_path, created.run_id)] == [1]
 
 
@@ -643,6 +648,8 @@ def test_confirm_input_is_validated(
     with pytest.raises(RejectedError) as info:
         confirm(store, reviewed, **options)
     assert info.value.code == code
+    if code == "invalid_fingerprint":
+        assert info.value.hint == Hint("copy_fingerprints", {"run_id": created.run_id})
 
 
 # --- runs without a revision (imported / legacy) -------------------------------------------------

@@ -160,6 +160,11 @@ def test_run_create_errors_create_nothing(cli: Cli, demo: Path) -> None:
         workspace = [] if "--workspace" in options else ["--workspace", "demo"]
         body = cli.json("run", "create", *workspace, *options, code=exit_code)
         assert body["error"]["code"] == code, options
+        if code == "thread_not_found":  # the CLI words the hint with its own options
+            assert body["error"]["message"].endswith(
+                "; leave out --thread to start a new one, or take a thread_id from "
+                "`rutter run list --all`"
+            )
     assert cli.json("run", "list", "--all") == {"runs": []}
 
 
@@ -178,7 +183,12 @@ def test_run_create_fails_closed_and_without_workspace(
 def test_unknown_run(cli: Cli, demo: Path) -> None:
     for args in (["run", "show", "run_nope"], ["run", "status", "run_nope", "running"],
                  ["context", "instructions", "--run", "run_nope"]):  # fmt: skip
-        assert cli.json(*args, code=5)["error"]["code"] == "run_not_found"
+        error = cli.json(*args, code=5)["error"]
+        assert error["code"] == "run_not_found"
+        assert error["message"] == (
+            "no run 'run_nope'; see `rutter run list --all` for the runs in the store"
+        )
+        assert error["hint"] == {"fix": "find_run"}
 
 
 def test_invalid_status(cli: Cli, demo: Path) -> None:
@@ -252,6 +262,15 @@ def test_confirm_refused_when_the_disk_changed_after_review(cli: Cli, demo: Path
     assert result.stdout == ""
     assert "error[conflict]" in result.stderr
     assert "changed again since you reviewed" in result.stderr
+    assert (
+        f"nothing was appended; review again with `rutter context instructions --run {run_id}` "
+        "and confirm what it shows"
+    ) in result.stderr
+    bad = cli.json(*confirm_args(run_id, "abc", reviewed["to_fingerprint"]), code=3)
+    assert bad["error"]["code"] == "invalid_fingerprint"
+    assert bad["error"]["message"].endswith(
+        f"copy it from `rutter context instructions --run {run_id}`"
+    )
     assert stored_revisions(cli, run_id) == [1]
 
 

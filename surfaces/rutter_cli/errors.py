@@ -62,6 +62,18 @@ HINT_WORDING: dict[str, HintWording] = {
     "list_runs": lambda params: (
         f"see them with `rutter run list --workspace {params['workspace_id']} --all`"
     ),
+    # -- runs
+    "find_run": lambda _: "see `rutter run list --all` for the runs in the store",
+    "start_or_find_thread": lambda _: (
+        "leave out --thread to start a new one, or take a thread_id from `rutter run list --all`"
+    ),
+    "copy_fingerprints": lambda params: (
+        f"copy it from `rutter context instructions --run {params['run_id']}`"
+    ),
+    "review_run_again": lambda params: (
+        f"review again with `rutter context instructions --run {params['run_id']}` and confirm "
+        "what it shows"
+    ),
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 

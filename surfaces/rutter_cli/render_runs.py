@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rutter_core.kernel.errors import RutterError
-from rutter_core.runs.service import CreatedRun, RunInspection, RunRecord
+from rutter_core.app.runs import (
+    CreatedRun,
+    LiveFailure,
+    RunInspection,
+    RunRecord,
+    confirm_refresh_command,
+)
 
 MAX_GOAL_IN_TABLE = 60
 
@@ -22,13 +26,14 @@ def _goal_line(goal: str) -> str:
     return first
 
 
-def render_created(console: Console, created: CreatedRun, run: RunRecord) -> None:
+def render_created(console: Console, created: CreatedRun) -> None:
+    pinned = created.snapshot  # revision 1: the run's workspace and target
     console.print(
         f"Created run [cyan]{created.run_id}[/cyan] for "
-        f"[cyan]{escape(run.target_path)}[/cyan] in workspace "
-        f"[cyan]{escape(run.workspace_id)}[/cyan]"
+        f"[cyan]{escape(pinned.target_path)}[/cyan] in workspace "
+        f"[cyan]{escape(pinned.workspace_id)}[/cyan]"
     )
-    count = len(created.snapshot.sources)
+    count = len(pinned.sources)
     noun = "file" if count == 1 else "files"
     console.print(
         f"  pinned revision {created.revision}: {count} instruction {noun}, fingerprint "
@@ -101,25 +106,9 @@ def confirm_command(inspection: RunInspection, *, database_url: str | None = Non
     live = inspection.live_fingerprint
     if not inspection.stale or live is None or inspection.run.is_terminal:
         return None
-    return confirm_command_line(
+    return confirm_refresh_command(
         inspection.run_id, inspection.pinned_fingerprint, live, database_url=database_url
     )
-
-
-def confirm_command_line(
-    run_id: str, pinned: str | None, live: str, *, database_url: str | None = None
-) -> str:
-    """The shell command confirming a refresh of `run_id` from `pinned` (None: no revision)
-    to `live`, quoted for a POSIX shell."""
-    words = ["rutter"]
-    if database_url:
-        words += ["--database-url", database_url]
-    words += [
-        "context", "instructions", "--run", run_id, "--confirm",
-        "--expected-fingerprint", pinned or "",
-        "--expected-live-fingerprint", live,
-    ]  # fmt: skip
-    return shlex.join(words)
 
 
 def render_inspection(
@@ -145,7 +134,7 @@ def render_inspection(
         if not pinned.snapshot.sources:
             console.print("  (no instruction file applied)")
 
-    if isinstance(inspection.live, RutterError):
+    if isinstance(inspection.live, LiveFailure):
         error = inspection.live
         where = f" ({error.path})" if error.path else ""
         console.print(

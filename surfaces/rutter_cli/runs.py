@@ -1,9 +1,9 @@
 """`rutter run ...` and `rutter context instructions --run`: runs and their pinned instructions.
 
-A thin surface over `rutter_core.runs.service`: it parses options, names itself as the actor ("cli",
-never taken from the command line), and prints one JSON document (`--json`) or text for
-people. `run create` without `--workspace` uses the registered workspace containing the
-current directory (contract section 4).
+A thin surface over the app facade (`Rutter(store).runs`): it turns options into the
+operation's params, names itself as the actor ("cli", never taken from the command line), and
+prints one JSON document (`--json`) or text for people. `run create` without `--workspace`
+uses the registered workspace containing the current directory (contract section 4).
 """
 
 from __future__ import annotations
@@ -13,27 +13,26 @@ from typing import Annotated, Final
 
 import typer
 
-from rutter_cli.common import JsonFlag, cli_store, make_console, print_json
+from rutter_cli.common import JsonFlag, cli_store, make_console, print_json, settings_of
 from rutter_cli.render_runs import (
     render_created,
     render_inspection,
     render_run,
     render_runs,
 )
-from rutter_core.discovery.fsread import FileReader
-from rutter_core.kernel.errors import UsageError
-from rutter_core.runs.service import (
+from rutter_core.app.facade import Rutter
+from rutter_core.app.runs import (
     DEFAULT_MODE,
     DEFAULT_TARGET,
-    confirm_refresh,
-    create_run,
-    get_run,
-    get_verified_run,
-    inspect_run,
-    list_runs,
-    set_run_status,
+    ConfirmRefreshParams,
+    CreateRunParams,
+    InspectRunParams,
+    ListRunsParams,
+    RunInspection,
+    SetRunStatusParams,
+    ShowRunParams,
 )
-from rutter_core.workspaces.service import get_workspace, infer_workspace
+from rutter_core.kernel.errors import UsageError
 
 ACTOR: Final = "cli"
 """Who this surface is; set here, never from an option."""
@@ -44,15 +43,6 @@ run_app = typer.Typer(
 )
 
 RunId = Annotated[str, typer.Argument(metavar="RUN", help="The run's ID (run_...).")]
-
-
-# The shared CLI plumbing lives in rutter_cli.main, which imports this module to register it.
-
-
-def _database_url(ctx: typer.Context) -> str | None:
-    settings = ctx.find_root().obj
-    url = getattr(settings, "database_url", None)
-    return url if isinstance(url, str) else None
 
 
 @run_app.command("create")
@@ -86,25 +76,20 @@ def run_create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create a run: mission, session, thread, root node and pinned instructions (revision 1)."""
+    params = CreateRunParams(
+        workspace_id=workspace_id,
+        goal=goal,
+        profile=profile,
+        mode=mode,
+        target=target,
+        thread_id=thread_id,
+    )
     with cli_store(ctx) as store:
-        if workspace_id is None:
-            workspace_id = infer_workspace(store, Path.cwd()).workspace_id
-        created = create_run(
-            store,
-            workspace_id=workspace_id,
-            goal=goal,
-            reader=FileReader(),
-            actor=ACTOR,
-            profile=profile,
-            mode=mode,
-            target=target,
-            thread_id=thread_id,
-        )
-        run = get_run(store, created.run_id)
+        created = Rutter(store).runs.create(params, actor=ACTOR, cwd=Path.cwd())
     if as_json:
         print_json(created.to_json())
         return
-    render_created(make_console(), created, run)
+    render_created(make_console(), created)
 
 
 @run_app.command("list")
@@ -121,21 +106,20 @@ def run_list(
     as_json: JsonFlag = False,
 ) -> None:
     """List active runs (created, running, paused) in creation order; --all lists every run."""
+    params = ListRunsParams(workspace_id=workspace_id, all=all_runs)
     with cli_store(ctx) as store:
-        if workspace_id is not None:
-            get_workspace(store, workspace_id)  # an unknown ID is an error, not an empty list
-        found = list_runs(store, workspace_id=workspace_id, active_only=not all_runs)
+        found = Rutter(store).runs.list(params)
     if as_json:
-        print_json({"runs": [run.to_json() for run in found]})
+        print_json(found.to_json())
         return
-    render_runs(make_console(), found, all_runs=all_runs)
+    render_runs(make_console(), found.runs, all_runs=all_runs)
 
 
 @run_app.command("show")
 def run_show(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> None:
     """Show one run, with its status and latest pinned revision."""
     with cli_store(ctx) as store:
-        run = get_verified_run(store, run_id)
+        run = Rutter(store).runs.show(ShowRunParams(run_id=run_id))
     if as_json:
         print_json(run.to_json())
         return
@@ -156,16 +140,17 @@ def run_status(
     as_json: JsonFlag = False,
 ) -> None:
     """Move a run to STATUS (running, paused, completed, failed, cancelled)."""
+    params = SetRunStatusParams(run_id=run_id, status=status)
     with cli_store(ctx) as store:
-        before = get_run(store, run_id)
-        run = set_run_status(store, run_id, status, actor=ACTOR)
+        change = Rutter(store).runs.set_status(params, actor=ACTOR)
+    run = change.run
     if as_json:
         print_json(run.to_json())
         return
-    if before.status == run.status:
+    if not change.changed:
         make_console().print(f"Run {run.run_id} is already {run.status}; nothing changed.")
     else:
-        make_console().print(f"Run {run.run_id}: {before.status} → {run.status}")
+        make_console().print(f"Run {run.run_id}: {change.previous} → {run.status}")
 
 
 # -- context instructions --run ---------------------------------------------------------------
@@ -222,28 +207,25 @@ def run_instructions(
     as_json: bool,
 ) -> None:
     """Inspect a run's pinned instructions against the disk, or confirm a refresh."""
-    reader = FileReader()
+    inspection: RunInspection
     with cli_store(ctx) as store:
+        runs = Rutter(store).runs
         if not confirm:
-            inspection = inspect_run(store, run_id, reader=reader)
+            inspection = runs.inspect(InspectRunParams(run_id=run_id))
             refreshed: bool | None = None
         else:
             # Both checked by `check_instructions_options`.
             assert expected is not None
             assert expected_live is not None
-            inspection, refreshed = confirm_refresh(
-                store,
-                run_id,
-                reader=reader,
+            params = ConfirmRefreshParams(
+                run_id=run_id,
                 expected_fingerprint=expected,
                 expected_live_fingerprint=expected_live,
-                actor=ACTOR,
             )
+            inspection = runs.confirm_refresh(params, actor=ACTOR)
+            refreshed = inspection.refreshed
     if as_json:
-        document = inspection.to_json()
-        if refreshed is not None:
-            document["refreshed"] = refreshed
-        print_json(document)
+        print_json(inspection.to_json())
         return
     console = make_console()
     if refreshed is True:
@@ -260,4 +242,4 @@ def run_instructions(
             highlight=False,
             soft_wrap=True,
         )
-    render_inspection(console, inspection, database_url=_database_url(ctx))
+    render_inspection(console, inspection, database_url=settings_of(ctx).database_url)

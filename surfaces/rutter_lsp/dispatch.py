@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rutter_core.kernel.errors import RutterError, UsageError
-from rutter_core.store import Store
 from rutter_lsp.errors import jsonrpc_error
 from rutter_lsp.settings import plain
 
@@ -78,14 +77,6 @@ def store_unavailable() -> RutterError:
         "the rutter store could not be opened; see the server log and check "
         "rutter.databaseUrl / RUTTER_DATABASE_URL / RUTTER_HOME",
     )
-
-
-async def ready_store(server: RutterServer) -> Store:
-    """The store, once `initialized` has opened it (`store_unavailable` when it could not)."""
-    await server.session.ready.wait()
-    if server.session.store is None:
-        raise store_unavailable()
-    return server.session.store
 
 
 async def ready_app(server: RutterServer) -> Rutter:
@@ -170,11 +161,3 @@ def custom_command(
         return handler
 
     return register
-
-
-async def mapped(pending: Callable[[], Awaitable[T]]) -> T:
-    """Interim, for handlers not yet registered with `custom_request`: map a typed failure."""
-    try:
-        return await pending()
-    except RutterError as error:
-        raise jsonrpc_error(error) from error

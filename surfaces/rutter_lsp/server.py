@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -48,20 +48,11 @@ from rutter_lsp.protocol import RutterProtocol, pulls_diagnostics
 from rutter_lsp.session import Session
 
 if TYPE_CHECKING:
-    import asyncio
-
-    from rutter_core.discovery.fsread import FileReader
-    from rutter_core.store import Store
-    from rutter_lsp.features.instructions.instructions import EncodedSnapshots, WorkspaceCache
-    from rutter_lsp.index.analysis import Index, OpenDoc
-    from rutter_lsp.index.paths import Folder, Located
-    from rutter_lsp.settings import Settings
-    from rutter_lsp.worker import DiskWorker
+    from rutter_lsp.index.analysis import OpenDoc
 
 logger = logging.getLogger("rutter_lsp")
 
 SERVER_NAME = "rutter"
-T = TypeVar("T")
 
 
 class Feature(Protocol):
@@ -76,39 +67,8 @@ FEATURES: Final[tuple[Feature, ...]] = (
 """Every feature, in registration order (the order of the commands the server advertises)."""
 
 
-class _InSession(Generic[T]):
-    """`server.<name>` reads and writes `server.session.<name>`.
-
-    Only for feature modules that still use the server's old attributes; each goes once no
-    module uses it (new code uses `server.session`)."""
-
-    def __set_name__(self, owner: type[Any], name: str) -> None:
-        self._name = name
-
-    def __get__(self, server: RutterServer, owner: type[Any] | None = None) -> T:
-        return cast(T, getattr(server.session, self._name))
-
-    def __set__(self, server: RutterServer, value: T) -> None:
-        setattr(server.session, self._name, value)
-
-
 class RutterServer(LanguageServer):
     """The pygls server: the connection, with the session it serves."""
-
-    cli_database_url: _InSession[str | None] = _InSession()
-    init_settings: _InSession[Settings] = _InSession()
-    settings: _InSession[Settings] = _InSession()
-    store: _InSession[Store | None] = _InSession()
-    store_url: _InSession[str | None] = _InSession()
-    reader: _InSession[FileReader] = _InSession()
-    worker: _InSession[DiskWorker] = _InSession()
-    folders: _InSession[dict[str, Folder]] = _InSession()
-    initial_folders: _InSession[list[types.WorkspaceFolder]] = _InSession()
-    index: _InSession[Index] = _InSession()
-    workspaces: _InSession[WorkspaceCache] = _InSession()
-    encoded_snapshots: _InSession[EncodedSnapshots] = _InSession()
-    ready: _InSession[asyncio.Event] = _InSession()
-    published: _InSession[dict[str, list[types.Diagnostic]]] = _InSession()
 
     def __init__(self, *, database_url: str | None = None) -> None:
         super().__init__(
@@ -159,20 +119,6 @@ class RutterServer(LanguageServer):
         if document is None:
             return None
         return str(document.source)
-
-    # Old names of session methods, for feature modules not yet moved to `server.session`.
-
-    def locate_uri(self, uri: str) -> Located | None:
-        return self.session.locate_uri(uri)
-
-    def open_doc(self, uri: str) -> OpenDoc | None:
-        return self.session.open_doc(uri)
-
-    def replace_index(self, index: Index) -> None:
-        self.session.replace_index(index)
-
-    def settle_heap(self) -> None:
-        self.session.settle_heap()
 
     # -- messages --------------------------------------------------------------------------
 

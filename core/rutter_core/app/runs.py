@@ -1,14 +1,271 @@
-"""Operations on runs and their pinned instructions: params and result models, and
-`RunOperations`."""
+"""Operations on runs and their pinned instructions: one params model per operation, and
+`RunOperations` (`Rutter(store, reader).runs`).
+
+The params are what a client may send (the language server decodes its requests into them, the
+CLI builds them from its options); results are the run documents of `rutter_core.runs.model`.
+Types are checked here; what the values may be (a known mode, a fingerprint's form) is the
+service's, so every surface gets the same typed errors. Who acts (`actor`), the directory a
+surface runs in and the workspaces it serves are the surface's own facts: keyword arguments,
+never params a client could set.
+
+`confirm_refresh_command` is how a person confirms a reviewed refresh from a terminal: the CLI
+prints it under a drift, and an editor that cannot ask for the confirmation itself names it.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import shlex
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field, StrictBool, StrictStr
+
+from rutter_core.app.models import Params
+from rutter_core.kernel.actors import OperatorActor
+from rutter_core.kernel.errors import Hint, RutterError, UsageError
+from rutter_core.runs import service
+from rutter_core.runs.model import (
+    DEFAULT_MODE,
+    DEFAULT_TARGET,
+    NO_REVISION,
+    ActiveRuns,
+    ConfirmedRefresh,
+    CreatedRun,
+    ListedRun,
+    LiveFailure,
+    PinnedRevision,
+    RunInspection,
+    RunList,
+    RunRecord,
+    RunStatus,
+    SnapshotDiff,
+    UnreadableRun,
+)
+from rutter_core.workspaces.service import get_workspace, infer_workspace
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
+
+RunId = Annotated[StrictStr, Field(description="the run's ID (run_...)")]
+
+
+class CreateRunParams(Params):
+    goal: StrictStr = Field(description="what the run should achieve")
+    workspace_id: StrictStr | None = Field(
+        None, description="default: the registered workspace containing the surface's directory"
+    )
+    profile: StrictStr | None = Field(None, description="execution profile name (a label)")
+    mode: StrictStr = Field(DEFAULT_MODE, description="approval mode: ask, auto or full")
+    target: StrictStr = Field(
+        DEFAULT_TARGET,
+        description="workspace-relative file or directory whose instructions to pin",
+    )
+    thread_id: StrictStr | None = Field(None, description="continue this thread")
+
+
+class ListRunsParams(Params):
+    workspace_id: StrictStr | None = Field(
+        None, description="only this workspace's runs (default: every workspace)"
+    )
+    all: StrictBool = Field(False, description="include completed, failed and cancelled runs")
+
+
+class ShowRunParams(Params):
+    run_id: RunId
+
+
+class SetRunStatusParams(Params):
+    run_id: RunId
+    status: StrictStr = Field(description="running, paused, completed, failed or cancelled")
+
+
+class InspectRunParams(Params):
+    run_id: RunId
+
+
+class ConfirmRefreshParams(Params):
+    run_id: RunId
+    expected_fingerprint: StrictStr = Field(
+        description='the pinned fingerprint you reviewed ("" for a run with no revision yet)'
+    )
+    expected_live_fingerprint: StrictStr = Field(description="the live fingerprint you reviewed")
+
+
+class ActiveRunsParams(Params):
+    workspace_id: StrictStr | None = Field(
+        None, description="only this workspace's active runs (default: every served workspace)"
+    )
+
+
+class ReviewedRefresh(ConfirmedRefresh):
+    """An editor's review of a refresh: the inspection, whether a revision was appended, and
+    whether the person confirmed."""
+
+    confirmed: bool
+
+    @classmethod
+    def of(cls, inspection: RunInspection, *, refreshed: bool, confirmed: bool) -> ReviewedRefresh:
+        return cls(**_fields(inspection, refreshed=refreshed, confirmed=confirmed))
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    """A run after `set_status` (its JSON is the run's), and the status it had before."""
+
+    run: RunRecord
+    previous: RunStatus
+
+    @property
+    def changed(self) -> bool:
+        return self.previous != self.run.status
+
+
+def confirm_refresh_command(
+    run_id: str, pinned: str | None, live: str, *, database_url: str | None = None
+) -> str:
+    """The shell command (quoted for a POSIX shell) that confirms a refresh of `run_id` from
+    `pinned` (None: no revision) to `live`; `database_url` when the store is not the default."""
+    words = ["rutter"]
+    if database_url:
+        words += ["--database-url", database_url]
+    words += [
+        "context", "instructions", "--run", run_id, "--confirm",
+        "--expected-fingerprint", pinned or NO_REVISION,
+        "--expected-live-fingerprint", live,
+    ]  # fmt: skip
+    return shlex.join(words)
 
 
 class RunOperations:
     def __init__(self, rutter: Rutter) -> None:
         self._rutter = rutter
+
+    def create(
+        self, params: CreateRunParams, *, actor: OperatorActor, cwd: Path | None = None
+    ) -> CreatedRun:
+        """Mission, session, thread, root node and revision 1 of the pinned instructions, in
+        one transaction. Without `params.workspace_id`, the registered workspace containing
+        `cwd` (the surface's directory; contract section 4)."""
+        store = self._rutter.store
+        workspace_id = params.workspace_id
+        if workspace_id is None:
+            if cwd is None:
+                raise UsageError(
+                    "workspace_required",
+                    "the run's workspace is needed",
+                    hint=Hint("choose_workspace"),
+                )
+            workspace_id = infer_workspace(store, cwd).workspace_id
+        return service.create_run(
+            store,
+            workspace_id=workspace_id,
+            goal=params.goal,
+            reader=self._rutter.reader,
+            actor=actor,
+            profile=params.profile,
+            mode=params.mode,
+            target=params.target,
+            thread_id=params.thread_id,
+        )
+
+    def list(self, params: ListRunsParams) -> RunList:
+        """Runs in creation order, the active ones unless `all`. An unknown workspace is
+        `not_registered`, not an empty list."""
+        store = self._rutter.store
+        if params.workspace_id is not None:
+            get_workspace(store, params.workspace_id)
+        runs = service.list_runs(
+            store, workspace_id=params.workspace_id, active_only=not params.all
+        )
+        return RunList(runs=runs)
+
+    def show(self, params: ShowRunParams) -> RunRecord:
+        """The run, its latest revision verified (`snapshot_tampered` otherwise)."""
+        return service.get_verified_run(self._rutter.store, params.run_id)
+
+    def set_status(self, params: SetRunStatusParams, *, actor: OperatorActor) -> StatusChange:
+        store = self._rutter.store
+        before = service.get_run(store, params.run_id)
+        run = service.set_run_status(store, params.run_id, params.status, actor=actor)
+        return StatusChange(run=run, previous=before.status)
+
+    def inspect(self, params: InspectRunParams) -> RunInspection:
+        """The run's pinned instructions against the disk now. Read-only."""
+        return service.inspect_run(self._rutter.store, params.run_id, reader=self._rutter.reader)
+
+    def confirm_refresh(
+        self, params: ConfirmRefreshParams, *, actor: OperatorActor
+    ) -> ConfirmedRefresh:
+        """Pin the live instructions as the next revision, only if both reviewed fingerprints
+        are still current (`conflict` otherwise, nothing appended)."""
+        inspection, refreshed = service.confirm_refresh(
+            self._rutter.store,
+            params.run_id,
+            reader=self._rutter.reader,
+            expected_fingerprint=params.expected_fingerprint,
+            expected_live_fingerprint=params.expected_live_fingerprint,
+            actor=actor,
+        )
+        return ConfirmedRefresh(**_fields(inspection, refreshed=refreshed))
+
+    def active(self, params: ActiveRunsParams, *, served: Collection[str]) -> tuple[RunRecord, ...]:
+        """The active runs of `params.workspace_id`, else of the `served` workspaces, in
+        creation order."""
+        wanted = {params.workspace_id} if params.workspace_id is not None else set(served)
+        runs = service.list_runs(self._rutter.store, active_only=True)
+        return tuple(run for run in runs if run.workspace_id in wanted)
+
+    def listed(self, run: RunRecord) -> ListedRun | UnreadableRun:
+        """`run` as an editor lists it, with its drift; a run that cannot be inspected (e.g.
+        a tampered revision) is listed with its error and nothing of it as current."""
+        try:
+            inspection = self.inspect(InspectRunParams(run_id=run.run_id))
+        except RutterError as error:
+            return UnreadableRun(**_fields(run, fingerprint=None, error=error.to_json()))
+        failure = inspection.live if isinstance(inspection.live, LiveFailure) else None
+        return ListedRun(
+            **_fields(
+                run,
+                stale=inspection.stale,
+                live_error=None if failure is None else failure.error,
+                live_fingerprint=inspection.live_fingerprint,
+            )
+        )
+
+
+def _fields(model: RunRecord | RunInspection, **replaced: Any) -> dict[str, Any]:
+    """The fields of `model`, with `replaced` ones, as keyword arguments for a model that
+    extends its type."""
+    fields = {name: getattr(model, name) for name in type(model).model_fields}
+    fields.update(replaced)
+    return fields
+
+
+__all__ = [
+    "DEFAULT_MODE",
+    "DEFAULT_TARGET",
+    "NO_REVISION",
+    "ActiveRuns",
+    "ActiveRunsParams",
+    "ConfirmRefreshParams",
+    "ConfirmedRefresh",
+    "CreateRunParams",
+    "CreatedRun",
+    "InspectRunParams",
+    "ListRunsParams",
+    "ListedRun",
+    "LiveFailure",
+    "PinnedRevision",
+    "ReviewedRefresh",
+    "RunInspection",
+    "RunList",
+    "RunOperations",
+    "RunRecord",
+    "SetRunStatusParams",
+    "ShowRunParams",
+    "SnapshotDiff",
+    "StatusChange",
+    "confirm_refresh_command",
+]

@@ -1,5 +1,5 @@
 """Explicit user/project memory in the editor: a thin adapter over the app facade
-(`Rutter(store).memory`).
+(`server.session.app.memory`).
 
 Requests (params: one JSON object, decoded into the app's params models by
 `rutter_lsp.dispatch.custom_request`; results: the CLI's `--json` documents; failures are

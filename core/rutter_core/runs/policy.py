@@ -1,0 +1,98 @@
+"""What a run accepts: who may change runs, and the goal, mode, profile and fingerprints a
+caller gives. Each check raises a typed `rejected` error that says what is wrong."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+from rutter_core.discovery.redaction import redact
+from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
+from rutter_core.kernel.errors import Hint, RejectedError
+from rutter_core.runs.model import RUN_MODES, RunMode, is_run_mode
+
+MAX_GOAL_CHARS: Final = 4096
+PROFILE_NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+FINGERPRINT_PATTERN: Final = re.compile(r"[0-9a-f]{64}")
+# Bidirectional controls reorder what a person reads (Trojan Source): refused in goals.
+_BIDI_CONTROLS: Final = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def require_operator(actor: str) -> OperatorActor:
+    if not is_operator_actor(actor):
+        raise RejectedError(
+            "actor_not_allowed",
+            f"actor {actor!r} may not create or change runs; only the operator's surfaces "
+            f"({', '.join(OPERATOR_ACTORS)}) may",
+            details={"actor": actor, "allowed": list(OPERATOR_ACTORS)},
+        )
+    return actor
+
+
+def validate_goal(goal: str) -> str:
+    """The goal as stored: stripped, non-empty, bounded, no control characters, no secrets."""
+    text = goal.strip()
+    if not text:
+        raise RejectedError("invalid_goal", "the goal is empty; say what the run should achieve")
+    if len(text) > MAX_GOAL_CHARS:
+        raise RejectedError(
+            "invalid_goal",
+            f"the goal has {len(text)} characters, more than the limit of {MAX_GOAL_CHARS}; "
+            "shorten it and keep details in the instruction files",
+            details={"limit": MAX_GOAL_CHARS, "length": len(text)},
+        )
+    for offset, char in enumerate(text):
+        control = unicodedata.category(char) == "Cc" and char not in "\n\t"
+        if control or char in _BIDI_CONTROLS:
+            raise RejectedError(
+                "invalid_goal",
+                f"the goal contains the control character U+{ord(char):04X} at offset "
+                f"{offset}; use plain text (newlines and tabs are fine)",
+                details={"offset": offset},
+            )
+    found = redact(text)
+    if found.redacted:
+        kinds = ", ".join(kind for kind, _count in found.counts())
+        raise RejectedError(
+            "secret_in_goal",
+            f"the goal contains what looks like a secret ({kinds}); goals are stored in plain "
+            "text, so remove it and refer to the secret by name",
+            details={"kinds": [kind for kind, _count in found.counts()]},
+        )
+    return text
+
+
+def validate_mode(mode: str) -> RunMode:
+    if not is_run_mode(mode):
+        raise RejectedError(
+            "invalid_mode",
+            f"invalid mode {mode!r}; use one of {', '.join(RUN_MODES)}",
+            details={"mode": mode, "allowed": list(RUN_MODES)},
+        )
+    return mode
+
+
+def validate_profile(profile: str | None) -> str | None:
+    if profile is not None and PROFILE_NAME_PATTERN.fullmatch(profile) is None:
+        raise RejectedError(
+            "invalid_profile",
+            f"invalid profile name {profile!r}: use 1-64 characters of a-z, 0-9, '.', '_' "
+            "and '-', starting with a letter or digit",
+            details={"profile": profile},
+        )
+    return profile
+
+
+def validate_fingerprint(value: str, *, option: str, run_id: str) -> None:
+    """`value` is a fingerprint (64 lowercase hex digits); `option` names which one (the
+    expected pinned or live fingerprint), `run_id` the run whose review shows both."""
+    if FINGERPRINT_PATTERN.fullmatch(value) is None:
+        raise RejectedError(
+            "invalid_fingerprint",
+            f"{option} {value!r} is not a fingerprint (64 lowercase hex digits)",
+            details={"option": option, "value": value},
+            hint=Hint("copy_fingerprints", {"run_id": run_id}),
+        )

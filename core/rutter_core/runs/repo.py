@@ -1,0 +1,254 @@
+"""The only module that touches the runs' tables: missions, runs and the append-only ledger of
+pinned instruction revisions (`run_instruction_snapshots`).
+
+Every function takes the caller's `Connection`: the service decides what one transaction holds.
+Revision rows come back as stored (`StoredRevision`); `integrity` checks them before anything
+uses them.
+
+Missions live here rather than in continuity: a mission is the goal a run works on (every read
+of a run joins it for `goal`), and it is created and closed with its runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy.engine import Connection, Row
+from sqlalchemy.sql import Select
+
+from rutter_core.discovery.fingerprint import canonical_json
+from rutter_core.discovery.snapshot import Snapshot
+from rutter_core.kernel.errors import StoreError
+from rutter_core.runs.model import (
+    ACTIVE_STATUSES,
+    RunMode,
+    RunRecord,
+    RunStatus,
+    is_run_mode,
+    is_run_status,
+)
+from rutter_core.store.schema import missions, run_instruction_snapshots, runs
+
+
+def _run_query() -> Select[Any]:
+    """Runs with their mission's goal and their latest revision's number and fingerprint.
+
+    The latest revision is a correlated MAX per run: an index lookup on the ledger's
+    UNIQUE (run_id, revision), so reading one run does not aggregate every run's revisions.
+    """
+    ledger = run_instruction_snapshots
+    pinned = ledger.alias("pinned")
+    latest = (
+        select(func.max(ledger.c.revision))
+        .where(ledger.c.run_id == runs.c.run_id)
+        .correlate(runs)
+        .scalar_subquery()
+    )
+    return (
+        select(
+            runs,
+            missions.c.goal,
+            pinned.c.revision.label("latest_revision"),
+            pinned.c.fingerprint.label("latest_fingerprint"),
+        )
+        .join(missions, missions.c.mission_id == runs.c.mission_id)
+        .outerjoin(pinned, and_(pinned.c.run_id == runs.c.run_id, pinned.c.revision == latest))
+    )
+
+
+_RUN_QUERY: Final = _run_query()
+"""Built once: statements are immutable, `.where()` derives new ones."""
+
+
+def _record(row: Row[Any]) -> RunRecord:
+    mode, status = str(row.mode), str(row.status)
+    if not is_run_mode(mode) or not is_run_status(
+        status
+    ):  # the table's CHECKs make this impossible
+        raise StoreError(
+            "invalid_run_row", f"run {row.run_id} has mode {mode!r}, status {status!r}"
+        )
+    return RunRecord(
+        run_id=str(row.run_id),
+        mission_id=str(row.mission_id),
+        session_id=str(row.session_id),
+        thread_id=str(row.thread_id),
+        workspace_id=str(row.workspace_id),
+        goal=str(row.goal),
+        profile=None if row.profile is None else str(row.profile),
+        mode=mode,
+        target_path=str(row.target_path),
+        status=status,
+        revision=None if row.latest_revision is None else int(row.latest_revision),
+        fingerprint=None if row.latest_fingerprint is None else str(row.latest_fingerprint),
+        created_by=str(row.created_by),
+        updated_by=str(row.updated_by),
+        created_at=str(row.created_at),
+        updated_at=str(row.updated_at),
+    )
+
+
+def find_run(conn: Connection, run_id: str) -> RunRecord | None:
+    row = conn.execute(_RUN_QUERY.where(runs.c.run_id == run_id)).first()
+    return None if row is None else _record(row)
+
+
+def select_runs(
+    conn: Connection, *, workspace_id: str | None, active_only: bool
+) -> list[RunRecord]:
+    """Runs in creation order; `active_only` leaves out completed, failed and cancelled ones."""
+    query = _RUN_QUERY.order_by(runs.c.created_at, runs.c.run_id)
+    if workspace_id is not None:
+        query = query.where(runs.c.workspace_id == workspace_id)
+    if active_only:
+        query = query.where(runs.c.status.in_(ACTIVE_STATUSES))
+    return [_record(row) for row in conn.execute(query)]
+
+
+def count_runs(conn: Connection, workspace_id: str) -> int:
+    return int(
+        conn.execute(
+            select(func.count()).select_from(runs).where(runs.c.workspace_id == workspace_id)
+        ).scalar_one()
+    )
+
+
+def insert_mission(
+    conn: Connection, *, mission_id: str, workspace_id: str, goal: str, actor: str, now: str
+) -> None:
+    conn.execute(
+        insert(missions).values(
+            mission_id=mission_id,
+            workspace_id=workspace_id,
+            goal=goal,
+            status="active",
+            created_by=actor,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+
+
+def close_mission(conn: Connection, mission_id: str, *, now: str) -> None:
+    conn.execute(
+        update(missions)
+        .where(missions.c.mission_id == mission_id)
+        .values(status="closed", updated_at=now)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run's row as `insert_run` writes it (status `created`)."""
+
+    run_id: str
+    workspace_id: str
+    mission_id: str
+    session_id: str
+    thread_id: str
+    profile: str | None
+    mode: RunMode
+    target_path: str
+
+
+def insert_run(conn: Connection, run: NewRun, *, actor: str, now: str) -> None:
+    conn.execute(
+        insert(runs).values(
+            run_id=run.run_id,
+            workspace_id=run.workspace_id,
+            mission_id=run.mission_id,
+            session_id=run.session_id,
+            thread_id=run.thread_id,
+            profile=run.profile,
+            mode=run.mode,
+            target_path=run.target_path,
+            status="created",
+            created_by=actor,
+            updated_by=actor,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+
+
+def update_run(
+    conn: Connection, run_id: str, *, actor: str, now: str, status: RunStatus | None = None
+) -> None:
+    """Stamp the run as changed by `actor` now (and move it to `status` when given)."""
+    values: dict[str, str] = {"updated_by": actor, "updated_at": now}
+    if status is not None:
+        values["status"] = status
+    conn.execute(update(runs).where(runs.c.run_id == run_id).values(**values))
+
+
+# -- the ledger -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRevision:
+    """A ledger row as stored: not yet checked (see `rutter_core.runs.integrity`)."""
+
+    run_id: str
+    revision: int
+    snapshot_json: str
+    fingerprint: str
+    confirmed_by: str
+    confirmed_at: str
+    replaces_fingerprint: str | None
+
+
+def find_revision(conn: Connection, run_id: str, revision: int | None) -> StoredRevision | None:
+    """Revision `revision` of the run, or its latest when `revision` is None."""
+    table = run_instruction_snapshots
+    query = select(table).where(table.c.run_id == run_id)
+    if revision is None:
+        query = query.order_by(table.c.revision.desc()).limit(1)
+    else:
+        query = query.where(table.c.revision == revision)
+    row = conn.execute(query).first()
+    if row is None:
+        return None
+    replaces = row.replaces_fingerprint
+    return StoredRevision(
+        run_id=str(row.run_id),
+        revision=int(row.revision),
+        snapshot_json=row.snapshot_json,
+        fingerprint=str(row.fingerprint),
+        confirmed_by=str(row.confirmed_by),
+        confirmed_at=str(row.confirmed_at),
+        replaces_fingerprint=None if replaces is None else str(replaces),
+    )
+
+
+def snapshot_text(snapshot: Snapshot) -> str:
+    """The ledger's text of `snapshot`: canonical JSON (RFC 8785), a function of the snapshot
+    alone, content included."""
+    return canonical_json(snapshot.to_json()).decode("utf-8")
+
+
+def append_revision(
+    conn: Connection,
+    run_id: str,
+    revision: int,
+    snapshot: Snapshot,
+    *,
+    replaces: str | None,
+    actor: str,
+    now: str,
+) -> None:
+    """Append `snapshot` as revision `revision` of the run, confirmed by `actor` now. The
+    ledger's UNIQUE (run_id, revision) declares the race between two confirmations: the store
+    reports the loser as `conflict`."""
+    conn.execute(
+        insert(run_instruction_snapshots).values(
+            run_id=run_id,
+            revision=revision,
+            snapshot_json=snapshot_text(snapshot),
+            fingerprint=snapshot.fingerprint,
+            confirmed_by=actor,
+            confirmed_at=now,
+            replaces_fingerprint=replaces,
+        )
+    )

@@ -1,0 +1,213 @@
+"""`RunsMonitor`: the drift of the active runs of the served workspaces, kept for the editor.
+
+It re-inspects them when the store changes (another process created or refreshed a run:
+noticed through `StoreChanges`, polled every `POLL_SECONDS` on the disk worker) and when
+instruction files change; the refresher then republishes the drift diagnostics with the others
+and sends `rutter/runsChanged` `{"workspace_ids"}` when a run appeared, ended, was refreshed or
+went stale, so run lists in editors update without polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from lsprotocol import types
+
+from rutter_core.app.runs import ActiveRunsParams, InspectRunParams, RunOperations, RunRecord
+from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR
+from rutter_core.kernel.errors import RutterError
+from rutter_core.store import Store
+from rutter_core.store.changes import StoreChanges
+from rutter_lsp.features.runs.drift import DocumentRef, RunDrift, findings_of, place
+from rutter_lsp.index.paths import classify
+
+if TYPE_CHECKING:
+    from rutter_lsp.index.analysis import OpenDoc
+    from rutter_lsp.server import RutterServer
+
+logger = logging.getLogger("rutter_lsp")
+
+RUNS_CHANGED: Final = "rutter/runsChanged"
+"""Notification `{"workspace_ids"}`: runs were created, ended or refreshed, or went stale."""
+POLL_SECONDS: Final = 0.5
+MAX_MONITORED_RUNS: Final = 100
+"""Active runs whose drift is shown (the newest); more are listed but not diagnosed."""
+
+
+def _drift_of(runs: RunOperations, run: RunRecord) -> RunDrift | None:
+    """One run's drift (a job for the disk worker)."""
+    try:
+        inspection = runs.inspect(InspectRunParams(run_id=run.run_id)).to_json()
+    except RutterError as error:  # e.g. a tampered revision: shown in rutter/runs
+        logger.warning("cannot inspect run %s: %s", run.run_id, error.message)
+        return None
+    return findings_of(inspection, run.workspace_id, run.target_path)
+
+
+@dataclass(frozen=True, slots=True)
+class _Watch:
+    store: Store
+    changes: StoreChanges
+
+
+class RunsMonitor:
+    """Drift of the active runs of the served workspaces (event loop only)."""
+
+    def __init__(self, server: RutterServer) -> None:
+        self._server = server
+        self.drifts: tuple[RunDrift, ...] = ()
+        self.placed: dict[str, list[types.Diagnostic]] = {}
+        self._watch: _Watch | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._poll())
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.changes.close()
+
+    async def _poll(self) -> None:
+        server = self._server
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            store = server.session.store
+            if store is None or not server.session.folders:
+                continue
+            watch = self._watch
+            if watch is None or watch.store is not store:
+                if watch is not None:
+                    await server.session.worker.run(watch.changes.close)
+                watch = self._watch = _Watch(store, StoreChanges(store))
+            try:
+                changed = await server.session.worker.run(watch.changes.poll)
+            except Exception as error:  # the store went away; the next tick retries
+                logger.debug("store change poll failed: %s", error)
+                continue
+            if changed:
+                server.refresher.request(runs=True)
+
+    async def reinspect(self, changed: Mapping[str, set[str]] | None = None) -> list[str]:
+        """Inspect the active runs of the served workspaces again; returns the workspaces
+        whose runs changed (created, ended, refreshed, went stale or back).
+
+        `changed`: the instruction paths that changed on disk, by workspace; only runs whose
+        target those paths can reach are inspected again, the others keep their drift. None
+        (the store or the settings changed): every run is inspected again.
+        """
+        server = self._server
+        app = server.session.app
+        before = self.drifts
+        known = {drift.run_id: drift for drift in before}
+        drifts: tuple[RunDrift, ...] = ()
+        if app is not None:
+            runs = app.runs
+            served = {folder.workspace_id for folder in server.session.folders.values()}
+            try:
+                active = await server.session.worker.run_background(
+                    runs.active, ActiveRunsParams(), served=served
+                )
+                found: list[RunDrift | None] = []
+                for run in active[-MAX_MONITORED_RUNS:]:  # the newest (oldest first)
+                    kept = known.get(run.run_id)
+                    if kept is not None and changed is not None and not reaches(changed, run):
+                        found.append(kept)
+                        continue
+                    # One background job per run: requests go first.
+                    found.append(await server.session.worker.run_background(_drift_of, runs, run))
+                drifts = tuple(drift for drift in found if drift is not None)
+            except RutterError as error:
+                logger.warning("cannot read runs: %s", error.message)
+            except Exception:  # a bug here must not stop the instruction diagnostics
+                logger.exception("cannot inspect the active runs")
+        self.drifts = drifts
+        return changed_workspaces(before, drifts)
+
+    def replace(self, docs: Sequence[OpenDoc]) -> set[str]:
+        """Place the drift on the open documents; returns the URIs whose drift changed."""
+        server = self._server
+        wanted = {(drift.workspace_id, path) for drift in self.drifts for path in _paths(drift)}
+        refs: dict[tuple[str, str], DocumentRef] = {}
+        for doc in docs:
+            key = (doc.folder.workspace_id, doc.rel)
+            if key in wanted:
+                refs[key] = DocumentRef(
+                    doc.uri,
+                    doc.folder.workspace_id,
+                    doc.rel,
+                    server.buffer(doc.uri) or "",
+                )
+        placed = place(self.drifts, refs, server.position_encoding)
+        changed = {
+            uri for uri in set(placed) | set(self.placed) if placed.get(uri) != self.placed.get(uri)
+        }
+        self.placed = placed
+        return changed
+
+    def for_uri(self, uri: str) -> list[types.Diagnostic]:
+        return self.placed.get(uri, [])
+
+    def runs_for(self, uri: str) -> list[RunDrift]:
+        """The stale runs whose drift is shown on `uri`."""
+        ids = {
+            diagnostic.data["run_id"]
+            for diagnostic in self.placed.get(uri, [])
+            if isinstance(diagnostic.data, dict)
+        }
+        return [drift for drift in self.drifts if drift.run_id in ids]
+
+
+def level_of_change(rel: str) -> str:
+    """The directory below which a change of `rel` can change what discovery delivers.
+
+    An instruction file's level (its scope); for anything else the watchers report (a
+    directory inside `.prayu` or a `.claude` directory, created or deleted), the level that
+    holds it; conservatively the parent directory otherwise.
+    """
+    file = classify(rel)
+    if file is not None:
+        return file.level
+    parts = rel.split("/")
+    for index, part in enumerate(parts):
+        if part in (PRAYU_DIR, CLAUDE_DIR):
+            return "/".join(parts[:index]) or "."
+    return posixpath.dirname(rel) or "."
+
+
+def reaches(changed: Mapping[str, set[str]], run: RunRecord) -> bool:
+    """Whether a change of any of `changed` (by workspace) can change `run`'s instructions."""
+    target = run.target_path
+    for rel in changed.get(run.workspace_id, ()):
+        level = level_of_change(rel)
+        if level in (".", target) or target.startswith(level + "/"):
+            return True
+    return False
+
+
+def changed_workspaces(before: Sequence[RunDrift], after: Sequence[RunDrift]) -> list[str]:
+    """Workspaces whose set of active runs, or a run's revision or staleness, differs."""
+
+    def signatures(drifts: Sequence[RunDrift]) -> dict[str, set[tuple[Any, ...]]]:
+        found: dict[str, set[tuple[Any, ...]]] = {}
+        for drift in drifts:
+            found.setdefault(drift.workspace_id, set()).add(
+                (drift.run_id, drift.revision, drift.stale, drift.live_error)
+            )
+        return found
+
+    old, new = signatures(before), signatures(after)
+    return sorted(key for key in set(old) | set(new) if old.get(key) != new.get(key))
+
+
+def _paths(drift: RunDrift) -> set[str]:
+    return {drift.target, *drift.stack, *(finding.path for finding in drift.findings)}
