@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 from rich.console import Console
@@ -18,6 +18,9 @@ from rutter_core.store import Store, open_store, resolve_database_url
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
+
+ACTOR: Final = "cli"
+"""Who every change made from the command line is recorded as (never taken from input)."""
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 WorkspaceOption = Annotated[

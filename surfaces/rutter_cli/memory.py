@@ -10,11 +10,11 @@ workspace containing the current directory (contract section 4).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Final
+from typing import Annotated
 
 import typer
 
-from rutter_cli.common import JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
 from rutter_cli.render_memory import render_deleted, render_memory, render_memory_list
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import (
@@ -33,7 +33,6 @@ from rutter_core.app.memory import (
 from rutter_core.app.workspaces import InferWorkspaceParams
 from rutter_core.kernel.errors import UsageError
 
-ACTOR: Final = "cli"
 """Who this surface is; set here, never from an option."""
 
 memory_app = typer.Typer(

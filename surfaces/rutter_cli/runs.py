@@ -1,6 +1,6 @@
 """`rutter run ...` and `rutter context instructions --run`: runs and their pinned instructions.
 
-A thin surface over the app facade (`Rutter(store).runs`): it turns options into the
+A thin surface over the app facade (`rutter.runs`): it turns options into the
 operation's params, names itself as the actor ("cli", never taken from the command line), and
 prints one JSON document (`--json`) or text for people. `run create` without `--workspace`
 uses the registered workspace containing the current directory (contract section 4).
@@ -9,18 +9,17 @@ uses the registered workspace containing the current directory (contract section
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Final
+from typing import Annotated
 
 import typer
 
-from rutter_cli.common import JsonFlag, cli_store, make_console, print_json, settings_of
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json, settings_of
 from rutter_cli.render_runs import (
     render_created,
     render_inspection,
     render_run,
     render_runs,
 )
-from rutter_core.app.facade import Rutter
 from rutter_core.app.runs import (
     DEFAULT_MODE,
     DEFAULT_TARGET,
@@ -34,7 +33,6 @@ from rutter_core.app.runs import (
 )
 from rutter_core.kernel.errors import UsageError
 
-ACTOR: Final = "cli"
 """Who this surface is; set here, never from an option."""
 
 run_app = typer.Typer(
@@ -84,8 +82,8 @@ def run_create(
         target=target,
         thread_id=thread_id,
     )
-    with cli_store(ctx) as store:
-        created = Rutter(store).runs.create(params, actor=ACTOR, cwd=Path.cwd())
+    with cli_app(ctx) as rutter:
+        created = rutter.runs.create(params, actor=ACTOR, cwd=Path.cwd())
     if as_json:
         print_json(created.to_json())
         return
@@ -107,8 +105,8 @@ def run_list(
 ) -> None:
     """List active runs (created, running, paused) in creation order; --all lists every run."""
     params = ListRunsParams(workspace_id=workspace_id, all=all_runs)
-    with cli_store(ctx) as store:
-        found = Rutter(store).runs.list(params)
+    with cli_app(ctx) as rutter:
+        found = rutter.runs.list(params)
     if as_json:
         print_json(found.to_json())
         return
@@ -118,8 +116,8 @@ def run_list(
 @run_app.command("show")
 def run_show(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> None:
     """Show one run, with its status and latest pinned revision."""
-    with cli_store(ctx) as store:
-        run = Rutter(store).runs.show(ShowRunParams(run_id=run_id))
+    with cli_app(ctx) as rutter:
+        run = rutter.runs.show(ShowRunParams(run_id=run_id))
     if as_json:
         print_json(run.to_json())
         return
@@ -141,8 +139,8 @@ def run_status(
 ) -> None:
     """Move a run to STATUS (running, paused, completed, failed, cancelled)."""
     params = SetRunStatusParams(run_id=run_id, status=status)
-    with cli_store(ctx) as store:
-        change = Rutter(store).runs.set_status(params, actor=ACTOR)
+    with cli_app(ctx) as rutter:
+        change = rutter.runs.set_status(params, actor=ACTOR)
     run = change.run
     if as_json:
         print_json(run.to_json())
@@ -208,8 +206,8 @@ def run_instructions(
 ) -> None:
     """Inspect a run's pinned instructions against the disk, or confirm a refresh."""
     inspection: RunInspection
-    with cli_store(ctx) as store:
-        runs = Rutter(store).runs
+    with cli_app(ctx) as rutter:
+        runs = rutter.runs
         if not confirm:
             inspection = runs.inspect(InspectRunParams(run_id=run_id))
             refreshed: bool | None = None

@@ -9,7 +9,7 @@ is the error document. Handlers therefore raise `RutterError` and never build JS
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from rutter_core.kernel.errors import RutterError, UsageError
 from rutter_lsp.errors import jsonrpc_error
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 P = TypeVar("P", bound="BaseModel")
+ACTOR: Final = "lsp"
+"""Who every change made from the editor is recorded as (never taken from params)."""
+
 Handler = Callable[["RutterServer", P], Awaitable[Any]]
 
 

@@ -56,7 +56,7 @@ from rutter_core.app.memory import (
 )
 from rutter_core.app.models import Result
 from rutter_core.kernel.errors import RejectedError, UsageError
-from rutter_lsp.dispatch import Handler, custom_request, on_worker, ready_app
+from rutter_lsp.dispatch import ACTOR, Handler, custom_request, on_worker, ready_app
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -80,7 +80,6 @@ COMMANDS: Final = {
     DELETE: "rutter.memory.delete",
     EXPORT: "rutter.memory.export",
 }
-ACTOR: Final = "lsp"
 DELETE_PERMANENTLY: Final = "Delete permanently"
 CANCEL: Final = "Cancel"
 

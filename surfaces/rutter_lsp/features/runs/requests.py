@@ -26,7 +26,7 @@ from rutter_core.app.runs import (
     RunInspection,
     RunOperations,
 )
-from rutter_lsp.dispatch import custom_request, object_params, ready_app
+from rutter_lsp.dispatch import ACTOR, custom_request, object_params, ready_app
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ CONFIRM_REFRESH: Final = "rutter/confirmRefresh"
 COMMAND_RUNS: Final = "rutter.runs"
 COMMAND_RUN_INSTRUCTIONS: Final = "rutter.runInstructions"
 COMMAND_CONFIRM_REFRESH: Final = "rutter.confirmRefresh"
-ACTOR: Final = "lsp"
 
 
 async def run_operations(server: RutterServer) -> RunOperations:
