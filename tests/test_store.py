@@ -508,18 +508,18 @@ def test_append_only_table_rejects_update_and_delete(db_path: Path) -> None:
 
 def test_append_only_helper_on_a_table_created_in_a_test(store: Store) -> None:
     with store.write() as conn:
-        conn.exec_driver_sql("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
-        for statement in append_only_triggers("notes"):
+        conn.exec_driver_sql("CREATE TABLE scratch_notes (id INTEGER PRIMARY KEY, body TEXT)")
+        for statement in append_only_triggers("scratch_notes"):
             conn.exec_driver_sql(statement)
-        conn.exec_driver_sql("INSERT INTO notes VALUES (1, 'kept')")
-    for statement in ("UPDATE notes SET body = 'lost'", "DELETE FROM notes"):
+        conn.exec_driver_sql("INSERT INTO scratch_notes VALUES (1, 'kept')")
+    for statement in ("UPDATE scratch_notes SET body = 'lost'", "DELETE FROM scratch_notes"):
         with (
-            refused(ConflictError, "conflict", "append_only", "append-only table notes"),
+            refused(ConflictError, "conflict", "append_only", "append-only table scratch_notes"),
             store.write() as conn,
         ):
             conn.exec_driver_sql(statement)
     with store.read() as conn:
-        assert conn.exec_driver_sql("SELECT body FROM notes").all() == [("kept",)]
+        assert conn.exec_driver_sql("SELECT body FROM scratch_notes").all() == [("kept",)]
 
 
 def test_append_only_helper_refuses_odd_names_and_dialects() -> None:

@@ -107,6 +107,7 @@ continuity_nodes = Table(
         "continuity_nodes_one_root_per_run", "run_id", unique=True, info={"where": "kind = 'root'"}
     ),
     Index("continuity_nodes_by_session", "session_id"),
+    Index("continuity_nodes_by_run", "run_id", "kind"),
     info={"append_only": True},
 )
 
@@ -152,4 +153,50 @@ Index(
     memories.c.scope_id,
     memories.c.updated_at.desc(),
     memories.c.memory_id.desc(),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column("message_id", String, primary_key=True),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("role", String, nullable=False),
+    Column("text", String, nullable=False),
+    Column("redacted", Integer, nullable=False),
+    Column("source", String, nullable=False),
+    Column("external_id", String, nullable=True),
+    Column("created_at", String, nullable=False),
+    Index("messages_by_thread", "thread_id", "seq", unique=True),
+    Index("messages_by_external_id", "thread_id", "source", "external_id", unique=True),
+    info={"append_only": True},
+)
+
+notes = Table(
+    "notes",
+    metadata,
+    Column("note_id", String, primary_key=True),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("kind", String, nullable=False),
+    Column("text", String, nullable=False),
+    Column("redacted", Integer, nullable=False),
+    Column("status", String, nullable=False),
+    Column("superseded_by", String, ForeignKey("notes.note_id"), nullable=True),
+    Column("version", Integer, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("updated_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+    Index("notes_by_thread", "thread_id", "kind", "status"),
+)
+
+continuity_snapshots = Table(
+    "continuity_snapshots",
+    metadata,
+    Column("node_id", String, ForeignKey("continuity_nodes.node_id"), primary_key=True),
+    Column("protocol_version", String, nullable=False),
+    Column("title", String, nullable=False),
+    Column("snapshot_json", String, nullable=False),
+    Column("fingerprint", String, nullable=False),
+    info={"append_only": True},
 )

@@ -11,6 +11,7 @@ from rutter_core.store.migrations import (
     m0002_runs,
     m0003_memory,
     m0004_append_only_keys,
+    m0005_continuity_content,
 )
 from rutter_core.store.migrations.migration import (
     KeyGuard,
@@ -25,6 +26,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0002_runs.MIGRATION,
     m0003_memory.MIGRATION,
     m0004_append_only_keys.MIGRATION,
+    m0005_continuity_content.MIGRATION,
 )
 
 __all__ = [
