@@ -1,18 +1,29 @@
-"""The only module of session continuity that touches its tables: threads, sessions and
-continuity nodes.
+"""The only module of session continuity that touches its tables: threads, sessions,
+continuity nodes and their snapshots, messages and notes.
 
 Every function takes the caller's `Connection`, so what a run creates (its thread, session and
-root node) is written in the run's own transaction.
+root node) is written in the run's own transaction, and a checkpoint reads the thread and
+appends its node in one. Rows come back as the continuity models, or as stored rows
+(`StoredNode`) that `continuity.checkpoints` verifies before anything uses them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import insert, select, update
-from sqlalchemy.engine import Connection
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.engine import Connection, Row
 
-from rutter_core.store.schema import continuity_nodes, sessions, threads
+from rutter_core.continuity.model import Message, Note, NoteKind, Role
+from rutter_core.store.schema import (
+    continuity_nodes,
+    continuity_snapshots,
+    messages,
+    notes,
+    sessions,
+    threads,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +113,290 @@ def insert_node(
             created_at=now,
         )
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredNode:
+    """A node row with its snapshot row (None for a node without one, such as a root), as
+    stored: not yet checked."""
+
+    node_id: str
+    run_id: str
+    session_id: str
+    thread_id: str
+    parent_node_id: str | None
+    kind: str
+    created_by: str
+    created_at: str
+    title: str | None
+    protocol_version: str | None
+    snapshot_json: str | None
+    fingerprint: str | None
+
+
+def find_node(conn: Connection, node_id: str) -> StoredNode | None:
+    node, snap = continuity_nodes, continuity_snapshots
+    row = conn.execute(
+        select(
+            node,
+            snap.c.title,
+            snap.c.protocol_version,
+            snap.c.snapshot_json,
+            snap.c.fingerprint,
+        )
+        .outerjoin(snap, snap.c.node_id == node.c.node_id)
+        .where(node.c.node_id == node_id)
+    ).first()
+    if row is None:
+        return None
+    return StoredNode(
+        node_id=str(row.node_id),
+        run_id=str(row.run_id),
+        session_id=str(row.session_id),
+        thread_id=str(row.thread_id),
+        parent_node_id=None if row.parent_node_id is None else str(row.parent_node_id),
+        kind=str(row.kind),
+        created_by=str(row.created_by),
+        created_at=str(row.created_at),
+        title=None if row.title is None else str(row.title),
+        protocol_version=None if row.protocol_version is None else str(row.protocol_version),
+        snapshot_json=None if row.snapshot_json is None else str(row.snapshot_json),
+        fingerprint=None if row.fingerprint is None else str(row.fingerprint),
+    )
+
+
+def chain_end(conn: Connection, run_id: str, kinds: tuple[str, ...]) -> str | None:
+    """The end of the run's chain of nodes of `kinds`: the one that no node of the run of
+    those kinds has as its parent. Under the write lock a run's chain is a line, so there is
+    one; should two writers ever have branched it, the newest end is taken."""
+    node, child = continuity_nodes, continuity_nodes.alias("child")
+    has_child = (
+        select(child.c.node_id)
+        .where(
+            child.c.parent_node_id == node.c.node_id,
+            child.c.run_id == run_id,
+            child.c.kind.in_(kinds),
+        )
+        .exists()
+    )
+    found = conn.execute(
+        select(node.c.node_id)
+        .where(node.c.run_id == run_id, node.c.kind.in_(kinds), ~has_child)
+        .order_by(node.c.created_at.desc(), node.c.node_id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+    return None if found is None else str(found)
+
+
+def insert_snapshot(
+    conn: Connection,
+    *,
+    node_id: str,
+    protocol_version: str,
+    title: str,
+    snapshot_json: str,
+    fingerprint: str,
+) -> None:
+    conn.execute(
+        insert(continuity_snapshots).values(
+            node_id=node_id,
+            protocol_version=protocol_version,
+            title=title,
+            snapshot_json=snapshot_json,
+            fingerprint=fingerprint,
+        )
+    )
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+def _message(row: Row[Any]) -> Message:
+    return Message(
+        message_id=str(row.message_id),
+        thread_id=str(row.thread_id),
+        seq=int(row.seq),
+        role=row.role,
+        source=str(row.source),
+        external_id=None if row.external_id is None else str(row.external_id),
+        text=str(row.text),
+        redacted=bool(row.redacted),
+        created_at=str(row.created_at),
+    )
+
+
+def next_seq(conn: Connection, thread_id: str) -> int:
+    """The next message position of the thread (under the write lock: nobody else takes it;
+    elsewhere the UNIQUE (thread_id, seq) makes a second taker a conflict)."""
+    last = conn.execute(
+        select(func.max(messages.c.seq)).where(messages.c.thread_id == thread_id)
+    ).scalar_one()
+    return 1 if last is None else int(last) + 1
+
+
+def insert_message(
+    conn: Connection,
+    *,
+    message_id: str,
+    thread_id: str,
+    seq: int,
+    role: Role,
+    text: str,
+    redacted: bool,
+    source: str,
+    external_id: str | None,
+    now: str,
+) -> Message:
+    values = {
+        "message_id": message_id,
+        "thread_id": thread_id,
+        "seq": seq,
+        "role": role,
+        "text": text,
+        "redacted": int(redacted),
+        "source": source,
+        "external_id": external_id,
+        "created_at": now,
+    }
+    conn.execute(insert(messages).values(**values))
+    return Message(**{**values, "redacted": redacted})
+
+
+def find_external_message(
+    conn: Connection, thread_id: str, source: str, external_id: str
+) -> Message | None:
+    row = conn.execute(
+        select(messages).where(
+            messages.c.thread_id == thread_id,
+            messages.c.source == source,
+            messages.c.external_id == external_id,
+        )
+    ).first()
+    return None if row is None else _message(row)
+
+
+def select_messages(
+    conn: Connection, thread_id: str, *, limit: int, before_seq: int | None = None
+) -> list[Message]:
+    """The thread's most recent `limit` messages (before `before_seq` when given), oldest
+    first."""
+    query = select(messages).where(messages.c.thread_id == thread_id)
+    if before_seq is not None:
+        query = query.where(messages.c.seq < before_seq)
+    rows = conn.execute(query.order_by(messages.c.seq.desc()).limit(limit)).all()
+    return [_message(row) for row in reversed(rows)]
+
+
+def count_messages(conn: Connection, thread_id: str) -> int:
+    return int(
+        conn.execute(
+            select(func.count()).select_from(messages).where(messages.c.thread_id == thread_id)
+        ).scalar_one()
+    )
+
+
+# -- notes ------------------------------------------------------------------------------------
+
+
+def _note(row: Row[Any]) -> Note:
+    return Note(
+        note_id=str(row.note_id),
+        thread_id=str(row.thread_id),
+        kind=row.kind,
+        text=str(row.text),
+        redacted=bool(row.redacted),
+        status=row.status,
+        superseded_by=None if row.superseded_by is None else str(row.superseded_by),
+        version=int(row.version),
+        created_by=str(row.created_by),
+        updated_by=str(row.updated_by),
+        created_at=str(row.created_at),
+        updated_at=str(row.updated_at),
+    )
+
+
+def insert_note(
+    conn: Connection,
+    *,
+    note_id: str,
+    thread_id: str,
+    kind: NoteKind,
+    text: str,
+    redacted: bool,
+    actor: str,
+    now: str,
+) -> Note:
+    conn.execute(
+        insert(notes).values(
+            note_id=note_id,
+            thread_id=thread_id,
+            kind=kind,
+            text=text,
+            redacted=int(redacted),
+            status="active",
+            superseded_by=None,
+            version=1,
+            created_by=actor,
+            updated_by=actor,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    found = find_note(conn, note_id)
+    assert found is not None, note_id
+    return found
+
+
+def find_note(conn: Connection, note_id: str) -> Note | None:
+    row = conn.execute(select(notes).where(notes.c.note_id == note_id)).first()
+    return None if row is None else _note(row)
+
+
+def update_note(
+    conn: Connection,
+    read: Note,
+    *,
+    actor: str,
+    now: str,
+    text: str | None = None,
+    redacted: bool | None = None,
+    superseded_by: str | None = None,
+    supersede: bool = False,
+) -> Note | None:
+    """Version + 1 of the note as `read` with the given changes; None when it is no longer at
+    that version (changed meanwhile)."""
+    values: dict[str, Any] = {"updated_by": actor, "updated_at": now, "version": read.version + 1}
+    if text is not None:
+        values["text"] = text
+    if redacted is not None:
+        values["redacted"] = int(redacted)
+    if supersede:
+        values["status"] = "superseded"
+        values["superseded_by"] = superseded_by
+    done = conn.execute(
+        update(notes)
+        .where(notes.c.note_id == read.note_id, notes.c.version == read.version)
+        .values(**values)
+    )
+    if done.rowcount != 1:
+        return None
+    return find_note(conn, read.note_id)
+
+
+def select_notes(conn: Connection, thread_id: str, *, include_superseded: bool) -> list[Note]:
+    query = select(notes).where(notes.c.thread_id == thread_id)
+    if not include_superseded:
+        query = query.where(notes.c.status == "active")
+    rows = conn.execute(query.order_by(notes.c.created_at, notes.c.note_id))
+    return [_note(row) for row in rows]
+
+
+def latest_active_note(conn: Connection, thread_id: str, kind: NoteKind) -> Note | None:
+    """The active note of `kind` written or edited last (ties: the later ID)."""
+    row = conn.execute(
+        select(notes)
+        .where(notes.c.thread_id == thread_id, notes.c.kind == kind, notes.c.status == "active")
+        .order_by(notes.c.updated_at.desc(), notes.c.note_id.desc())
+        .limit(1)
+    ).first()
+    return None if row is None else _note(row)

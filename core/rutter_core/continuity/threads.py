@@ -43,3 +43,22 @@ def require_continuable_thread(conn: Connection, thread_id: str, workspace_id: s
             f"thread {thread_id} is {thread.status}; start a new thread instead",
             details={"thread_id": thread_id, "status": thread.status},
         )
+
+
+def require_thread(conn: Connection, thread_id: str, *, writable: bool) -> None:
+    """Refuse unless `thread_id` names a thread (`thread_not_found`), and, when something is
+    to be added to it, an active one (`thread_archived`)."""
+    thread = repo.find_thread(conn, thread_id)
+    if thread is None:
+        raise NotFoundError(
+            "thread_not_found",
+            f"no thread {thread_id}",
+            details={"thread_id": thread_id},
+            hint=Hint("find_thread"),
+        )
+    if writable and thread.status != "active":
+        raise RejectedError(
+            "thread_archived",
+            f"thread {thread_id} is {thread.status}: nothing can be added to it",
+            details={"thread_id": thread_id, "status": thread.status},
+        )
