@@ -84,6 +84,16 @@ class DeletedMemory(MemoryDocument):
     next checkpoint (any later delete or edit, or the last connection closing) finishes it."""
 
 
+class MemoryReference(MemoryDocument):
+    """An active memory as a checkpoint refers to it: identity, version and content digest,
+    never the title or the body."""
+
+    memory_id: str
+    scope: Scope
+    version: int
+    content_sha256: str
+
+
 class MemoryExport(MemoryDocument):
     """`context_memory_export.v1`: memory is context, never a grant."""
 
@@ -106,6 +116,7 @@ __all__ = [
     "MemoryExport",
     "MemoryList",
     "MemoryRecord",
+    "MemoryReference",
     "Scope",
     "SourceKind",
     "Status",

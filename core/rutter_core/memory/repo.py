@@ -14,13 +14,13 @@ import json
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import and_, case, delete, func, insert, or_, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement
 
 from rutter_core.kernel.actors import OperatorActor
-from rutter_core.memory.model import MemoryRecord, Scope, SourceKind, Status
+from rutter_core.memory.model import MemoryRecord, MemoryReference, Scope, SourceKind, Status
 from rutter_core.store.schema import memories
 
 
@@ -155,6 +155,41 @@ def select_memories(
     if limit is not None:
         query = query.limit(limit)
     return [_record(row, now_text) for row in conn.execute(query)]
+
+
+def select_active_references(
+    conn: Connection, *, now_text: str, workspace_id: str, limit: int
+) -> tuple[list[MemoryReference], int]:
+    """References to the memories active at `now_text` of the local user and `workspace_id`:
+    user memories first, then the workspace's, each by ID, at most `limit`; and how many there
+    are. Only identity, version and digest are read: never a title or a body."""
+    relevant = and_(
+        _active_at(now_text),
+        or_(
+            memories.c.scope == "user",
+            and_(memories.c.scope == "project", memories.c.scope_id == workspace_id),
+        ),
+    )
+    user_first = case((memories.c.scope == "user", 0), else_=1)
+    rows = conn.execute(
+        select(
+            memories.c.memory_id, memories.c.scope, memories.c.version, memories.c.content_sha256
+        )
+        .where(relevant)
+        .order_by(user_first, memories.c.memory_id)
+        .limit(limit)
+    )
+    references = [
+        MemoryReference(
+            memory_id=str(row.memory_id),
+            scope=row.scope,
+            version=int(row.version),
+            content_sha256=str(row.content_sha256),
+        )
+        for row in rows
+    ]
+    total = conn.execute(select(func.count()).select_from(memories).where(relevant)).scalar_one()
+    return references, int(total)
 
 
 def count_project_memories(conn: Connection, workspace_id: str) -> int:

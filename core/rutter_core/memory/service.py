@@ -35,6 +35,7 @@ from rutter_core.memory.model import (
     MemoryExport,
     MemoryList,
     MemoryRecord,
+    MemoryReference,
     Scope,
     SourceKind,
     Status,
@@ -278,6 +279,18 @@ def count_project_memories(conn: Connection, workspace_id: str) -> int:
     return repo.count_project_memories(conn, workspace_id)
 
 
+def active_references(
+    conn: Connection, *, workspace_id: str, now_text: str, limit: int
+) -> tuple[list[MemoryReference], int]:
+    """References (ID, version, content digest) to the memories active at `now_text` of the
+    local user and `workspace_id`, user first then by ID, at most `limit`, and how many are
+    active, in the caller's transaction (a checkpoint's, so a concurrent delete lands wholly
+    before or after it). No title or body is read."""
+    return repo.select_active_references(
+        conn, now_text=now_text, workspace_id=workspace_id, limit=limit
+    )
+
+
 def _require_workspace(conn: Connection, workspace_id: str) -> None:
     """`not_registered` unless `workspace_id` is registered, in the caller's transaction."""
     # Imported on use: the workspaces service imports this module (a workspace that still has
@@ -426,6 +439,7 @@ def _require_status(status: str) -> Status:
 __all__ = [
     "DEFAULT_LIST_LIMIT",
     "MAX_LIST_LIMIT",
+    "active_references",
     "count_project_memories",
     "create_memory",
     "delete_memory",

@@ -55,39 +55,24 @@ from rutter_core.runs.policy import (
     validate_mode,
     validate_profile,
 )
+from rutter_core.runs.reading import discover_live, latest_pinned, load_run, workspace_root
 from rutter_core.store import Store
-from rutter_core.workspaces.service import find_workspace, get_workspace, require_workspace
+from rutter_core.workspaces.service import find_workspace, get_workspace
 
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _run_not_found(run_id: str) -> NotFoundError:
-    return NotFoundError(
-        "run_not_found",
-        f"no run {run_id!r}",
-        details={"run_id": run_id},
-        hint=Hint("find_run"),
-    )
-
-
-def _load_run(conn: Connection, run_id: str) -> RunRecord:
-    found = repo.find_run(conn, run_id)
-    if found is None:
-        raise _run_not_found(run_id)
-    return found
-
-
 def get_run(store: Store, run_id: str) -> RunRecord:
     with store.read() as conn:
-        return _load_run(conn, run_id)
+        return load_run(conn, run_id)
 
 
 def get_verified_run(store: Store, run_id: str) -> RunRecord:
     """The run, once the latest revision its `revision` and `fingerprint` name has passed the
     integrity check (`snapshot_tampered` otherwise): for surfaces that show those to people."""
     with store.read() as conn:
-        run = _load_run(conn, run_id)
-        _latest(conn, run)  # the same read snapshot as `run`: the very revision it names
+        run = load_run(conn, run_id)
+        latest_pinned(conn, run)  # the same read snapshot as `run`: the very revision it names
         return run
 
 
@@ -105,21 +90,16 @@ def count_runs(conn: Connection, workspace_id: str) -> int:
     return repo.count_runs(conn, workspace_id)
 
 
-def _latest(conn: Connection, run: RunRecord) -> PinnedRevision | None:
-    stored = repo.find_revision(conn, run.run_id, None)
-    return None if stored is None else verified(stored, run)
-
-
 def latest_revision(store: Store, run_id: str) -> PinnedRevision | None:
     """The run's newest revision, verified; None when it has none yet."""
     with store.read() as conn:
-        return _latest(conn, _load_run(conn, run_id))
+        return latest_pinned(conn, load_run(conn, run_id))
 
 
 def read_revision(store: Store, run_id: str, revision: int) -> PinnedRevision:
     """One revision of the run, verified (`revision_not_found` when there is no such one)."""
     with store.read() as conn:
-        run = _load_run(conn, run_id)
+        run = load_run(conn, run_id)
         stored = repo.find_revision(conn, run_id, revision)
     if stored is None:
         raise NotFoundError(
@@ -237,7 +217,7 @@ def _new_run(
         )
         if snapshot is not None:
             repo.append_revision(conn, run.run_id, 1, snapshot, replaces=None, actor=actor, now=now)
-        return _load_run(conn, run.run_id), root_node_id, snapshot
+        return load_run(conn, run.run_id), root_node_id, snapshot
 
 
 def create_run(
@@ -339,7 +319,7 @@ def set_run_status(store: Store, run_id: str, status: str, *, actor: str) -> Run
         )
     target: RunStatus = status
     with store.write() as conn:
-        run = _load_run(conn, run_id)
+        run = load_run(conn, run_id)
         if run.status == target:
             return run
         if run.is_terminal:
@@ -358,31 +338,19 @@ def set_run_status(store: Store, run_id: str, status: str, *, actor: str) -> Run
         if target in TERMINAL_STATUSES:
             repo.close_mission(conn, run.mission_id, now=now)
             close_session(conn, run.session_id, now=now)
-        return _load_run(conn, run_id)
+        return load_run(conn, run_id)
 
 
 # -- drift ------------------------------------------------------------------------------------
 
 
-def _workspace_root(conn: Connection, run: RunRecord) -> str:
-    # Runs reference their workspace (a foreign key): it cannot be gone.
-    return require_workspace(conn, run.workspace_id).root
-
-
-def _discover_live(run: RunRecord, root: str, reader: FileReader) -> Snapshot | RutterError:
-    try:
-        return discover(run.workspace_id, root, run.target_path, reader=reader)
-    except RutterError as error:  # fails closed: reported, never delivered
-        return error
-
-
 def inspect_run(store: Store, run_id: str, *, reader: FileReader) -> RunInspection:
     """The run's latest pinned revision (verified) against discovery now. Read-only."""
     with store.read() as conn:
-        run = _load_run(conn, run_id)
-        pinned = _latest(conn, run)
-        root = _workspace_root(conn, run)
-    return inspection_of(run, pinned, _discover_live(run, root, reader))
+        run = load_run(conn, run_id)
+        pinned = latest_pinned(conn, run)
+        root = workspace_root(conn, run)
+    return inspection_of(run, pinned, discover_live(run, root, reader))
 
 
 def confirm_refresh(
@@ -414,14 +382,14 @@ def confirm_refresh(
         expected_live_fingerprint, option="expected live fingerprint", run_id=run_id
     )
     with store.write() as conn:
-        run = _load_run(conn, run_id)
+        run = load_run(conn, run_id)
         if run.is_terminal:
             raise _terminal(run, "take new instructions")
-        pinned = _latest(conn, run)
+        pinned = latest_pinned(conn, run)
         current = None if pinned is None else pinned.fingerprint
         # Under the write lock: no other confirmation can interleave between this discovery
         # and the append, so the appended snapshot is exactly the one checked.
-        live = _discover_live(run, _workspace_root(conn, run), reader)
+        live = discover_live(run, workspace_root(conn, run), reader)
         live_fingerprint = live.fingerprint if isinstance(live, Snapshot) else None
         if current != expected_fingerprint or live_fingerprint != expected_live_fingerprint:
             raise _refresh_conflict(run, current, live, expected_fingerprint)
@@ -432,7 +400,7 @@ def confirm_refresh(
         revision = 1 if pinned is None else pinned.revision + 1
         repo.append_revision(conn, run_id, revision, live, replaces=current, actor=actor, now=now)
         repo.update_run(conn, run_id, actor=actor, now=now)
-        refreshed_run = _load_run(conn, run_id)
+        refreshed_run = load_run(conn, run_id)
         appended = PinnedRevision(
             run_id=run_id,
             revision=revision,
@@ -487,6 +455,7 @@ __all__ = [
     "ALLOWED_TRANSITIONS", "DEFAULT_MODE", "DEFAULT_TARGET", "MAX_GOAL_CHARS", "NO_REVISION",
     "RUN_STATUSES", "TERMINAL_STATUSES", "CreatedRun", "PinnedRevision", "RunInspection",
     "RunRecord", "RunStatus", "SnapshotDiff", "confirm_refresh", "count_runs", "create_run",
-    "diff_snapshots", "get_run", "get_verified_run", "import_run", "inspect_run",
-    "latest_revision", "list_runs", "read_revision", "set_run_status",
+    "diff_snapshots", "discover_live", "get_run", "get_verified_run", "import_run",
+    "inspect_run", "latest_pinned", "latest_revision", "list_runs", "load_run", "read_revision",
+    "set_run_status", "workspace_root",
 ]  # fmt: skip

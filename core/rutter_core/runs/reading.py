@@ -1,0 +1,58 @@
+"""Reading a run inside a caller's transaction: the run, its latest pinned revision (verified),
+its workspace's root, and what discovery yields for it now.
+
+The runs service builds its operations on these; other areas' operations that must see a run
+in their own transaction (a checkpoint reads the run and its pinned revision in the same
+transaction that appends its node) get them through the service.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import Connection
+
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.snapshot import Snapshot
+from rutter_core.discovery.walk import discover
+from rutter_core.kernel.errors import Hint, NotFoundError, RutterError
+from rutter_core.runs import repo
+from rutter_core.runs.integrity import verified
+from rutter_core.runs.model import PinnedRevision, RunRecord
+from rutter_core.workspaces.service import require_workspace
+
+
+def run_not_found(run_id: str) -> NotFoundError:
+    return NotFoundError(
+        "run_not_found",
+        f"no run {run_id!r}",
+        details={"run_id": run_id},
+        hint=Hint("find_run"),
+    )
+
+
+def load_run(conn: Connection, run_id: str) -> RunRecord:
+    """The run as stored (`run_not_found` when there is none)."""
+    found = repo.find_run(conn, run_id)
+    if found is None:
+        raise run_not_found(run_id)
+    return found
+
+
+def latest_pinned(conn: Connection, run: RunRecord) -> PinnedRevision | None:
+    """The run's newest pinned revision, verified (`snapshot_tampered` otherwise); None when
+    it has none yet."""
+    stored = repo.find_revision(conn, run.run_id, None)
+    return None if stored is None else verified(stored, run)
+
+
+def workspace_root(conn: Connection, run: RunRecord) -> str:
+    # Runs reference their workspace (a foreign key): it cannot be gone.
+    return require_workspace(conn, run.workspace_id).root
+
+
+def discover_live(run: RunRecord, root: str, reader: FileReader) -> Snapshot | RutterError:
+    """Discovery for the run's workspace and target now, or its error (discovery fails
+    closed: the error is reported, nothing is delivered)."""
+    try:
+        return discover(run.workspace_id, root, run.target_path, reader=reader)
+    except RutterError as error:
+        return error
