@@ -1,7 +1,7 @@
 """`Rutter`: the one facade every surface calls (CLI, language server, and later MCP and HTTP).
 
 Each area's operations live in their own module (`app.workspaces`, `app.instructions`,
-`app.runs`, `app.memory`) and are reached as attributes, imported on first
+`app.runs`, `app.memory`, `app.continuity`) and are reached as attributes, imported on first
 use: a CLI call is a whole process, and it should pay only for the area it touches.
 """
 
@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rutter_core.app.continuity import ContinuityOperations
     from rutter_core.app.instructions import InstructionOperations
     from rutter_core.app.memory import MemoryOperations
     from rutter_core.app.runs import RunOperations
@@ -58,3 +59,9 @@ class Rutter:
         from rutter_core.app.memory import MemoryOperations
 
         return MemoryOperations(self)
+
+    @cached_property
+    def continuity(self) -> ContinuityOperations:
+        from rutter_core.app.continuity import ContinuityOperations
+
+        return ContinuityOperations(self)

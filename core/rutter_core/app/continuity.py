@@ -1,0 +1,278 @@
+"""Operations on session continuity: a thread's messages and notes, checkpoints and reading a
+node. One params model per operation, and `ContinuityOperations` (`Rutter(store, reader)
+.continuity`).
+
+The params are what a client may send; results are the documents of `rutter_core.continuity`.
+Who acts (`actor`) and where a message comes from (`source`: "cli", "lsp", later "mcp", "http"
+or "import:<agent>") are the surface's own facts: keyword arguments, never params a client could
+set (an unknown field such as `source` is refused).
+
+A checkpoint spans areas, so it is orchestrated here: the files are read first (the git
+identity of the workspace and discovery for the run's target, the project configuration), then
+one write transaction reads the run and its verified pinned revision (runs), the active
+memories' references (memory) and the thread (continuity), and appends the node with its
+snapshot. A memory deleted at the same moment is therefore wholly before or after the
+checkpoint: referenced at the version it had, or not at all; its body is never read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
+
+from rutter_core.app.models import Params
+from rutter_core.continuity import messages, notes
+from rutter_core.continuity.checkpoints import (
+    CheckpointBasis,
+    append_checkpoint,
+    checkpoint_label,
+    get_node,
+)
+from rutter_core.continuity.git import read_git_identity
+from rutter_core.continuity.model import (
+    DEFAULT_LIST_LIMIT,
+    AddedMessage,
+    Message,
+    MessageList,
+    Note,
+    NoteList,
+    SupersededNote,
+)
+from rutter_core.continuity.snapshot import (
+    SNAPSHOT_MEMORY_REFERENCES,
+    ContinuityNode,
+    ContinuitySnapshot,
+    MemoryReference,
+    PinnedInstructions,
+    ProjectConfiguration,
+    SnapshotMemory,
+)
+from rutter_core.kernel.actors import OperatorActor
+from rutter_core.kernel.clock import now_rfc3339
+from rutter_core.kernel.errors import ConflictError, Hint, RejectedError, RutterError
+from rutter_core.memory.service import active_references
+from rutter_core.runs import service as runs
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+    from rutter_core.discovery.snapshot import Snapshot
+    from rutter_core.runs.model import PinnedRevision, RunRecord
+
+ThreadId = Annotated[StrictStr, Field(description="the thread's ID (thr_...)")]
+NoteId = Annotated[StrictStr, Field(description="the note's ID (note_...)")]
+NoteVersion = Annotated[StrictInt, Field(description="the note's version as last read")]
+
+
+class ContinuityParams(Params):
+    """Base of the continuity params: a JSON `null` means the field was not given (clients
+    send null for an option that is not set)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+class AddMessageParams(ContinuityParams):
+    thread_id: ThreadId
+    role: StrictStr = Field(description="user, assistant, tool or system")
+    text: StrictStr = Field(description="the message (stored redacted; at most 64 KiB)")
+    external_id: StrictStr | None = Field(
+        None, description="the message's ID where it came from: adding it again adds nothing"
+    )
+
+
+class ListMessagesParams(ContinuityParams):
+    thread_id: ThreadId
+    limit: StrictInt = Field(DEFAULT_LIST_LIMIT, description="at most this many (1-500)")
+    before_seq: StrictInt | None = Field(
+        None, description="only messages before this position (to page back)"
+    )
+
+
+class AddNoteParams(ContinuityParams):
+    thread_id: ThreadId
+    kind: StrictStr = Field(description="decision, summary or fact")
+    text: StrictStr = Field(description="the note (stored redacted; at most 16 KiB)")
+
+
+class ListNotesParams(ContinuityParams):
+    thread_id: ThreadId
+    all: StrictBool = Field(False, description="include superseded notes")
+
+
+class EditNoteParams(ContinuityParams):
+    note_id: NoteId
+    version: NoteVersion
+    text: StrictStr
+
+
+class SupersedeNoteParams(ContinuityParams):
+    note_id: NoteId
+    version: NoteVersion
+    text: StrictStr | None = Field(
+        None, description="the text of a new note of the same kind that replaces it"
+    )
+
+
+class CheckpointParams(ContinuityParams):
+    run_id: StrictStr = Field(description="the run's ID (run_...)")
+    title: StrictStr = Field(description="one line, at most 256 bytes")
+    summary: StrictStr | None = Field(None, description="what the checkpoint marks (16 KiB)")
+
+
+class ShowNodeParams(ContinuityParams):
+    node_id: StrictStr = Field(description="the continuity node's ID (node_...)")
+
+
+class ContinuityOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+
+    def add_message(self, params: AddMessageParams, *, source: str) -> AddedMessage:
+        return messages.add_message(
+            self._rutter.store,
+            params.thread_id,
+            role=params.role,
+            text=params.text,
+            source=source,
+            external_id=params.external_id,
+        )
+
+    def messages(self, params: ListMessagesParams) -> MessageList:
+        return messages.list_messages(
+            self._rutter.store, params.thread_id, limit=params.limit, before_seq=params.before_seq
+        )
+
+    def add_note(self, params: AddNoteParams, *, actor: OperatorActor) -> Note:
+        return notes.add_note(
+            self._rutter.store, params.thread_id, kind=params.kind, text=params.text, actor=actor
+        )
+
+    def notes(self, params: ListNotesParams) -> NoteList:
+        return notes.list_notes(self._rutter.store, params.thread_id, include_superseded=params.all)
+
+    def edit_note(self, params: EditNoteParams, *, actor: OperatorActor) -> Note:
+        return notes.edit_note(
+            self._rutter.store, params.note_id, version=params.version, text=params.text,
+            actor=actor,
+        )  # fmt: skip
+
+    def supersede_note(
+        self, params: SupersedeNoteParams, *, actor: OperatorActor
+    ) -> SupersededNote:
+        return notes.supersede_note(
+            self._rutter.store, params.note_id, version=params.version, text=params.text,
+            actor=actor,
+        )  # fmt: skip
+
+    def checkpoint(self, params: CheckpointParams, *, actor: OperatorActor) -> ContinuityNode:
+        """Append an immutable checkpoint node of the run (below its latest checkpoint, or its
+        root) holding a `continuity_snapshot.v1`. A run with no pinned revision yet is
+        `run_not_pinned`: a checkpoint always names the instructions a fork would pin."""
+        label = checkpoint_label(params.title, params.summary)
+        store = self._rutter.store
+        with store.read() as conn:
+            run = runs.load_run(conn, params.run_id)
+            root = runs.workspace_root(conn, run)
+        # The files, before the write lock: git's identity and discovery read the disk.
+        git = read_git_identity(Path(root)).to_snapshot()
+        live = runs.discover_live(run, root, self._rutter.reader)
+        now = now_rfc3339()
+        with store.write() as conn:
+            run = runs.load_run(conn, params.run_id)
+            if runs.workspace_root(conn, run) != root:
+                raise ConflictError(
+                    "conflict",
+                    f"workspace {run.workspace_id!r} was moved while the checkpoint was taken; "
+                    "nothing was appended, try again",
+                    details={"workspace_id": run.workspace_id},
+                )
+            pinned = runs.latest_pinned(conn, run)
+            if pinned is None:
+                raise _not_pinned(run)
+            references, total = active_references(
+                conn, workspace_id=run.workspace_id, now_text=now, limit=SNAPSHOT_MEMORY_REFERENCES
+            )
+            basis = CheckpointBasis(
+                workspace_id=run.workspace_id,
+                mission_id=run.mission_id,
+                run_id=run.run_id,
+                session_id=run.session_id,
+                thread_id=run.thread_id,
+                mode=run.mode,
+                instructions=_pinned(run, pinned),
+                project_configuration=_configuration(live, pinned),
+                memory=SnapshotMemory(
+                    total_active=total,
+                    truncated=total > len(references),
+                    references=tuple(
+                        MemoryReference(
+                            memory_id=ref.memory_id,
+                            version=ref.version,
+                            content_sha256=ref.content_sha256,
+                        )
+                        for ref in references
+                    ),
+                ),
+                git=git,
+            )
+            return append_checkpoint(conn, basis, label, actor=actor, now=now)
+
+    def node(self, params: ShowNodeParams) -> ContinuityNode:
+        """A continuity node, its snapshot verified (`not_found`, `snapshot_tampered`)."""
+        return get_node(self._rutter.store, params.node_id)
+
+
+def _pinned(run: RunRecord, pinned: PinnedRevision) -> PinnedInstructions:
+    return PinnedInstructions(
+        run_id=run.run_id,
+        revision=pinned.revision,
+        fingerprint=pinned.fingerprint,
+        target_path=run.target_path,
+    )
+
+
+def _configuration(live: Snapshot | RutterError, pinned: PinnedRevision) -> ProjectConfiguration:
+    if isinstance(live, RutterError):
+        return ProjectConfiguration(fingerprint=None, matches_pinned=False, reason=live.code)
+    return ProjectConfiguration(
+        fingerprint=live.fingerprint,
+        matches_pinned=live.fingerprint == pinned.fingerprint,
+        reason=None,
+    )
+
+
+def _not_pinned(run: RunRecord) -> RejectedError:
+    return RejectedError(
+        "run_not_pinned",
+        f"run {run.run_id} has no pinned instructions yet, and a checkpoint names the "
+        "instructions a fork or resume would pin; confirm its first revision first",
+        details={"run_id": run.run_id},
+        hint=Hint("review_run_again", {"run_id": run.run_id}),
+    )
+
+
+__all__ = [
+    "AddMessageParams",
+    "AddNoteParams",
+    "AddedMessage",
+    "CheckpointParams",
+    "ContinuityNode",
+    "ContinuityOperations",
+    "ContinuitySnapshot",
+    "EditNoteParams",
+    "ListMessagesParams",
+    "ListNotesParams",
+    "Message",
+    "MessageList",
+    "Note",
+    "NoteList",
+    "ShowNodeParams",
+    "SupersedeNoteParams",
+    "SupersededNote",
+]
