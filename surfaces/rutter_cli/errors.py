@@ -74,6 +74,19 @@ HINT_WORDING: dict[str, HintWording] = {
         f"review again with `rutter context instructions --run {params['run_id']}` and confirm "
         "what it shows"
     ),
+    # -- session continuity
+    "find_thread": lambda _: (
+        "take a thread_id from `rutter run show RUN` (runs are listed by `rutter run list --all`)"
+    ),
+    "find_note": lambda _: "see the thread's notes with `rutter session notes THREAD --all`",
+    "reread_note": lambda p: (
+        f"see it again (`rutter session notes {p['thread_id']} --all`) and retry with "
+        f"--version {p['version']}"
+    ),
+    "find_node": lambda _: (
+        "take a node ID from `rutter run create --json` (root_node_id) or from a checkpoint's "
+        "answer (node_id)"
+    ),
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 

@@ -17,6 +17,7 @@ from rutter_cli.errors import EXIT_CODES, report
 from rutter_cli.instructions import context_instructions
 from rutter_cli.memory import memory_app
 from rutter_cli.runs import run_app
+from rutter_cli.session import session_app
 from rutter_cli.workspace import workspace_app
 from rutter_core.kernel.errors import RutterError, UsageError
 
@@ -32,6 +33,7 @@ app.add_typer(workspace_app, name="workspace")
 app.add_typer(context_app, name="context")
 context_app.add_typer(memory_app, name="memory")
 app.add_typer(run_app, name="run")
+app.add_typer(session_app, name="session")
 
 
 @app.callback()

@@ -40,6 +40,7 @@ from rutter_lsp.features import (
     lifecycle,
     memory,
     runs,
+    session,
 )
 from rutter_lsp.features.runs.runs import RunsMonitor
 from rutter_lsp.index.refresh import Refresher
@@ -63,6 +64,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
+    session,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 

@@ -1,0 +1,162 @@
+"""Human-readable output of the session commands. JSON output never passes through here.
+
+Text written by people and agents (messages, notes, titles) is escaped: `[...]` in it is never
+console markup.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from rutter_core.app.continuity import (
+    AddedMessage,
+    ContinuityNode,
+    Message,
+    MessageList,
+    Note,
+    NoteList,
+)
+
+MAX_LINE = 80
+
+
+def _line(text: str) -> str:
+    first = text.splitlines()[0] if text else ""
+    if len(first) > MAX_LINE or first != text:
+        return first[: MAX_LINE - 1] + "…"
+    return first
+
+
+def _provenance(message: Message) -> str:
+    if message.external_id is None:
+        return message.source
+    return f"{message.source} ({message.external_id})"
+
+
+def render_added_message(console: Console, added: AddedMessage) -> None:
+    if added.created:
+        said = f"Added message {added.message_id} (#{added.seq}) to thread {added.thread_id}"
+    else:
+        said = (
+            f"Already there: message {added.message_id} (#{added.seq}) has this external ID; "
+            "nothing was added"
+        )
+    console.print(escape(said), highlight=False, soft_wrap=True)
+    if added.redacted:
+        console.print("  secrets in the text were replaced by [REDACTED:<kind>] markers.")
+
+
+def render_messages(console: Console, found: MessageList) -> None:
+    if not found.messages:
+        console.print(f"No messages in thread {found.thread_id}.")
+        return
+    for message in found.messages:
+        console.print(
+            escape(
+                f"#{message.seq} {message.role} · {_provenance(message)} · "
+                f"{message.created_at} · {message.message_id}"
+            ),
+            style="bold",
+            highlight=False,
+            soft_wrap=True,
+        )
+        console.print(escape(message.text), highlight=False, soft_wrap=True)
+    if found.has_more:
+        first = found.messages[0].seq
+        console.print(f"Older messages exist: --before {first} lists them.")
+
+
+def render_note(console: Console, note: Note, *, headline: str) -> None:
+    console.print(
+        escape(
+            f"{headline}: {note.kind} note {note.note_id}, version {note.version}, {note.status}"
+            + (f" (by {note.superseded_by})" if note.superseded_by else "")
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(escape(note.text), highlight=False, soft_wrap=True)
+
+
+def render_notes(console: Console, found: NoteList, *, all_notes: bool) -> None:
+    if not found.notes:
+        which = "No notes" if all_notes else "No active notes (--all shows superseded ones too)"
+        console.print(f"{which} in thread {found.thread_id}.")
+        return
+    table = Table()
+    table.add_column("note", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("v", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    table.add_column("text", overflow="fold", ratio=1)
+    for note in found.notes:
+        table.add_row(
+            note.note_id,
+            note.kind,
+            str(note.version),
+            note.status,
+            note.updated_at,
+            escape(_line(note.text)),
+        )
+    console.print(table)
+
+
+def render_node(console: Console, node: ContinuityNode, *, headline: str) -> None:
+    console.print(
+        escape(
+            f"{headline} {node.node_id} ({node.kind}) of run {node.run_id}, below "
+            f"{node.parent_node_id or 'nothing'}"
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
+    snapshot = node.snapshot
+    if snapshot is None:
+        console.print(f"  created {node.created_at} by {node.created_by}; no snapshot")
+        return
+    table = Table(show_header=False, box=None)
+    table.add_column("field", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    git = snapshot.git or {}
+    head = git.get("head")
+    git_line = (
+        f"{git.get('branch') or '(detached)'} at {head}"
+        if head
+        else f"none ({git.get('reason') or 'unknown'})"
+    )
+    config = snapshot.project_configuration
+    rows = (
+        ("title", snapshot.title),
+        ("summary", _line(snapshot.summary) if snapshot.summary else "-"),
+        ("fingerprint", snapshot.fingerprint),
+        ("created", f"{node.created_at} by {node.created_by}"),
+        ("messages", f"{len(snapshot.messages.items)} of {snapshot.messages.total}"),
+        (
+            "latest summary",
+            "-" if snapshot.compaction_summary is None else snapshot.compaction_summary.note_id,
+        ),
+        (
+            "memories",
+            f"{len(snapshot.memory.references)} references of {snapshot.memory.total_active} "
+            "active",
+        ),
+        (
+            "instructions",
+            f"revision {snapshot.instructions.revision}, {snapshot.instructions.fingerprint}",
+        ),
+        (
+            "configuration",
+            config.fingerprint
+            + (" (as pinned)" if config.matches_pinned else " (differs from pinned)")
+            if config.fingerprint
+            else f"unreadable ({config.reason})",
+        ),
+        ("git", git_line),
+        ("inherits", ", ".join(snapshot.inherits)),
+    )
+    for name, value in rows:
+        table.add_row(name, escape(value))
+    console.print(table)

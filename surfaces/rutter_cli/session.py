@@ -1,0 +1,216 @@
+"""`rutter session ...`: a thread's messages and notes, checkpoints, and reading a node.
+
+A thin surface over the app facade (`rutter.continuity`): it turns options into the operation's
+params, names itself as the actor and the messages' source ("cli", never taken from the command
+line: there is no `--source`), and prints one JSON document (`--json`) or text for people
+(`rutter_cli.render_session`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.render_session import (
+    render_added_message,
+    render_messages,
+    render_node,
+    render_note,
+    render_notes,
+)
+from rutter_core.app.continuity import (
+    AddMessageParams,
+    AddNoteParams,
+    CheckpointParams,
+    EditNoteParams,
+    ListMessagesParams,
+    ListNotesParams,
+    ShowNodeParams,
+    SupersedeNoteParams,
+)
+
+session_app = typer.Typer(
+    help="Session continuity: a thread's messages and notes, checkpoints of runs.",
+    no_args_is_help=True,
+)
+message_app = typer.Typer(help="Add a message to a thread.", no_args_is_help=True)
+note_app = typer.Typer(help="Add, edit or supersede a thread's notes.", no_args_is_help=True)
+session_app.add_typer(message_app, name="message")
+session_app.add_typer(note_app, name="note")
+
+ThreadId = Annotated[
+    str, typer.Argument(metavar="THREAD", help="The thread's ID (thr_...; see `rutter run show`).")
+]
+NoteId = Annotated[str, typer.Argument(metavar="NOTE", help="The note's ID (note_...).")]
+Text = Annotated[str, typer.Option("--text", help="The text (stored with secrets redacted).")]
+Version = Annotated[
+    int,
+    typer.Option(
+        "--version",
+        help="The note's version you last saw (`session notes THREAD`); a stale one fails "
+        "with exit 4.",
+    ),
+]
+
+
+@message_app.command("add")
+def message_add(
+    ctx: typer.Context,
+    thread_id: ThreadId,
+    role: Annotated[
+        str, typer.Option("--role", metavar="user|assistant|tool|system", help="Who said it.")
+    ],
+    text: Annotated[
+        str, typer.Option("--text", help="The message (stored redacted; at most 64 KiB).")
+    ],
+    external_id: Annotated[
+        str | None,
+        typer.Option(
+            "--external-id",
+            metavar="ID",
+            help="The message's ID where it came from: adding it again adds nothing.",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Append a message to THREAD (source: cli)."""
+    params = AddMessageParams(thread_id=thread_id, role=role, text=text, external_id=external_id)
+    with cli_app(ctx) as rutter:
+        added = rutter.continuity.add_message(params, source=ACTOR)
+    if as_json:
+        print_json(added.to_json())
+        return
+    render_added_message(make_console(), added)
+
+
+@session_app.command("messages")
+def messages_list(
+    ctx: typer.Context,
+    thread_id: ThreadId,
+    limit: Annotated[
+        int, typer.Option("--limit", help="At most this many, the most recent (1-500).")
+    ] = 50,
+    before: Annotated[
+        int | None,
+        typer.Option("--before", metavar="SEQ", help="Only messages before this position."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List THREAD's most recent messages, oldest first."""
+    params = ListMessagesParams(thread_id=thread_id, limit=limit, before_seq=before)
+    with cli_app(ctx) as rutter:
+        found = rutter.continuity.messages(params)
+    if as_json:
+        print_json(found.to_json())
+        return
+    render_messages(make_console(), found)
+
+
+@note_app.command("add")
+def note_add(
+    ctx: typer.Context,
+    thread_id: ThreadId,
+    kind: Annotated[str, typer.Option("--kind", metavar="decision|summary|fact", help="Kind.")],
+    text: Text,
+    as_json: JsonFlag = False,
+) -> None:
+    """Add a note to THREAD (at most 16 KiB)."""
+    params = AddNoteParams(thread_id=thread_id, kind=kind, text=text)
+    with cli_app(ctx) as rutter:
+        note = rutter.continuity.add_note(params, actor=ACTOR)
+    if as_json:
+        print_json(note.to_json())
+        return
+    render_note(make_console(), note, headline="Added")
+
+
+@note_app.command("edit")
+def note_edit(
+    ctx: typer.Context, note_id: NoteId, version: Version, text: Text, as_json: JsonFlag = False
+) -> None:
+    """Replace an active note's text (version + 1)."""
+    params = EditNoteParams(note_id=note_id, version=version, text=text)
+    with cli_app(ctx) as rutter:
+        note = rutter.continuity.edit_note(params, actor=ACTOR)
+    if as_json:
+        print_json(note.to_json())
+        return
+    render_note(make_console(), note, headline="Note")
+
+
+@note_app.command("supersede")
+def note_supersede(
+    ctx: typer.Context,
+    note_id: NoteId,
+    version: Version,
+    text: Annotated[
+        str | None,
+        typer.Option("--text", help="The text of a new note of the same kind that replaces it."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Mark an active note superseded, optionally by a new note."""
+    params = SupersedeNoteParams(note_id=note_id, version=version, text=text)
+    with cli_app(ctx) as rutter:
+        result = rutter.continuity.supersede_note(params, actor=ACTOR)
+    if as_json:
+        print_json(result.to_json())
+        return
+    console = make_console()
+    render_note(console, result.note, headline="Superseded")
+    if result.replacement is not None:
+        render_note(console, result.replacement, headline="Replaced by")
+
+
+@session_app.command("notes")
+def notes_list(
+    ctx: typer.Context,
+    thread_id: ThreadId,
+    all_notes: Annotated[bool, typer.Option("--all", help="Include superseded notes.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """List THREAD's notes in the order they were added (active ones; --all for every one)."""
+    params = ListNotesParams(thread_id=thread_id, all=all_notes)
+    with cli_app(ctx) as rutter:
+        found = rutter.continuity.notes(params)
+    if as_json:
+        print_json(found.to_json())
+        return
+    render_notes(make_console(), found, all_notes=all_notes)
+
+
+@session_app.command("checkpoint")
+def checkpoint(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The run's ID (run_...).")],
+    title: Annotated[str, typer.Option("--title", help="One line, at most 256 bytes.")],
+    summary: Annotated[
+        str | None, typer.Option("--summary", help="What the checkpoint marks (16 KiB).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Append an immutable checkpoint of RUN: its continuity snapshot."""
+    params = CheckpointParams(run_id=run_id, title=title, summary=summary)
+    with cli_app(ctx) as rutter:
+        node = rutter.continuity.checkpoint(params, actor=ACTOR)
+    if as_json:
+        print_json(node.to_json())
+        return
+    render_node(make_console(), node, headline="Checkpoint")
+
+
+@session_app.command("show")
+def node_show(
+    ctx: typer.Context,
+    node_id: Annotated[str, typer.Argument(metavar="NODE", help="The node's ID (node_...).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a continuity node and its snapshot, verified."""
+    with cli_app(ctx) as rutter:
+        node = rutter.continuity.node(ShowNodeParams(node_id=node_id))
+    if as_json:
+        print_json(node.to_json())
+        return
+    render_node(make_console(), node, headline="Node")
