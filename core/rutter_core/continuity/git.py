@@ -1,8 +1,10 @@
 """TEMPORARY stand-in for the `gitid` branch's `continuity/git.py` (drop this file at merge).
 
-Only the name and shape the checkpoint uses: `read_git_identity(root).to_snapshot()`. It reads
-`.git/HEAD` and the ref it names as files (no `git` process, so no hook, filter or fsmonitor of
-the repository runs); it knows no worktrees, no reftable and no SHA-256 subtleties.
+Only the interface the checkpoint uses, as that branch defines it:
+`read_git_identity(root).to_snapshot()` gives the snapshot's fields `{"git": {"branch", "head"}
+| None, "git_reason": reason | None}`. It reads `.git/HEAD` and the ref it names as files (no
+`git` process, so no hook, filter or fsmonitor runs); it knows no worktrees, no reftable, no
+parent directories and no ownership rules: the `gitid` module does.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rutter_core.discovery.redaction import redact
 
 _OBJECT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -22,25 +26,28 @@ class GitIdentity:
     reason: str | None
 
     def to_snapshot(self) -> dict[str, Any]:
-        return {"branch": self.branch, "head": self.head, "reason": self.reason}
+        if self.head is None:
+            return {"git": None, "git_reason": self.reason}
+        branch = None if self.branch is None else redact(self.branch).text
+        return {"git": {"branch": branch, "head": self.head}, "git_reason": None}
 
 
-def _absent(reason: str) -> GitIdentity:
-    return GitIdentity(branch=None, head=None, reason=reason)
+def _absent(reason: str, branch: str | None = None) -> GitIdentity:
+    return GitIdentity(branch=branch, head=None, reason=reason)
 
 
-def read_git_identity(root: Path) -> GitIdentity:
-    git = root / ".git"
+def read_git_identity(root: str) -> GitIdentity:
+    git = Path(root) / ".git"
     if not git.is_dir():
         return _absent("not_a_git_work_tree")
     try:
         head = (git / "HEAD").read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
-        return _absent("unreadable_head")
+        return _absent("unreadable")
     if _OBJECT.fullmatch(head):
         return GitIdentity(branch=None, head=head, reason=None)
     if not head.startswith("ref: refs/heads/"):
-        return _absent("unreadable_head")
+        return _absent("malformed")
     ref = head.removeprefix("ref: ")
     branch = ref.removeprefix("refs/heads/")
     target: str | None
@@ -49,7 +56,7 @@ def read_git_identity(root: Path) -> GitIdentity:
     except (OSError, UnicodeDecodeError):
         target = _packed(git, ref)
     if target is None or not _OBJECT.fullmatch(target):
-        return GitIdentity(branch=branch, head=None, reason="unborn_branch")
+        return _absent("unborn_branch", branch)
     return GitIdentity(branch=branch, head=target, reason=None)
 
 
