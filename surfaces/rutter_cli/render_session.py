@@ -120,12 +120,11 @@ def render_node(console: Console, node: ContinuityNode, *, headline: str) -> Non
     table = Table(show_header=False, box=None)
     table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
-    git = snapshot.git or {}
-    head = git.get("head")
+    git = snapshot.git
     git_line = (
-        f"{git.get('branch') or '(detached)'} at {head}"
-        if head
-        else f"none ({git.get('reason') or 'unknown'})"
+        f"none ({snapshot.git_reason})"
+        if git is None
+        else f"{git.branch or '(detached HEAD)'} at {git.head}"
     )
     config = snapshot.project_configuration
     rows = (

@@ -17,7 +17,6 @@ checkpoint: referenced at the version it had, or not at all; its body is never r
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
@@ -180,7 +179,7 @@ class ContinuityOperations:
             run = runs.load_run(conn, params.run_id)
             root = runs.workspace_root(conn, run)
         # The files, before the write lock: git's identity and discovery read the disk.
-        git = read_git_identity(Path(root)).to_snapshot()
+        git = read_git_identity(root).to_snapshot()
         live = runs.discover_live(run, root, self._rutter.reader)
         now = now_rfc3339()
         with store.write() as conn:

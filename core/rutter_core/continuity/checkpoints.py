@@ -89,7 +89,9 @@ class CheckpointBasis:
     instructions: PinnedInstructions
     project_configuration: ProjectConfiguration
     memory: SnapshotMemory
-    git: Mapping[str, Any] | None
+    git: Mapping[str, Any]
+    """The git identity's snapshot fields (`git`, `git_reason`), as
+    `continuity.git.GitIdentity.to_snapshot` gives them."""
 
 
 def append_checkpoint(
@@ -128,7 +130,7 @@ def append_checkpoint(
         "memory": basis.memory,
         "instructions": basis.instructions,
         "project_configuration": basis.project_configuration,
-        "git": None if basis.git is None else dict(basis.git),
+        **basis.git,
     }
     draft = ContinuitySnapshot.model_validate(document).to_json()
     snapshot = ContinuitySnapshot.model_validate(

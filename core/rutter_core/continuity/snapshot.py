@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field
 
 from rutter_core.continuity.model import ContinuityDocument, Role
 from rutter_core.discovery.fingerprint import fingerprint
@@ -123,6 +123,12 @@ class ProjectConfiguration(ContinuityDocument):
     reason: str | None
 
 
+class SnapshotGit(ContinuityDocument):
+    branch: str | None
+    head: str
+    """The full object ID: 40 hex digits (SHA-1) or 64 (SHA-256)."""
+
+
 class Authority(ContinuityDocument):
     """What a snapshot can grant: nothing, by type (a `true` anywhere fails validation)."""
 
@@ -156,8 +162,10 @@ class ContinuitySnapshot(ContinuityDocument):
     memory: SnapshotMemory
     instructions: PinnedInstructions
     project_configuration: ProjectConfiguration
-    git: dict[str, JsonValue] | None
-    """`{branch, head, ...}` of the workspace's repository, or its reason when there is none."""
+    git: SnapshotGit | None
+    """The workspace's git identity: the branch (null when detached) and the full HEAD."""
+    git_reason: str | None
+    """Why `git` is null: `not_a_git_work_tree`, `unborn_branch`, `unreadable`, ..."""
     inherits: tuple[Inherited, ...] = INHERITS
     authority: Authority = Field(default_factory=Authority)
 
@@ -200,6 +208,7 @@ __all__ = [
     "MemoryReference",
     "PinnedInstructions",
     "ProjectConfiguration",
+    "SnapshotGit",
     "SnapshotMemory",
     "SnapshotMessage",
     "SnapshotMessages",
