@@ -1,0 +1,194 @@
+"""Session continuity in the language server end to end (issue 13), per client capability set.
+
+A real server subprocess serves a git repository; the requests `rutter/session/*` and their
+commands `rutter.session.*` answer with the CLI's JSON shapes, the source of messages and the
+actor of notes and checkpoints is always "lsp" (a client cannot claim another), and failures
+are JSON-RPC errors carrying the typed error.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from pygls.exceptions import JsonRpcException
+
+from rutter_core.app.facade import Rutter
+from rutter_core.app.runs import CreatedRun, CreateRunParams
+from rutter_core.store import open_store
+from tests.conftest import write_tree
+from tests.test_lsp_helpers import (
+    CLIENTS,
+    RutterClient,
+    capabilities,
+    effective,
+    execute,
+    folder,
+    registered,
+    request,
+    start,
+    stop,
+    uri,
+)
+
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
+]
+
+TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+OPERATIONS = ("addMessage", "messages", "addNote", "notes", "editNote", "supersedeNote",
+              "checkpoint", "node")  # fmt: skip
+
+
+@dataclass
+class Session:
+    client: RutterClient
+    home: Path
+    root: Path
+    workspace_id: str
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=CLIENTS)
+async def session(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Session]:
+    client_name: str = request.param
+    base = tmp_path_factory.mktemp(f"lsp-session-{client_name}")
+    root = (base / "repo").resolve()
+    write_tree(root, {"AGENTS.md": "rules\n", "src/main.go": "package main\n"})
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "one"]):
+        subprocess.run(
+            ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e.x", *args],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+    home = base / "home"
+    client = await start(home, capabilities(client_name), [folder(root)])
+    await effective(client, uri(root / "AGENTS.md"))  # the folder is registered
+    [workspace_id] = [ws.workspace_id for ws in registered(home)]
+    yield Session(client, home, root, workspace_id)
+    await stop(client)
+
+
+def new_run(session: Session) -> CreatedRun:
+    """A run created by another process's store (the CLI's, in practice)."""
+    with open_store(f"sqlite:///{session.home / 'rutter.db'}") as store:
+        return Rutter(store).runs.create(
+            CreateRunParams(goal="g", workspace_id=session.workspace_id), actor="cli"
+        )
+
+
+async def call(session: Session, name: str, params: Any) -> Any:
+    return await request(session.client, f"rutter/session/{name}", params)
+
+
+async def failure(session: Session, name: str, params: Any) -> tuple[int, dict[str, Any]]:
+    with pytest.raises(JsonRpcException) as raised:
+        await call(session, name, params)
+    data: Any = raised.value.data
+    assert isinstance(data, dict), raised.value
+    return raised.value.code, data
+
+
+async def test_commands_are_advertised(session: Session) -> None:
+    result = session.client.initialize_result
+    assert result is not None
+    assert result.capabilities.execute_command_provider is not None
+    advertised = set(result.capabilities.execute_command_provider.commands)
+    assert advertised >= {f"rutter.session.{name}" for name in OPERATIONS}
+
+
+async def test_messages_notes_and_checkpoints_with_the_cli_shapes(session: Session) -> None:
+    run = new_run(session)
+    thread = run.thread_id
+    added = await call(
+        session, "addMessage", {"thread_id": thread, "role": "assistant", "text": f"k {TOKEN}"}
+    )
+    assert (added["source"], added["seq"], added["created"]) == ("lsp", 1, True)
+    assert added["text"] == "k [REDACTED:github_token]"
+    first = await call(
+        session,
+        "addMessage",
+        {"thread_id": thread, "role": "user", "text": "hi", "external_id": "e-1"},
+    )
+    again = await execute(
+        session.client,
+        "rutter.session.addMessage",
+        {"thread_id": thread, "role": "user", "text": "hi", "external_id": "e-1"},
+    )
+    assert (again["message_id"], again["created"]) == (first["message_id"], False)
+    listed = await call(session, "messages", {"thread_id": thread, "limit": None})
+    assert [m["seq"] for m in listed["messages"]] == [1, 2]
+
+    note = await call(session, "addNote", {"thread_id": thread, "kind": "summary", "text": "s1"})
+    assert (note["created_by"], note["version"]) == ("lsp", 1)
+    edited = await call(
+        session, "editNote", {"note_id": note["note_id"], "version": 1, "text": "s2"}
+    )
+    assert (edited["version"], edited["updated_by"]) == (2, "lsp")
+    code, stale = await failure(
+        session, "editNote", {"note_id": note["note_id"], "version": 1, "text": "lost"}
+    )
+    assert (code, stale["code"]) == (-32801, "conflict")
+    assert stale["hint"] == {"fix": "reread_note", "note_id": note["note_id"],
+                             "thread_id": thread, "version": 2}  # fmt: skip
+    fact = await call(session, "addNote", {"thread_id": thread, "kind": "fact", "text": "f"})
+    gone = await call(session, "supersedeNote", {"note_id": fact["note_id"], "version": 1})
+    assert (gone["note"]["status"], gone["replacement"]) == ("superseded", None)
+    notes = await call(session, "notes", {"thread_id": thread, "all": True})
+    assert [n["note_id"] for n in notes["notes"]] == [note["note_id"], fact["note_id"]]
+
+    node = await call(
+        session, "checkpoint", {"run_id": run.run_id, "title": "From the editor", "summary": None}
+    )
+    assert (node["kind"], node["parent_node_id"], node["created_by"]) == (
+        "checkpoint", run.root_node_id, "lsp",
+    )  # fmt: skip
+    snapshot = node["snapshot"]
+    assert snapshot["protocol_version"] == "continuity_snapshot.v1"
+    assert snapshot["compaction_summary"]["text"] == "s2"
+    assert [m["source"] for m in snapshot["messages"]["items"]] == ["lsp", "lsp"]
+    assert snapshot["git"]["branch"] == "main"
+    assert await call(session, "node", {"node_id": node["node_id"]}) == node
+    assert await execute(session.client, "rutter.session.node", {"node_id": node["node_id"]}) == (
+        node
+    )
+
+
+async def test_refusals_are_typed_jsonrpc_errors(session: Session) -> None:
+    run = new_run(session)
+    thread = run.thread_id
+    missing = "thr_01M8Y3HJTQYDNPR8CJ56SS1T0B"
+    code, error = await failure(
+        session, "addMessage", {"thread_id": missing, "role": "user", "text": "x"}
+    )
+    assert (code, error["code"], error["hint"]) == (-32803, "thread_not_found",
+                                                    {"fix": "find_thread"})  # fmt: skip
+    code, error = await failure(
+        session, "addMessage", {"thread_id": thread, "role": "robot", "text": "x"}
+    )
+    assert (code, error["code"]) == (-32803, "invalid_role")
+    code, error = await failure(
+        session, "addMessage", {"thread_id": thread, "role": "user", "text": "x" * 65537}
+    )
+    assert (error["code"], error["details"]["max_bytes"]) == ("text_too_large", 65536)
+    code, error = await failure(
+        session, "checkpoint", {"run_id": "run_01M8Y3HJTQYDNPR8CJ56SS1T0B", "title": "t"}
+    )
+    assert (code, error["code"]) == (-32803, "run_not_found")
+    code, error = await failure(session, "node", {"node_id": "node_01M8Y3HJTQYDNPR8CJ56SS1T0B"})
+    assert error["code"] == "not_found"
+    # The source and the actor are the server's own: a client cannot claim them.
+    for planted in ({"source": "mcp"}, {"actor": "model"}, {"created_by": "cli"}):
+        code, error = await failure(
+            session, "addMessage", {"thread_id": thread, "role": "user", "text": "x", **planted}
+        )
+        assert (code, error["code"]) == (-32602, "invalid_params")
+    code, error = await failure(session, "checkpoint", {"run_id": run.run_id, "title": 3})
+    assert error["code"] == "invalid_params"
+    assert (await call(session, "messages", {"thread_id": thread}))["messages"] == []
