@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from rutter_core.continuity import git as git_module
@@ -26,6 +28,8 @@ from rutter_core.continuity.git import (
     CONFIG_MAX_BYTES,
     GitDrift,
     GitIdentity,
+    _parse_config,
+    _Unavailable,
     git_drift,
     read_git_identity,
 )
@@ -314,6 +318,67 @@ def test_a_git_dir_symlink_is_followed_like_a_gitdir_file(
     linked.mkdir()
     (linked / ".git").symlink_to(repo / ".git")
     assert assert_agrees(git, linked) == read(repo)
+
+
+# The config parser against `git config --list` on drawn files: the same values (a key without
+# `=` has none), or both refuse the file.
+CONFIG_KEYS = ("core.repositoryformatversion", "core.bare", "extensions.objectformat",
+               "extensions.refstorage")  # fmt: skip
+HEADERS = ["[core]", "[Core]", "[CORE]", "[extensions]", '[core "x"]', '[core "a\\"b"]',
+           "[core.x]", "[user]", "[core", "[ core]", "[]", '[core "x]']  # fmt: skip
+KEYS = ["bare", "BARE", "objectFormat", "repositoryformatversion", "refstorage", "other",
+        "x-1", "1bad", "-bad"]  # fmt: skip
+SEPARATORS = [" = ", "=", "", "\t=\t", " =", "  ", " # c", " x"]
+VALUES = ["true", "sha256", '"sha" "256"', '"a b"', "a\\\nb", "x # c", '"x # c"', "x ; c",
+          "\\t", "\\q", '"open', "  spaced  out  ", '\\"', "", "1", '"" x', "a\\",
+          "\xc2\xa0x\xc2\xa0", "a\rb"]  # fmt: skip
+FILLER = ["", "# comment", "; comment", "   ", "\t"]
+
+
+@st.composite
+def config_files(draw: st.DrawFn) -> bytes:
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["header", "entry", "entry", "entry", "filler"]))
+        if kind == "header":
+            lines.append(draw(st.sampled_from(HEADERS)))
+        elif kind == "filler":
+            lines.append(draw(st.sampled_from(FILLER)))
+        else:
+            key, sep = draw(st.sampled_from(KEYS)), draw(st.sampled_from(SEPARATORS))
+            value = draw(st.sampled_from(VALUES)) if "=" in sep else ""
+            lines.append(draw(st.sampled_from(["", "\t", "  "])) + key + sep + value)
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    return (eol.join(lines) + draw(st.sampled_from([eol, ""]))).encode("utf-8")
+
+
+@pytest.fixture(scope="module")
+def config_git(tmp_path_factory: pytest.TempPathFactory) -> tuple[Git, Path]:
+    base = tmp_path_factory.mktemp("config")
+    return Git(base), base / "config"
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(body=config_files())
+def test_config_parsing_agrees_with_git_config(config_git: tuple[Git, Path], body: bytes) -> None:
+    git, path = config_git
+    path.write_bytes(body)
+    assert GIT is not None
+    done = subprocess.run([GIT, "config", "-f", str(path), "-z", "--list"], env=git.env,
+                          capture_output=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        with pytest.raises(_Unavailable, match="malformed"):
+            _parse_config(body)
+        return
+    ours = _parse_config(body)
+    theirs: dict[str, str | None] = {}
+    for entry in done.stdout.split(b"\0")[:-1]:
+        key, newline, value = entry.decode("latin-1").partition("\n")
+        if key in CONFIG_KEYS:
+            theirs[key] = value if newline else None
+    assert ours == theirs, body
 
 
 # -- ownership above the root ----------------------------------------------------------------
