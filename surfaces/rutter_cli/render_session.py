@@ -139,8 +139,8 @@ def render_node(console: Console, node: ContinuityNode, *, headline: str) -> Non
         ),
         (
             "memories",
-            f"{len(snapshot.memory.references)} references of {snapshot.memory.total_active} "
-            "active",
+            f"{len(snapshot.memory.references)} of {snapshot.memory.total_active} active "
+            "referenced (no bodies)",
         ),
         (
             "instructions",
