@@ -207,8 +207,7 @@ def test_the_snapshot_holds_what_section_10_lists(setup: Setup, tmp_path: Path) 
     assert document["git"] == {"branch": "main", "head": git(setup.root, "rev-parse", "HEAD")}
     assert document["git_reason"] is None
     assert document["inherits"] == [
-        "workspace", "pinned_instructions", "mode", "compaction_summary", "messages",
-        "memory_references",
+        "workspace", "pinned_instructions", "compaction_summary", "messages", "memory_references",
     ]  # fmt: skip
     assert set(document["authority"].values()) == {False}
     assert len(document["authority"]) == 9

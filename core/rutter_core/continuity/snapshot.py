@@ -37,7 +37,6 @@ MAX_SUMMARY_BYTES: Final = 16 * 1024
 Inherited = Literal[
     "workspace",
     "pinned_instructions",
-    "mode",
     "compaction_summary",
     "messages",
     "memory_references",
@@ -45,12 +44,13 @@ Inherited = Literal[
 INHERITS: Final[tuple[Inherited, ...]] = (
     "workspace",
     "pinned_instructions",
-    "mode",
     "compaction_summary",
     "messages",
     "memory_references",
 )
-"""Exactly what a fork or a resume of a node takes from it; nothing else carries over."""
+"""Exactly what a fork or a resume of a node takes from it; nothing else carries over. Not the
+mode: `auto` and `full` waive approvals, so a forked or resumed run starts in the default
+`ask`, like its profile (none), whatever the source run had."""
 
 ProjectConfigurationBasis = Literal["live_instructions"]
 
