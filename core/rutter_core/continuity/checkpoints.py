@@ -26,6 +26,7 @@ from sqlalchemy.engine import Connection
 from rutter_core.continuity import repo
 from rutter_core.continuity.messages import recent_messages
 from rutter_core.continuity.model import Message
+from rutter_core.continuity.nodes import START_KINDS
 from rutter_core.continuity.notes import latest_summary
 from rutter_core.continuity.policy import CleanText, clean_text, require_node_id
 from rutter_core.continuity.snapshot import (
@@ -51,8 +52,9 @@ from rutter_core.kernel.errors import Hint, NotFoundError, RejectedError
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store
 
-CHAIN_KINDS = ("root", CHECKPOINT_KIND)
-"""The kinds of a run's own line of nodes: a checkpoint hangs below the end of it."""
+CHAIN_KINDS = (*START_KINDS, CHECKPOINT_KIND)
+"""The kinds of a run's own line of nodes (its root or branch marker, then its checkpoints): a
+checkpoint hangs below the end of it."""
 
 
 @dataclass(frozen=True, slots=True)
