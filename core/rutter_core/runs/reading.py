@@ -44,6 +44,26 @@ def latest_pinned(conn: Connection, run: RunRecord) -> PinnedRevision | None:
     return None if stored is None else verified(stored, run)
 
 
+def pinned_revision(conn: Connection, run: RunRecord, revision: int) -> PinnedRevision | None:
+    """Revision `revision` of the run, verified (`snapshot_tampered` otherwise); None when the
+    run has no such revision."""
+    stored = repo.find_revision(conn, run.run_id, revision)
+    return None if stored is None else verified(stored, run)
+
+
+def load_run_of_session(conn: Connection, session_id: str) -> RunRecord:
+    """The run of a session (`session_not_found` when no run has it)."""
+    found = repo.find_run_of_session(conn, session_id)
+    if found is None:
+        raise NotFoundError(
+            "session_not_found",
+            f"no session {session_id!r}",
+            details={"session_id": session_id},
+            hint=Hint("find_session"),
+        )
+    return found
+
+
 def workspace_root(conn: Connection, run: RunRecord) -> str:
     # Runs reference their workspace (a foreign key): it cannot be gone.
     return require_workspace(conn, run.workspace_id).root

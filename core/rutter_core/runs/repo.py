@@ -95,6 +95,12 @@ def find_run(conn: Connection, run_id: str) -> RunRecord | None:
     return None if row is None else _record(row)
 
 
+def find_run_of_session(conn: Connection, session_id: str) -> RunRecord | None:
+    """The run a session belongs to (each run opens its own session)."""
+    row = conn.execute(_RUN_QUERY.where(runs.c.session_id == session_id)).first()
+    return None if row is None else _record(row)
+
+
 def select_runs(
     conn: Connection, *, workspace_id: str | None, active_only: bool
 ) -> list[RunRecord]:
@@ -128,6 +134,26 @@ def insert_mission(
             created_at=now,
             updated_at=now,
         )
+    )
+
+
+def reopen_mission(conn: Connection, mission_id: str, *, now: str) -> None:
+    """A closed mission active again (a resumed run works on it)."""
+    conn.execute(
+        update(missions)
+        .where(missions.c.mission_id == mission_id, missions.c.status == "closed")
+        .values(status="active", updated_at=now)
+    )
+
+
+def count_active_runs(conn: Connection, mission_id: str) -> int:
+    """How many runs of the mission are not finished (created, running or paused)."""
+    return int(
+        conn.execute(
+            select(func.count())
+            .select_from(runs)
+            .where(runs.c.mission_id == mission_id, runs.c.status.in_(ACTIVE_STATUSES))
+        ).scalar_one()
     )
 
 

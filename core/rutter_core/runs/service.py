@@ -6,6 +6,8 @@ pinned instruction snapshot: from then on the run uses exactly those instruction
 happens on disk. `inspect_run` compares the pinned snapshot with a fresh discovery (the
 "live" one) and `confirm_refresh` appends the live snapshot as the next revision, but only
 when the caller names both fingerprints it reviewed and both are still current.
+`create_pinned_run` is the fork or resume of a continuity node: a run pinned to a revision the
+caller already read and verified, inside the caller's transaction (contract section 10).
 
 Revisions live in an append-only table; every read of one passes `integrity.verified`. The
 runs' tables are reached through `repo` only; the thread, session and root node a run gets
@@ -19,17 +21,16 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from rutter_core.continuity.nodes import add_root_node
-from rutter_core.continuity.sessions import close_session, open_session
-from rutter_core.continuity.threads import require_continuable_thread, start_thread
+from rutter_core.continuity.nodes import BranchPoint
+from rutter_core.continuity.sessions import close_session
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.discovery.walk import discover, normalize_target
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, RutterError
-from rutter_core.kernel.ids import new_id
 from rutter_core.runs import repo
 from rutter_core.runs.diff import diff_snapshots, inspection_of
+from rutter_core.runs.inserting import Resumed, current_workspace, insert_run
 from rutter_core.runs.integrity import verified
 from rutter_core.runs.model import (
     ALLOWED_TRANSITIONS,
@@ -41,7 +42,6 @@ from rutter_core.runs.model import (
     CreatedRun,
     PinnedRevision,
     RunInspection,
-    RunMode,
     RunRecord,
     RunStatus,
     SnapshotDiff,
@@ -55,9 +55,16 @@ from rutter_core.runs.policy import (
     validate_mode,
     validate_profile,
 )
-from rutter_core.runs.reading import discover_live, latest_pinned, load_run, workspace_root
+from rutter_core.runs.reading import (
+    discover_live,
+    latest_pinned,
+    load_run,
+    load_run_of_session,
+    pinned_revision,
+    workspace_root,
+)
 from rutter_core.store import Store
-from rutter_core.workspaces.service import find_workspace, get_workspace
+from rutter_core.workspaces.service import get_workspace
 
 # -- reading ----------------------------------------------------------------------------------
 
@@ -114,65 +121,6 @@ def read_revision(store: Store, run_id: str, revision: int) -> PinnedRevision:
 # -- creating ---------------------------------------------------------------------------------
 
 
-def _current_workspace(conn: Connection, workspace_id: str, root: str) -> None:
-    """Refuse when the workspace was removed or re-registered since discovery read it."""
-    found = find_workspace(conn, workspace_id)
-    if found is None or found.root != root:
-        raise ConflictError(
-            "conflict",
-            f"workspace {workspace_id!r} was removed or re-registered while the run "
-            "was being created; nothing was created, try again",
-            details={"workspace_id": workspace_id},
-        )
-
-
-def _insert_run(
-    conn: Connection,
-    *,
-    workspace_id: str,
-    goal: str,
-    profile: str | None,
-    mode: RunMode,
-    target_path: str,
-    thread_id: str | None,
-    actor: str,
-    now: str,
-) -> tuple[repo.NewRun, str]:
-    """Thread (unless given), mission, session, run and root node, in foreign-key order;
-    returns the run and its root node's ID."""
-    if thread_id is None:
-        thread_id = start_thread(conn, workspace_id=workspace_id, actor=actor, now=now)
-    else:
-        require_continuable_thread(conn, thread_id, workspace_id)
-    mission_id = new_id("msn")
-    repo.insert_mission(
-        conn, mission_id=mission_id, workspace_id=workspace_id, goal=goal, actor=actor, now=now
-    )
-    session_id = open_session(
-        conn, workspace_id=workspace_id, thread_id=thread_id, actor=actor, now=now
-    )
-    run = repo.NewRun(
-        run_id=new_id("run"),
-        workspace_id=workspace_id,
-        mission_id=mission_id,
-        session_id=session_id,
-        thread_id=thread_id,
-        profile=profile,
-        mode=mode,
-        target_path=target_path,
-    )
-    repo.insert_run(conn, run, actor=actor, now=now)
-    root_node_id = add_root_node(
-        conn,
-        run_id=run.run_id,
-        session_id=session_id,
-        thread_id=thread_id,
-        actor=actor,
-        now=now,
-    )
-    return run, root_node_id
-
-
 def _new_run(
     store: Store,
     *,
@@ -203,21 +151,71 @@ def _new_run(
         target_path = snapshot.target_path
     now = now_rfc3339()
     with store.write() as conn:
-        _current_workspace(conn, workspace.workspace_id, workspace.root)
-        run, root_node_id = _insert_run(
+        current_workspace(conn, workspace.workspace_id, workspace.root)
+        run, root_node_id = insert_run(
             conn,
             workspace_id=workspace.workspace_id,
-            goal=goal,
+            mission=goal,
             profile=profile,
             mode=checked_mode,
             target_path=target_path,
             thread_id=thread_id,
+            branch=None,
+            snapshot=snapshot,
             actor=actor,
             now=now,
         )
-        if snapshot is not None:
-            repo.append_revision(conn, run.run_id, 1, snapshot, replaces=None, actor=actor, now=now)
-        return load_run(conn, run.run_id), root_node_id, snapshot
+        return run, root_node_id, snapshot
+
+
+def create_pinned_run(
+    conn: Connection,
+    source: RunRecord,
+    snapshot: Snapshot,
+    *,
+    branch: BranchPoint,
+    goal: str | None,
+    actor: str,
+    now: str,
+) -> CreatedRun:
+    """A new run of `source`'s workspace and target whose revision 1 is `snapshot`, a pinned
+    revision the caller read from the ledger and verified, in the caller's write transaction:
+    the fork or resume of a continuity node (contract section 10). Its line of nodes starts
+    with a branch marker below `branch.parent_node_id`; it gets a new thread and session, and a
+    new mission with `goal` (a fork) or `source`'s mission again, reopened when it was closed
+    (a resume: `goal` None).
+
+    Nothing that authorises is taken from `source`: the run starts `created`, in the default
+    mode (`ask`), without a profile; approvals, grants, credentials, leases and processes are
+    not stored by rutter at all, so there is nothing else to leave behind.
+    """
+    require_operator(actor)
+    mission: str | Resumed = Resumed(source.mission_id) if goal is None else validate_goal(goal)
+    if (snapshot.workspace_id, snapshot.target_path) != (source.workspace_id, source.target_path):
+        raise ValueError("a branch pins a snapshot of its source run's workspace and target")
+    run, marker_id = insert_run(
+        conn,
+        workspace_id=source.workspace_id,
+        mission=mission,
+        profile=None,
+        mode=DEFAULT_MODE,
+        target_path=source.target_path,
+        thread_id=None,
+        branch=branch,
+        snapshot=snapshot,
+        actor=actor,
+        now=now,
+    )
+    return CreatedRun(
+        run_id=run.run_id,
+        mission_id=run.mission_id,
+        session_id=run.session_id,
+        thread_id=run.thread_id,
+        root_node_id=marker_id,
+        revision=1,
+        fingerprint=snapshot.fingerprint,
+        snapshot=snapshot,
+    )
 
 
 def create_run(
@@ -336,7 +334,9 @@ def set_run_status(store: Store, run_id: str, status: str, *, actor: str) -> Run
         now = now_rfc3339()
         repo.update_run(conn, run_id, actor=actor, now=now, status=target)
         if target in TERMINAL_STATUSES:
-            repo.close_mission(conn, run.mission_id, now=now)
+            # A resumed mission has several runs: it closes with the last of them.
+            if repo.count_active_runs(conn, run.mission_id) == 0:
+                repo.close_mission(conn, run.mission_id, now=now)
             close_session(conn, run.session_id, now=now)
         return load_run(conn, run_id)
 
@@ -454,8 +454,9 @@ def _short(fingerprint: str | None) -> str:
 __all__ = [
     "ALLOWED_TRANSITIONS", "DEFAULT_MODE", "DEFAULT_TARGET", "MAX_GOAL_CHARS", "NO_REVISION",
     "RUN_STATUSES", "TERMINAL_STATUSES", "CreatedRun", "PinnedRevision", "RunInspection",
-    "RunRecord", "RunStatus", "SnapshotDiff", "confirm_refresh", "count_runs", "create_run",
-    "diff_snapshots", "discover_live", "get_run", "get_verified_run", "import_run",
-    "inspect_run", "latest_pinned", "latest_revision", "list_runs", "load_run", "read_revision",
+    "RunRecord", "RunStatus", "SnapshotDiff", "confirm_refresh", "count_runs",
+    "create_pinned_run", "create_run", "diff_snapshots", "discover_live", "get_run",
+    "get_verified_run", "import_run", "inspect_run", "latest_pinned", "latest_revision",
+    "list_runs", "load_run", "load_run_of_session", "pinned_revision", "read_revision",
     "set_run_status", "workspace_root",
 ]  # fmt: skip
