@@ -94,6 +94,17 @@ class MemoryReference(MemoryDocument):
     content_sha256: str
 
 
+class ReferencedMemory(MemoryDocument):
+    """A memory as a checkpoint's reference finds it now: identity, version, digest, status and
+    whether its retention has passed; never the title or the body."""
+
+    memory_id: str
+    version: int
+    content_sha256: str
+    status: Status
+    expired: bool
+
+
 class MemoryExport(MemoryDocument):
     """`context_memory_export.v1`: memory is context, never a grant."""
 
@@ -117,6 +128,7 @@ __all__ = [
     "MemoryList",
     "MemoryRecord",
     "MemoryReference",
+    "ReferencedMemory",
     "Scope",
     "SourceKind",
     "Status",

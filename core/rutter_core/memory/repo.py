@@ -20,7 +20,14 @@ from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement
 
 from rutter_core.kernel.actors import OperatorActor
-from rutter_core.memory.model import MemoryRecord, MemoryReference, Scope, SourceKind, Status
+from rutter_core.memory.model import (
+    MemoryRecord,
+    MemoryReference,
+    ReferencedMemory,
+    Scope,
+    SourceKind,
+    Status,
+)
 from rutter_core.store.schema import memories
 
 
@@ -190,6 +197,37 @@ def select_active_references(
     ]
     total = conn.execute(select(func.count()).select_from(memories).where(relevant)).scalar_one()
     return references, int(total)
+
+
+_IDS_PER_QUERY = 500
+"""Bound parameters per `IN (...)`: well below every engine's limit."""
+
+
+def select_referenced(
+    conn: Connection, memory_ids: Sequence[str], *, now_text: str
+) -> list[ReferencedMemory]:
+    """The memories among `memory_ids` that still exist: identity, version, digest, status and
+    expiry at `now_text`. Never a title or a body."""
+    unique = sorted(set(memory_ids))
+    found: list[ReferencedMemory] = []
+    for start in range(0, len(unique), _IDS_PER_QUERY):
+        rows = conn.execute(
+            select(
+                memories.c.memory_id, memories.c.version, memories.c.content_sha256,
+                memories.c.status, memories.c.retention_until,
+            ).where(memories.c.memory_id.in_(unique[start : start + _IDS_PER_QUERY]))
+        )  # fmt: skip
+        found.extend(
+            ReferencedMemory(
+                memory_id=str(row.memory_id),
+                version=int(row.version),
+                content_sha256=str(row.content_sha256),
+                status=row.status,
+                expired=row.retention_until is not None and str(row.retention_until) <= now_text,
+            )
+            for row in rows
+        )
+    return found
 
 
 def count_project_memories(conn: Connection, workspace_id: str) -> int:

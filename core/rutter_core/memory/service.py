@@ -36,6 +36,7 @@ from rutter_core.memory.model import (
     MemoryList,
     MemoryRecord,
     MemoryReference,
+    ReferencedMemory,
     Scope,
     SourceKind,
     Status,
@@ -289,6 +290,18 @@ def active_references(
     return repo.select_active_references(
         conn, now_text=now_text, workspace_id=workspace_id, limit=limit
     )
+
+
+def referenced_memories(
+    conn: Connection, memory_ids: Sequence[str], *, now_text: str
+) -> dict[str, ReferencedMemory]:
+    """What became of the memories checkpoints refer to, by ID, in the caller's transaction:
+    each one that still exists with its version, digest, status and expiry at `now_text`. A
+    deleted memory is simply absent (its row and body are gone). No title or body is read."""
+    return {
+        found.memory_id: found
+        for found in repo.select_referenced(conn, memory_ids, now_text=now_text)
+    }
 
 
 def _require_workspace(conn: Connection, workspace_id: str) -> None:
