@@ -9,11 +9,13 @@ appends its node in one. Rows come back as the continuity models, or as stored r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection, Row
+from sqlalchemy.sql import Select
 
 from rutter_core.continuity.model import Message, Note, NoteKind, Role
 from rutter_core.store.schema import (
@@ -134,21 +136,14 @@ class StoredNode:
     fingerprint: str | None
 
 
-def find_node(conn: Connection, node_id: str) -> StoredNode | None:
+def _node_query() -> Select[Any]:
     node, snap = continuity_nodes, continuity_snapshots
-    row = conn.execute(
-        select(
-            node,
-            snap.c.title,
-            snap.c.protocol_version,
-            snap.c.snapshot_json,
-            snap.c.fingerprint,
-        )
-        .outerjoin(snap, snap.c.node_id == node.c.node_id)
-        .where(node.c.node_id == node_id)
-    ).first()
-    if row is None:
-        return None
+    return select(
+        node, snap.c.title, snap.c.protocol_version, snap.c.snapshot_json, snap.c.fingerprint
+    ).outerjoin(snap, snap.c.node_id == node.c.node_id)
+
+
+def _stored_node(row: Row[Any]) -> StoredNode:
     return StoredNode(
         node_id=str(row.node_id),
         run_id=str(row.run_id),
@@ -163,6 +158,35 @@ def find_node(conn: Connection, node_id: str) -> StoredNode | None:
         snapshot_json=None if row.snapshot_json is None else str(row.snapshot_json),
         fingerprint=None if row.fingerprint is None else str(row.fingerprint),
     )
+
+
+def find_node(conn: Connection, node_id: str) -> StoredNode | None:
+    row = conn.execute(_node_query().where(continuity_nodes.c.node_id == node_id)).first()
+    return None if row is None else _stored_node(row)
+
+
+def run_start_node(conn: Connection, run_id: str, kinds: tuple[str, ...]) -> StoredNode | None:
+    """The node of `kinds` the run's line starts at (its root or branch marker)."""
+    node = continuity_nodes
+    row = conn.execute(
+        _node_query()
+        .where(node.c.run_id == run_id, node.c.kind.in_(kinds))
+        .order_by(node.c.created_at, node.c.node_id)
+        .limit(1)
+    ).first()
+    return None if row is None else _stored_node(row)
+
+
+def select_children(conn: Connection, parent_ids: Sequence[str], limit: int) -> list[StoredNode]:
+    """The nodes whose parent is one of `parent_ids`, oldest first, at most `limit`."""
+    node = continuity_nodes
+    rows = conn.execute(
+        _node_query()
+        .where(node.c.parent_node_id.in_(parent_ids))
+        .order_by(node.c.created_at, node.c.node_id)
+        .limit(limit)
+    )
+    return [_stored_node(row) for row in rows]
 
 
 def chain_end(conn: Connection, run_id: str, kinds: tuple[str, ...]) -> str | None:
@@ -388,6 +412,20 @@ def select_notes(conn: Connection, thread_id: str, *, include_superseded: bool) 
     if not include_superseded:
         query = query.where(notes.c.status == "active")
     rows = conn.execute(query.order_by(notes.c.created_at, notes.c.note_id))
+    return [_note(row) for row in rows]
+
+
+def select_active_notes_of(
+    conn: Connection, thread_ids: Sequence[str], kind: NoteKind, limit: int
+) -> list[Note]:
+    """The active notes of `kind` of the threads, in the order they were added, at most
+    `limit`."""
+    rows = conn.execute(
+        select(notes)
+        .where(notes.c.thread_id.in_(thread_ids), notes.c.kind == kind, notes.c.status == "active")
+        .order_by(notes.c.created_at, notes.c.note_id)
+        .limit(limit)
+    )
     return [_note(row) for row in rows]
 
 

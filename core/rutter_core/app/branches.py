@@ -1,0 +1,252 @@
+"""Operations on the branches of session continuity: fork and resume a node, the session tree,
+and comparing two nodes (contract section 10). One params model per operation, and
+`BranchOperations` (`Rutter(store, reader).branches`).
+
+Each spans areas, so it is orchestrated here. A fork or resume is one write transaction: the
+node is read and verified (continuity), the revision it pins is read from the runs' ledger and
+verified, and the new run with its branch marker and that revision as its revision 1 is created
+(runs). A tree reads the connected nodes, their runs, the pinned revisions of roots and branch
+markers, and what became of the referenced memories in one read transaction (no memory body
+is read), then the files (discovery for each run's target, the workspace's git identity) to
+compute the drift markers of now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pydantic import Field, StrictStr
+from sqlalchemy.engine import Connection
+
+from rutter_core.app.continuity import ContinuityParams
+from rutter_core.continuity import tree as trees
+from rutter_core.continuity.branches import (
+    BranchedRun,
+    PinnedRef,
+    branchable_node,
+    pinned_of,
+    refuse_projected,
+    require_pinned_match,
+)
+from rutter_core.continuity.checkpoints import read_node
+from rutter_core.continuity.compare import (
+    ComparedNode,
+    NodeComparison,
+    PinnedFingerprint,
+    compare,
+    compared,
+)
+from rutter_core.continuity.git import GitIdentity, read_git_identity
+from rutter_core.continuity.nodes import BranchKind, BranchPoint
+from rutter_core.continuity.snapshot import ContinuityNode
+from rutter_core.continuity.tree import Drift, SessionTree, TreeNode
+from rutter_core.kernel.actors import OperatorActor
+from rutter_core.kernel.clock import now_rfc3339
+from rutter_core.kernel.errors import Hint, RejectedError, RutterError, StoreError, UsageError
+from rutter_core.memory.service import referenced_memories
+from rutter_core.runs import service as runs
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+    from rutter_core.discovery.snapshot import Snapshot
+    from rutter_core.runs.model import RunRecord
+
+NodeId = StrictStr
+
+
+class ForkParams(ContinuityParams):
+    node_id: NodeId = Field(description="the stored node to fork from (node_...)")
+    goal: StrictStr = Field(description="what the new run (and its new mission) should achieve")
+
+
+class ResumeParams(ContinuityParams):
+    node_id: NodeId = Field(description="the stored node to resume from (node_...)")
+
+
+class TreeParams(ContinuityParams):
+    session_id: StrictStr | None = Field(None, description="a session's ID (ses_...)")
+    run_id: StrictStr | None = Field(None, description="or a run's ID (run_...)")
+
+
+class CompareParams(ContinuityParams):
+    node_a: NodeId = Field(description="the first node (A)")
+    node_b: NodeId = Field(description="the second node (B): changes are from A to B")
+
+
+class BranchOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+
+    def fork(self, params: ForkParams, *, actor: OperatorActor) -> BranchedRun:
+        """A new mission and run from the node: revision 1 is the snapshot the node pins."""
+        return self._branch(params.node_id, goal=params.goal, kind="fork", actor=actor)
+
+    def resume(self, params: ResumeParams, *, actor: OperatorActor) -> BranchedRun:
+        """A new run of the node's mission from the node (the mission reopens if closed)."""
+        return self._branch(params.node_id, goal=None, kind="resume", actor=actor)
+
+    def _branch(
+        self, node_id: str, *, goal: str | None, kind: BranchKind, actor: OperatorActor
+    ) -> BranchedRun:
+        now = now_rfc3339()
+        with self._rutter.store.write() as conn:
+            node = branchable_node(conn, node_id)
+            source = runs.load_run(conn, node.run_id)
+            ref = pinned_of(node)
+            revision = runs.pinned_revision(conn, source, ref.revision)
+            if revision is None:
+                raise _not_pinned(source)
+            require_pinned_match(node, ref, revision.fingerprint)
+            created = runs.create_pinned_run(
+                conn, source, revision.snapshot, branch=BranchPoint(node.node_id, kind),
+                goal=goal, actor=actor, now=now,
+            )  # fmt: skip
+            run = runs.load_run(conn, created.run_id)
+        return BranchedRun(
+            kind=kind, run_id=run.run_id, mission_id=run.mission_id,
+            session_id=run.session_id, thread_id=run.thread_id, node_id=created.root_node_id,
+            parent_node_id=node.node_id, source_run_id=source.run_id,
+            revision=created.revision, fingerprint=created.fingerprint, status=run.status,
+            mode=run.mode, profile=run.profile,
+        )  # fmt: skip
+
+    def tree(self, params: TreeParams) -> SessionTree:
+        """`session_tree.v1` of the session or run, with drift markers computed now."""
+        now = now_rfc3339()
+        with self._rutter.store.read() as conn:
+            run = _subject(conn, params)
+            start = trees.run_start(conn, run.run_id)
+            if start is None:
+                raise StoreError(
+                    "store_corrupt",
+                    f"run {run.run_id} has no root node or branch marker: the store was changed "
+                    "outside rutter",
+                    details={"run_id": run.run_id},
+                )
+            collected = trees.collect(conn, start)
+            by_run = {rid: runs.load_run(conn, rid) for rid in {n.run_id for n in collected.nodes}}
+            checked = {n.node_id: trees.checked(n) for n in collected.nodes}
+            pins = {
+                node_id: _pinned(conn, node, by_run[node.run_id])
+                for node_id, node in checked.items()
+                if isinstance(node, ContinuityNode)
+            }
+            memory_ids = [
+                ref.memory_id
+                for node in checked.values()
+                if isinstance(node, ContinuityNode) and node.snapshot is not None
+                for ref in node.snapshot.memory.references
+            ]
+            current = referenced_memories(conn, memory_ids, now_text=now)
+            roots = {r.workspace_id: runs.workspace_root(conn, r) for r in by_run.values()}
+        # The files, after the read: discovery per run target, git per workspace root.
+        gits = {workspace_id: read_git_identity(root) for workspace_id, root in roots.items()}
+        live: dict[tuple[str, str], Snapshot | RutterError] = {}
+        for each in by_run.values():
+            key = (each.workspace_id, each.target_path)
+            if key not in live:
+                live[key] = runs.discover_live(each, roots[each.workspace_id], self._rutter.reader)
+        stored: list[TreeNode] = []
+        for raw in collected.nodes:
+            node, owner = checked[raw.node_id], by_run[raw.run_id]
+            pin = pins.get(raw.node_id)
+            drift = None
+            if isinstance(pin, RutterError):
+                node = pin  # what it pins fails its check: nothing of it is shown
+            elif isinstance(node, ContinuityNode):
+                drift = _drift(
+                    node, pin, live[(owner.workspace_id, owner.target_path)],
+                    gits[owner.workspace_id], current,
+                )  # fmt: skip
+            stored.append(trees.stored_tree_node(node, raw, run_status=owner.status, drift=drift))
+        nodes = trees.ordered([*stored, *trees.projected_nodes(collected.decisions, stored)])
+        return SessionTree(
+            workspace_id=run.workspace_id, run_id=run.run_id, session_id=run.session_id,
+            root_node_id=nodes[0].node_id, computed_at=now, truncated=collected.truncated,
+            nodes=nodes,
+        )  # fmt: skip
+
+    def compare(self, params: CompareParams) -> NodeComparison:
+        """Two stored nodes side by side (section 10's fields), changes from A to B."""
+        with self._rutter.store.read() as conn:
+            a, side_a = _side(conn, params.node_a)
+            b, side_b = _side(conn, params.node_b)
+        return compare(a, side_a, b, side_b)
+
+
+def _subject(conn: Connection, params: TreeParams) -> RunRecord:
+    if (params.session_id is None) == (params.run_id is None):
+        raise UsageError(
+            "invalid_params",
+            "name either a session or a run, not both and not neither",
+            hint=Hint("name_session_or_run"),
+        )
+    if params.session_id is not None:
+        return runs.load_run_of_session(conn, params.session_id)
+    assert params.run_id is not None
+    return runs.load_run(conn, params.run_id)
+
+
+def _pinned(
+    conn: Connection, node: ContinuityNode, run: RunRecord
+) -> PinnedFingerprint | RutterError | None:
+    """The revision the node pins, checked against the ledger; None when its run has none (a
+    run imported without instructions); the error when either fails its integrity check."""
+    ref: PinnedRef = pinned_of(node)
+    try:
+        revision = runs.pinned_revision(conn, run, ref.revision)
+        if revision is None:
+            return None
+        require_pinned_match(node, ref, revision.fingerprint)
+    except RutterError as error:
+        return error
+    return PinnedFingerprint(revision=revision.revision, fingerprint=revision.fingerprint)
+
+
+def _drift(
+    node: ContinuityNode,
+    pin: PinnedFingerprint | None,
+    live: Snapshot | RutterError,
+    git: GitIdentity,
+    current: Mapping[str, trees.CurrentMemory],
+) -> Drift:
+    snapshot = node.snapshot
+    return Drift(
+        memory=() if snapshot is None else trees.memory_markers(snapshot, current),
+        instructions=None if pin is None else trees.instructions_marker(pin.fingerprint, live),
+        git=None if snapshot is None else trees.git_marker(snapshot, git),
+    )
+
+
+def _side(conn: Connection, node_id: str) -> tuple[ContinuityNode, ComparedNode]:
+    refuse_projected(conn, node_id)
+    node = read_node(conn, node_id)
+    run = runs.load_run(conn, node.run_id)
+    pin = _pinned(conn, node, run)
+    if isinstance(pin, RutterError):
+        raise pin
+    return node, compared(node, run_status=run.status, instructions=pin)
+
+
+def _not_pinned(run: RunRecord) -> RejectedError:
+    return RejectedError(
+        "run_not_pinned",
+        f"run {run.run_id} has no pinned instructions yet, so a fork or resume of its start "
+        "would pin nothing; confirm its first revision first",
+        details={"run_id": run.run_id},
+        hint=Hint("review_run_again", {"run_id": run.run_id}),
+    )
+
+
+__all__ = [
+    "BranchOperations",
+    "BranchedRun",
+    "CompareParams",
+    "ForkParams",
+    "NodeComparison",
+    "ResumeParams",
+    "SessionTree",
+    "TreeNode",
+    "TreeParams",
+]
