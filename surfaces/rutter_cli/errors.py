@@ -83,6 +83,13 @@ HINT_WORDING: dict[str, HintWording] = {
         f"see it again (`rutter session notes {p['thread_id']} --all`) and retry with "
         f"--version {p['version']}"
     ),
+    "find_session": lambda _: (
+        "take a session_id from `rutter run show RUN` (runs are listed by `rutter run list --all`)"
+    ),
+    "choose_stored_node": lambda _: (
+        "see the stored nodes with `rutter session tree RUN` (projected ones say so)"
+    ),
+    "name_session_or_run": lambda _: "give one ID: a session's (ses_...) or a run's (run_...)",
     "find_node": lambda _: (
         "take a node ID from `rutter run create --json` (root_node_id) or from a checkpoint's "
         "answer (node_id)"

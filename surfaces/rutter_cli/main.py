@@ -18,6 +18,7 @@ from rutter_cli.instructions import context_instructions
 from rutter_cli.memory import memory_app
 from rutter_cli.runs import run_app
 from rutter_cli.session import session_app
+from rutter_cli.session_branches import register as register_session_branches
 from rutter_cli.workspace import workspace_app
 from rutter_core.kernel.errors import RutterError, UsageError
 
@@ -34,6 +35,7 @@ app.add_typer(context_app, name="context")
 context_app.add_typer(memory_app, name="memory")
 app.add_typer(run_app, name="run")
 app.add_typer(session_app, name="session")
+register_session_branches(session_app)
 
 
 @app.callback()

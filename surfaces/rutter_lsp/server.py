@@ -31,6 +31,7 @@ from pygls.lsp.server import LanguageServer
 
 from rutter_lsp import __version__
 from rutter_lsp.features import (
+    branches,
     codelens,
     diagnostics,
     documents,
@@ -64,7 +65,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session,
+    session, branches,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 

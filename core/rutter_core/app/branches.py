@@ -243,6 +243,7 @@ __all__ = [
     "BranchOperations",
     "BranchedRun",
     "CompareParams",
+    "ComparedNode",
     "ForkParams",
     "NodeComparison",
     "ResumeParams",

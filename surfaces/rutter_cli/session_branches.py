@@ -1,0 +1,99 @@
+"""`rutter session fork|resume|tree|compare`: branching a session from a node, its tree, and
+comparing two nodes.
+
+A thin surface over the app facade (`rutter.branches`): options become the operation's params,
+the CLI is the actor ("cli", never taken from the command line), and each command prints one
+JSON document (`--json`) or text for people (`rutter_cli.render_branches`). The commands join
+the `rutter session` group (`register`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.render_branches import render_branched, render_comparison, render_tree
+from rutter_core.app.branches import CompareParams, ForkParams, ResumeParams, TreeParams
+
+NodeId = Annotated[
+    str,
+    typer.Argument(
+        metavar="NODE",
+        help="A stored node's ID (node_...; see `rutter session tree`).",
+    ),
+]
+
+
+def fork(
+    ctx: typer.Context,
+    node_id: NodeId,
+    goal: Annotated[str, typer.Option("--goal", help="What the new run should achieve.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Start a new mission and run from NODE, pinned to the instructions NODE pins."""
+    with cli_app(ctx) as rutter:
+        branched = rutter.branches.fork(ForkParams(node_id=node_id, goal=goal), actor=ACTOR)
+    if as_json:
+        print_json(branched.to_json())
+        return
+    render_branched(make_console(), branched)
+
+
+def resume(ctx: typer.Context, node_id: NodeId, as_json: JsonFlag = False) -> None:
+    """Start a new run of NODE's mission from NODE, pinned to the instructions NODE pins."""
+    with cli_app(ctx) as rutter:
+        branched = rutter.branches.resume(ResumeParams(node_id=node_id), actor=ACTOR)
+    if as_json:
+        print_json(branched.to_json())
+        return
+    render_branched(make_console(), branched)
+
+
+def tree(
+    ctx: typer.Context,
+    subject: Annotated[
+        str,
+        typer.Argument(
+            metavar="SESSION|RUN", help="A session's ID (ses_...) or a run's ID (run_...)."
+        ),
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """The tree of continuity nodes SESSION or RUN belongs to, with drift markers of now."""
+    if subject.startswith("ses_"):
+        params = TreeParams(session_id=subject)
+    else:
+        params = TreeParams(run_id=subject)
+    with cli_app(ctx) as rutter:
+        found = rutter.branches.tree(params)
+    if as_json:
+        print_json(found.to_json())
+        return
+    render_tree(make_console(), found)
+
+
+def compare(
+    ctx: typer.Context,
+    node_a: Annotated[str, typer.Argument(metavar="NODE_A", help="The first node (A).")],
+    node_b: Annotated[
+        str, typer.Argument(metavar="NODE_B", help="The second node (B): changes are A to B.")
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Compare two stored nodes: fingerprints, runs, instructions, git, memory, messages."""
+    with cli_app(ctx) as rutter:
+        found = rutter.branches.compare(CompareParams(node_a=node_a, node_b=node_b))
+    if as_json:
+        print_json(found.to_json())
+        return
+    render_comparison(make_console(), found)
+
+
+def register(group: typer.Typer) -> None:
+    """Add the commands to the `rutter session` group."""
+    group.command("fork")(fork)
+    group.command("resume")(resume)
+    group.command("tree")(tree)
+    group.command("compare")(compare)
