@@ -319,7 +319,9 @@ def projected_nodes(decisions: Sequence[Note], stored: Sequence[TreeNode]) -> li
 
 def ordered(nodes: Sequence[TreeNode]) -> tuple[TreeNode, ...]:
     """Depth first from the nodes without a listed parent, children in the order they were
-    made (a projected node after stored nodes made in the same second)."""
+    made (a projected node after stored nodes made in the same second). Parent links rewritten
+    into a loop (only a store changed behind rutter's back has one) cannot hide a node: the
+    first one not reached starts its own walk."""
     listed = {node.node_id for node in nodes}
     children: dict[str | None, list[TreeNode]] = {}
     for node in nodes:
@@ -328,11 +330,16 @@ def ordered(nodes: Sequence[TreeNode]) -> tuple[TreeNode, ...]:
     for group in children.values():
         group.sort(key=lambda node: (node.created_at, node.projected, node.node_id))
     result: list[TreeNode] = []
-    stack = list(reversed(children.get(None, [])))
-    while stack:
-        node = stack.pop()
-        result.append(node)
-        stack.extend(reversed(children.get(node.node_id, [])))
+    seen: set[str] = set()
+    for start in [*children.get(None, []), *nodes]:
+        stack = [start]
+        while stack:
+            node = stack.pop()
+            if node.node_id in seen:
+                continue
+            seen.add(node.node_id)
+            result.append(node)
+            stack.extend(reversed(children.get(node.node_id, [])))
     return tuple(result)
 
 
