@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field
 
+from rutter_core.continuity.git import GitReason
 from rutter_core.continuity.model import ContinuityDocument, Role
 from rutter_core.discovery.fingerprint import fingerprint
 
@@ -125,7 +126,7 @@ class ProjectConfiguration(ContinuityDocument):
 
 class SnapshotGit(ContinuityDocument):
     branch: str | None
-    head: str
+    head: str = Field(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
     """The full object ID: 40 hex digits (SHA-1) or 64 (SHA-256)."""
 
 
@@ -164,8 +165,8 @@ class ContinuitySnapshot(ContinuityDocument):
     project_configuration: ProjectConfiguration
     git: SnapshotGit | None
     """The workspace's git identity: the branch (null when detached) and the full HEAD."""
-    git_reason: str | None
-    """Why `git` is null: `not_a_git_work_tree`, `unborn_branch`, `unreadable`, ..."""
+    git_reason: GitReason | None
+    """Why `git` is null (`continuity.git`): `not_a_git_work_tree`, `unborn_branch`, ..."""
     inherits: tuple[Inherited, ...] = INHERITS
     authority: Authority = Field(default_factory=Authority)
 
