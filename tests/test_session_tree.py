@@ -273,6 +273,14 @@ def test_a_tampered_node_is_listed_without_its_content(setup: Setup) -> None:
     assert "secret plans" not in json.dumps(nodes)
     assert nodes[child.node_id]["parent_node_id"] == node.node_id
     assert nodes[child.node_id]["error"] is None
+    # A pinned revision that fails its own check: the nodes pinning it are listed with that
+    # error (the runs' integrity failure), nothing else of them.
+    tamper(setup.store, "UPDATE run_instruction_snapshots SET fingerprint = '" + "0" * 64 + "'")
+    nodes = setup.nodes()
+    for node_id in (setup.root_node_id, child.node_id):
+        assert nodes[node_id]["error"]["code"] == "snapshot_tampered"
+        assert nodes[node_id]["error"]["details"]["run_id"] == setup.run_id
+        assert (nodes[node_id]["drift"], nodes[node_id]["fingerprint"]) == (None, None)
 
 
 def test_tree_refusals(setup: Setup) -> None:
