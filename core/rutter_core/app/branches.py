@@ -43,9 +43,10 @@ from rutter_core.continuity.snapshot import ContinuityNode
 from rutter_core.continuity.tree import Drift, SessionTree, TreeNode
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
-from rutter_core.kernel.errors import Hint, RejectedError, RutterError, StoreError, UsageError
+from rutter_core.kernel.errors import Hint, RutterError, StoreError, UsageError
 from rutter_core.memory.service import referenced_memories
 from rutter_core.runs import service as runs
+from rutter_core.runs.policy import not_pinned
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -96,7 +97,7 @@ class BranchOperations:
             ref = pinned_of(node)
             revision = runs.pinned_revision(conn, source, ref.revision)
             if revision is None:
-                raise _not_pinned(source)
+                raise not_pinned(source.run_id)
             require_pinned_match(node, ref, revision.fingerprint)
             created = runs.create_pinned_run(
                 conn, source, revision.snapshot, branch=BranchPoint(node.node_id, kind),
@@ -227,16 +228,6 @@ def _side(conn: Connection, node_id: str) -> tuple[ContinuityNode, ComparedNode]
     if isinstance(pin, RutterError):
         raise pin
     return node, compared(node, run_status=run.status, instructions=pin)
-
-
-def _not_pinned(run: RunRecord) -> RejectedError:
-    return RejectedError(
-        "run_not_pinned",
-        f"run {run.run_id} has no pinned instructions yet, so a fork or resume of its start "
-        "would pin nothing; confirm its first revision first",
-        details={"run_id": run.run_id},
-        hint=Hint("review_run_again", {"run_id": run.run_id}),
-    )
 
 
 __all__ = [

@@ -50,9 +50,10 @@ from rutter_core.continuity.snapshot import (
 )
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
-from rutter_core.kernel.errors import ConflictError, Hint, RejectedError, RutterError
+from rutter_core.kernel.errors import ConflictError, RutterError
 from rutter_core.memory.service import active_references
 from rutter_core.runs import service as runs
+from rutter_core.runs.policy import not_pinned
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -193,7 +194,7 @@ class ContinuityOperations:
                 )
             pinned = runs.latest_pinned(conn, run)
             if pinned is None:
-                raise _not_pinned(run)
+                raise not_pinned(run.run_id)
             references, total = active_references(
                 conn, workspace_id=run.workspace_id, now_text=now, limit=SNAPSHOT_MEMORY_REFERENCES
             )
@@ -243,16 +244,6 @@ def _configuration(live: Snapshot | RutterError, pinned: PinnedRevision) -> Proj
         fingerprint=live.fingerprint,
         matches_pinned=live.fingerprint == pinned.fingerprint,
         reason=None,
-    )
-
-
-def _not_pinned(run: RunRecord) -> RejectedError:
-    return RejectedError(
-        "run_not_pinned",
-        f"run {run.run_id} has no pinned instructions yet, and a checkpoint names the "
-        "instructions a fork or resume would pin; confirm its first revision first",
-        details={"run_id": run.run_id},
-        hint=Hint("review_run_again", {"run_id": run.run_id}),
     )
 
 

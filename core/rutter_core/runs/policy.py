@@ -96,3 +96,15 @@ def validate_fingerprint(value: str, *, option: str, run_id: str) -> None:
             details={"option": option, "value": value},
             hint=Hint("copy_fingerprints", {"run_id": run_id}),
         )
+
+
+def not_pinned(run_id: str) -> RejectedError:
+    """A run with no pinned revision yet (an imported run before its first confirmation): it
+    can be neither checkpointed nor branched from its start, which would pin nothing."""
+    return RejectedError(
+        "run_not_pinned",
+        f"run {run_id} has no pinned instructions yet, and a checkpoint, fork or resume names "
+        "the instructions it pins; confirm its first revision first",
+        details={"run_id": run_id},
+        hint=Hint("review_run_again", {"run_id": run_id}),
+    )
