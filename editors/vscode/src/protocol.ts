@@ -102,7 +102,7 @@ export interface InstructionsChanged {
   paths: string[];
 }
 
-/** An active run in `rutter/runs` (a `RunRecord` plus its drift; rutter_lsp/runs.py). */
+/** An active run in `rutter/runs` (a `RunRecord` plus its drift; rutter_lsp/features/runs/requests.py). */
 export interface RunEntry {
   run_id: string;
   workspace_id: string;
@@ -125,7 +125,7 @@ export interface RunsAnswer {
 }
 
 /** `rutter/runsChanged` (server → client): the active runs of these workspaces were created,
- * refreshed or ended (also by another process), or went stale or back (rutter_lsp/runs.py). */
+ * refreshed or ended (also by another process), or went stale or back (rutter_lsp/features/runs/monitor.py). */
 export interface RunsChanged {
   workspace_ids: string[];
 }
@@ -167,7 +167,7 @@ export function isErrorAnswer(value: unknown): value is ErrorAnswer {
 
 /**
  * The error document a failed request carries as the JSON-RPC error's `data`
- * (rutter_lsp/errors.py); undefined when it carries none (server gone, transport error).
+ * (surfaces/rutter_lsp/errors.py); undefined when it carries none (server gone, transport error).
  */
 export function errorDocument(error: unknown): ErrorInfo | undefined {
   if (typeof error !== "object" || error === null) {
@@ -219,7 +219,7 @@ export async function instructionsAnswer(pending: Promise<Snapshot>): Promise<In
   }
 }
 
-/** `context_memory.v1` (issue 5; rutter_core/memory.py). */
+/** `context_memory.v1` (issue 5; rutter_core/memory/model.py). */
 export interface MemoryRecord {
   id: string;
   protocol_version: string;

@@ -1,4 +1,4 @@
-/** Answers of the server as the unit tests use them (shapes of rutter_lsp/runs.py). */
+/** Answers of the server as the unit tests use them (shapes of rutter_lsp/features/runs). */
 
 import type { MemoryRecord, RunEntry, RunInspection, Snapshot } from "../src/protocol";
 
