@@ -16,8 +16,15 @@ import threading
 from types import FrameType
 from typing import Any
 
+USAGE = "usage: python benchmarks/lsp_profiled_server.py OUT.pstats [rutter-lsp arguments]\n"
+
 
 def main() -> int:
+    # The first argument names a file to write: refuse anything that looks like an option, so
+    # `--help` prints this instead of writing a profile named `--help`.
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+        sys.stderr.write(USAGE)
+        return 0 if sys.argv[1:2] in (["-h"], ["--help"]) else 2
     out, argv = sys.argv[1], sys.argv[2:]
     profiles: list[cProfile.Profile] = []
     lock = threading.Lock()
