@@ -17,7 +17,7 @@ $(UV):
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
 sync: $(UV)
-	$(UV) sync --locked --all-packages
+	$(UV) sync --locked --all-packages --compile-bytecode
 
 # The main job: register the example monorepo in a private RUTTER_HOME and
 # print the effective instruction stack of one file in it.
