@@ -161,35 +161,38 @@ def require_external_id(external_id: object) -> str | None:
     return external_id
 
 
-def require_thread_id(thread_id: object) -> str:
-    """A thread ID's form; anything else names no thread (`thread_not_found`)."""
-    if isinstance(thread_id, str) and THREAD_ID.fullmatch(thread_id) is not None:
-        return thread_id
+def _require_id(
+    value: object, pattern: re.Pattern[str], *, code: str, noun: str, prefix: str, hint: str
+) -> str:
+    """An ID of the right form; anything else names nothing (`code`, not found)."""
+    if isinstance(value, str) and pattern.fullmatch(value) is not None:
+        return value
     raise NotFoundError(
-        "thread_not_found",
-        "no such thread: a thread ID is thr_ followed by 26 ULID characters",
-        hint=Hint("find_thread"),
+        code,
+        f"no such {noun}: a {noun.rsplit(maxsplit=1)[-1]} ID is {prefix} followed by 26 ULID "
+        "characters",
+        hint=Hint(hint),
     )
 
 
+def require_thread_id(thread_id: object) -> str:
+    return _require_id(
+        thread_id, THREAD_ID, code="thread_not_found", noun="thread", prefix="thr_",
+        hint="find_thread",
+    )  # fmt: skip
+
+
 def require_note_id(note_id: object) -> str:
-    if isinstance(note_id, str) and NOTE_ID.fullmatch(note_id) is not None:
-        return note_id
-    raise NotFoundError(
-        "note_not_found",
-        "no such note: a note ID is note_ followed by 26 ULID characters",
-        hint=Hint("find_note"),
+    return _require_id(
+        note_id, NOTE_ID, code="note_not_found", noun="note", prefix="note_", hint="find_note"
     )
 
 
 def require_node_id(node_id: object) -> str:
-    if isinstance(node_id, str) and NODE_ID.fullmatch(node_id) is not None:
-        return node_id
-    raise NotFoundError(
-        "not_found",
-        "no such continuity node: a node ID is node_ followed by 26 ULID characters",
-        hint=Hint("find_node"),
-    )
+    return _require_id(
+        node_id, NODE_ID, code="not_found", noun="continuity node", prefix="node_",
+        hint="find_node",
+    )  # fmt: skip
 
 
 def require_version(version: object) -> int:

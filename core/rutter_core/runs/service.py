@@ -206,12 +206,17 @@ def create_pinned_run(
         actor=actor,
         now=now,
     )
+    return _created(run, marker_id, snapshot)
+
+
+def _created(run: RunRecord, first_node_id: str, snapshot: Snapshot) -> CreatedRun:
+    """The answer of a run just created with revision 1 pinned to `snapshot`."""
     return CreatedRun(
         run_id=run.run_id,
         mission_id=run.mission_id,
         session_id=run.session_id,
         thread_id=run.thread_id,
-        root_node_id=marker_id,
+        root_node_id=first_node_id,
         revision=1,
         fingerprint=snapshot.fingerprint,
         snapshot=snapshot,
@@ -247,16 +252,7 @@ def create_run(
         pin_with=reader,
     )
     assert snapshot is not None
-    return CreatedRun(
-        run_id=run.run_id,
-        mission_id=run.mission_id,
-        session_id=run.session_id,
-        thread_id=run.thread_id,
-        root_node_id=root_node_id,
-        revision=1,
-        fingerprint=snapshot.fingerprint,
-        snapshot=snapshot,
-    )
+    return _created(run, root_node_id, snapshot)
 
 
 def import_run(
