@@ -34,3 +34,29 @@ def test_a_long_module_says_why_it_is_one_thing(path: Path) -> None:
         f"{path.relative_to(ROOT)} has {lines} lines: split it, or say in its docstring "
         f"({ONE_THING!r}) why it is one thing"
     )
+
+
+def _hint_fixes() -> set[str]:
+    """Every `Hint("fix", ...)` core can raise, read from the source."""
+    fixes = set()
+    for path in (ROOT / "core" / "rutter_core").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "Hint"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                fixes.add(node.args[0].value)
+    return fixes
+
+
+def test_the_cli_words_every_hint_core_raises() -> None:
+    # Core messages are surface-neutral; without a wording the CLI would print no remedy.
+    from rutter_cli.errors import HINT_WORDING
+
+    fixes = _hint_fixes()
+    assert len(fixes) > 10
+    assert sorted(fixes - set(HINT_WORDING)) == []
