@@ -91,8 +91,8 @@ HINT_WORDING: dict[str, HintWording] = {
     ),
     "name_session_or_run": lambda _: "give one ID: a session's (ses_...) or a run's (run_...)",
     "find_node": lambda _: (
-        "take a node ID from `rutter run create --json` (root_node_id) or from a checkpoint's "
-        "answer (node_id)"
+        "list a run's nodes with `rutter session tree RUN`, or take a node ID from "
+        "`rutter run create --json` (root_node_id) or from a checkpoint's answer (node_id)"
     ),
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
