@@ -419,6 +419,13 @@ async def test_run_requests_fail_with_typed_errors(session: Session) -> None:
         assert isinstance(refused.value.data, dict)
         assert refused.value.data["code"] == "invalid_params", method
         assert "unknown field" in refused.value.data["message"], method
+    # A command's arguments are decoded under the same mapping: two objects where one is
+    # expected is invalid_params, not an internal error.
+    with pytest.raises(JsonRpcException) as two:
+        await execute(session.client, "rutter.runInstructions", {"run_id": "a"}, {"run_id": "b"})
+    assert two.value.code == -32602
+    assert isinstance(two.value.data, dict)
+    assert two.value.data["code"] == "invalid_params"
 
 
 async def stale_run_in_a_client_without(

@@ -121,7 +121,11 @@ def _register_command(
     # client's arguments follow.
     @server.command(command)
     async def run_command(ls: Any, *args: Any) -> Any:
-        return await answer(command_params(args))
+        try:
+            params = command_params(args)
+        except RutterError as error:  # e.g. several objects where one is expected
+            raise jsonrpc_error(error) from error
+        return await answer(params)
 
 
 def custom_request(
