@@ -27,11 +27,49 @@ _MESSAGE_TYPES: Final = (
 )
 
 
+class QuietClientErrors(logging.Filter):
+    """pygls' records about a failed request, without what the client sent and without a
+    traceback where the failure is an answer to the client (a JSON-RPC error it was sent).
+
+    pygls logs `logger.exception(...)` with the request's params for every request that
+    failed: an ordinary `invalid_params` would put a traceback and the client's text (a memory
+    body, a note) on stderr, which editors show and keep."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("pygls"):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and isinstance(error, _answered_errors()):
+            code = getattr(error, "code", "?")
+            record.msg, record.args = "a request was answered with JSON-RPC error %s", (code,)
+            record.exc_info, record.exc_text = None, None
+        elif record.msg == "Unable to deserialize message\n%s":
+            # The argument is a traceback whose frames show the values that did not fit;
+            # the client is answered (rutter_lsp.transport), the log says only that.
+            record.msg, record.args = "a message did not fit its method's types", ()
+        elif isinstance(record.args, tuple) and record.msg in _MESSAGES_WITH_PARAMS:
+            # The last argument is the client's params: never logged.
+            record.args = (*record.args[:-1], "<params not logged>")
+        return True
+
+
+_MESSAGES_WITH_PARAMS: Final = frozenset(
+    {"Failed to handle request %s %s %s", "Failed to handle notification %r: %s"}
+)
+
+
+def _answered_errors() -> tuple[type[BaseException], ...]:
+    from pygls.exceptions import JsonRpcException
+
+    return (JsonRpcException,)
+
+
 def configure_stderr(level: int) -> None:
     root = logging.getLogger()
     if not any(getattr(handler, "rutter_stderr", False) for handler in root.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.addFilter(QuietClientErrors())
         handler.rutter_stderr = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(logging.WARNING)

@@ -25,10 +25,13 @@ import re
 import secrets
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import unquote, urlsplit
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
+
+from rutter_core.discovery.layout import IGNORE_NAME, PRAYU_DIR, classify
 
 if TYPE_CHECKING:
     from cattrs import Converter
@@ -116,9 +119,33 @@ def _plain_request(data: dict[str, Any], _: type[Any]) -> JsonRPCRequestMessage:
     )
 
 
+MAX_TRACKED_CHARS: Final = 1 << 20
+"""An instruction file's buffer above this many characters is not kept (discovery refuses any
+source over 64 KiB, so its diagnostics come from the disk alone)."""
+
+
+def may_need_text(uri: str) -> bool:
+    """Whether rutter ever reads the buffer of the document at `uri`: only instruction files
+    (and the ignore file) do; any other document only needs to be known as open."""
+    parts = urlsplit(uri)
+    if parts.scheme != "file":
+        return False
+    path = unquote(parts.path).lstrip("/")
+    segments = path.rsplit("/", 2)
+    if len(segments) >= 2 and segments[-2] == PRAYU_DIR and segments[-1] == IGNORE_NAME:
+        return True
+    return classify(path) is not None
+
+
 class RutterProtocol(LanguageServerProtocol):
-    """pygls' protocol with the converter hooks and writer above, and the diagnostic provider
-    advertised only to clients that pull."""
+    """pygls' protocol with the converter hooks and writer above, the diagnostic provider
+    advertised only to clients that pull, and the text kept only of documents rutter reads.
+
+    pygls keeps every open document's text and applies each incremental edit by walking the
+    whole document (positions are converted character by character): a 5 MB minified bundle
+    open in the editor cost over a second per keystroke. rutter reads only instruction files'
+    buffers, so any other document is kept without its text (`untracked`: open, versioned, but
+    empty) and its edits are not applied."""
 
     def __init__(self, server: Any, converter: Converter) -> None:
         super().__init__(server, converter)
@@ -127,6 +154,8 @@ class RutterProtocol(LanguageServerProtocol):
         converter.register_unstructure_hook(EncodedResult, self.encoded.placeholder)
         # Only requests of methods lsprotocol has no type for are decoded as this type.
         converter.register_structure_hook(JsonRPCRequestMessage, _plain_request)
+        self.untracked: set[str] = set()
+        """Open documents kept without their text (keys as pygls' workspace has them)."""
 
     def set_writer(self, writer: Writer | AsyncWriter, include_headers: bool = True) -> None:
         spliced = _SplicingWriter(
@@ -148,3 +177,51 @@ class RutterProtocol(LanguageServerProtocol):
             # client that supports both report everything twice.
             result.capabilities.diagnostic_provider = None
         return result
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(
+        self, params: types.DidOpenTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        item = params.text_document
+        key = unquote(item.uri)
+        if may_need_text(item.uri) and len(item.text) <= MAX_TRACKED_CHARS:
+            self.untracked.discard(key)
+        else:
+            self.untracked.add(key)
+            params = types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=item.uri, language_id=item.language_id, version=item.version, text=""
+                )
+            )
+        yield from super().lsp_text_document__did_open(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        key = unquote(params.text_document.uri)
+        document = self.workspace.text_documents.get(key)
+        if key not in self.untracked:
+            # As pygls applies them, then the bound.
+            for change in params.content_changes:
+                self.workspace.update_text_document(params.text_document, change)
+            if document is not None and len(document.source) > MAX_TRACKED_CHARS:
+                self._untrack(key, document.version)
+        elif document is not None:
+            document.version = params.text_document.version
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(
+        self, params: types.DidCloseTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        self.untracked.discard(unquote(params.text_document.uri))
+        yield from super().lsp_text_document__did_close(params)
+
+    def _untrack(self, key: str, version: int | None) -> None:
+        """Drop a document's text from now on (it grew past `MAX_TRACKED_CHARS`)."""
+        self.untracked.add(key)
+        self.workspace.put_text_document(
+            types.TextDocumentItem(uri=key, language_id="", version=version or 0, text="")
+        )

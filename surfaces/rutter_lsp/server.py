@@ -20,13 +20,16 @@ for debugging.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from rutter_lsp import __version__
@@ -48,6 +51,7 @@ from rutter_lsp.index.refresh import Refresher
 from rutter_lsp.logs import ClientLogHandler
 from rutter_lsp.protocol import RutterProtocol, pulls_diagnostics
 from rutter_lsp.session import Session
+from rutter_lsp.transport import MessageLoop
 
 if TYPE_CHECKING:
     from rutter_lsp.index.analysis import OpenDoc
@@ -73,6 +77,8 @@ FEATURES: Final[tuple[Feature, ...]] = (
 class RutterServer(LanguageServer):
     """The pygls server: the connection, with the session it serves."""
 
+    protocol: RutterProtocol
+
     def __init__(self, *, database_url: str | None = None) -> None:
         super().__init__(
             SERVER_NAME,
@@ -86,6 +92,27 @@ class RutterServer(LanguageServer):
         """Drift of the active runs of the served workspaces."""
         self.log_handler: ClientLogHandler | None = None
         """Forwards the log to the client once `initialize` binds it (set by `serve`)."""
+        self._io_stop = threading.Event()
+
+    # -- transport -------------------------------------------------------------------------
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio with rutter's message loop, which answers malformed messages
+        and recovers the framing (see `rutter_lsp.transport`); otherwise as pygls does."""
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        messages = MessageLoop(self.protocol, stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(messages.run(self._io_stop))
+        except BrokenPipeError:
+            logger.error("the client closed the connection; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        self._io_stop.set()
+        super().shutdown()  # type: ignore[no-untyped-call]
 
     # -- client capabilities ---------------------------------------------------------------
 
@@ -118,8 +145,9 @@ class RutterServer(LanguageServer):
         return docs
 
     def buffer(self, uri: str) -> str | None:
+        """The open document's text; None when it is not open or its text is not kept."""
         document = self.workspace.text_documents.get(uri)
-        if document is None:
+        if document is None or uri in self.protocol.untracked:
             return None
         return str(document.source)
 

@@ -1,0 +1,182 @@
+"""Malformed messages to the language server over stdio: every request is answered with the
+right JSON-RPC error, the framing recovers, and nothing the client sent reaches stderr.
+
+Each session is the real server as a subprocess (`python -m rutter_lsp`) fed raw bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SECRET_MARKER = "marker-the-client-typed-4711"
+
+
+def frame(message: dict[str, Any] | bytes, *, length: int | None = None) -> bytes:
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    return f"Content-Length: {len(body) if length is None else length}\r\n\r\n".encode() + body
+
+
+def messages_out(data: bytes) -> list[dict[str, Any]]:
+    found = []
+    while data:
+        header, _, rest = data.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in header.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
+        )
+        found.append(json.loads(rest[:length]))
+        data = rest[length:]
+    return found
+
+
+INITIALIZE = frame(
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"processId": None, "rootUri": None, "capabilities": {}}}
+) + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})  # fmt: skip
+SHUTDOWN = frame({"jsonrpc": "2.0", "id": 99, "method": "shutdown"})
+EXIT = frame({"jsonrpc": "2.0", "method": "exit"})
+
+
+def session(
+    tmp_path: Path, middle: bytes
+) -> tuple[dict[Any, dict[str, Any]], list[dict[str, Any]], str]:
+    """Run initialize, `middle`, shutdown and exit; the answers by id, the answers without
+    an id, and stderr."""
+    env = {**os.environ, "RUTTER_HOME": str(tmp_path / "home")}
+    env.pop("RUTTER_DATABASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "rutter_lsp"],
+        input=INITIALIZE + middle + SHUTDOWN + EXIT,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    answers = [m for m in messages_out(done.stdout) if "method" not in m]
+    by_id = {m["id"]: m for m in answers if m.get("id") is not None}
+    without_id = [m for m in answers if m.get("id") is None]
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert 99 in by_id, f"shutdown was never answered: the framing did not recover\n{stderr}"
+    assert done.returncode == 0
+    return by_id, without_id, stderr
+
+
+def error_code(answer: dict[str, Any]) -> int:
+    assert "error" in answer, answer
+    return int(answer["error"]["code"])
+
+
+def test_a_body_that_is_not_json_is_a_parse_error(tmp_path: Path) -> None:
+    _by_id, without_id, stderr = session(tmp_path, frame(b"{not json " + SECRET_MARKER.encode()))
+    assert [error_code(m) for m in without_id] == [-32700]
+    assert SECRET_MARKER not in stderr
+    assert "Traceback" not in stderr
+
+
+def test_invalid_utf8_body_is_a_parse_error(tmp_path: Path) -> None:
+    _, without_id, _ = session(tmp_path, frame(b'{"jsonrpc": "2.0", "id": 3, "method": "\xff"}'))
+    assert [error_code(m) for m in without_id] == [-32700]
+
+
+@pytest.mark.parametrize(
+    ("message", "answer_id"),
+    [
+        ({"jsonrpc": "2.0", "id": 5, "method": 7}, 5),
+        ({"jsonrpc": "2.0", "id": 6, "method": None}, 6),
+        ({"jsonrpc": "1.0", "id": 7, "method": "shutdown"}, 7),
+        ({"id": 8, "method": "shutdown"}, 8),
+        ({"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover", "params": "top"}, 9),
+        ({"jsonrpc": "2.0", "id": {"nested": 1}, "method": "shutdown"}, None),
+        ({"jsonrpc": "2.0", "id": 10}, 10),
+    ],
+)
+def test_an_invalid_request_is_answered_invalid_request(
+    tmp_path: Path, message: dict[str, Any], answer_id: int | None
+) -> None:
+    by_id, without_id, stderr = session(tmp_path, frame(message))
+    answer = by_id[answer_id] if answer_id is not None else without_id[0]
+    assert error_code(answer) == -32600
+    assert "Traceback" not in stderr
+
+
+def test_a_batch_is_an_invalid_request(tmp_path: Path) -> None:
+    _, without_id, _ = session(tmp_path, frame(b'[{"jsonrpc": "2.0", "id": 3, "method": "x"}]'))
+    assert [error_code(m) for m in without_id] == [-32600]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"textDocument": {"uri": "file:///x.py"}, "position": "top"},
+        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": "one", "character": 0}},
+        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": -1, "character": 0}},
+        {"textDocument": {"uri": "file:///x.py"}},
+    ],
+)
+def test_params_that_do_not_fit_a_typed_method_are_invalid_params(
+    tmp_path: Path, params: dict[str, Any]
+) -> None:
+    request = {"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": params}
+    by_id, _, stderr = session(tmp_path, frame(request))
+    assert error_code(by_id[4]) == -32602
+    assert "Traceback" not in stderr
+
+
+def test_a_rutter_request_with_invalid_params_logs_no_traceback_and_no_content(
+    tmp_path: Path,
+) -> None:
+    request = {
+        "jsonrpc": "2.0", "id": 4, "method": "rutter/memory/create",
+        "params": {"scope": "user", "title": SECRET_MARKER, "content": SECRET_MARKER,
+                   "retention": "forever-and-" + SECRET_MARKER, "actor": "root"},
+    }  # fmt: skip
+    by_id, _, stderr = session(tmp_path, frame(request))
+    assert error_code(by_id[4]) == -32602
+    assert "Traceback" not in stderr
+    assert SECRET_MARKER not in stderr
+
+
+def test_a_length_that_announces_too_much_does_not_swallow_the_next_request(
+    tmp_path: Path,
+) -> None:
+    first = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "rutter/nothing"}).encode()
+    # 30 bytes more than the body: the read runs into the next message's header.
+    middle = frame(first, length=len(first) + 30) + frame(
+        {"jsonrpc": "2.0", "id": 5, "method": "rutter/nothing-either"}
+    )
+    by_id, _, _ = session(tmp_path, middle)
+    assert error_code(by_id[4]) == -32601
+    assert error_code(by_id[5]) == -32601
+
+
+def test_a_length_that_announces_too_little_is_a_parse_error_and_reading_goes_on(
+    tmp_path: Path,
+) -> None:
+    first = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "rutter/nothing"}).encode()
+    middle = frame(first, length=len(first) - 10) + frame(
+        {"jsonrpc": "2.0", "id": 5, "method": "rutter/nothing-either"}
+    )
+    by_id, without_id, _ = session(tmp_path, middle)
+    assert [error_code(m) for m in without_id] == [-32700]
+    assert error_code(by_id[5]) == -32601
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"Content-Length: abc\r\n\r\n", b"Content-Length: -5\r\n\r\n", b"X-Nothing: 1\r\n\r\n",
+     b"Content-Length: 99999999999999\r\n\r\n"],
+)  # fmt: skip
+def test_a_malformed_header_block_is_a_parse_error_and_reading_goes_on(
+    tmp_path: Path, header: bytes
+) -> None:
+    middle = header + frame({"jsonrpc": "2.0", "id": 5, "method": "rutter/nothing"})
+    by_id, without_id, _ = session(tmp_path, middle)
+    assert [error_code(m) for m in without_id] == [-32700]
+    assert error_code(by_id[5]) == -32601
