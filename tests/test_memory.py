@@ -13,6 +13,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -447,6 +448,26 @@ SENSITIVE = {
     "logs/keystrokes.log": "terminal_input",
     "tty:": "terminal_input",
     "~/.bash_history": "terminal_input",
+    # Editors' backups, autosaves, swap and lock files hold the file's text.
+    ".env~": "env_file",
+    "config/#.env#": "env_file",
+    ".#.env": "env_file",
+    ".env.swp": "env_file",
+    "app/.env.local~": "env_file",
+    ".env.~3~": "env_file",
+    "id_rsa~": "private_key",
+    "keys/.id_rsa.swp": "private_key",
+    "#id_ed25519#": "private_key",
+    "config/credentials.json.bak": "credential_store",
+    "secrets.yaml.orig": "credential_store",
+    ".netrc~": "credential_store",
+    "server.pem.old": "private_key",
+    "~/.bash_history~": "terminal_input",
+    # Any process or thread of /proc, however it is reached.
+    "/proc/self/task/1234/environ": "env_file",
+    "/proc/1/task/1/environ": "env_file",
+    "/proc/thread-self/environ": "env_file",
+    "/proc/self/task/1234/fd/0": "terminal_input",
 }
 HARMLESS = [
     "docs/api.keys.md",
@@ -465,6 +486,11 @@ HARMLESS = [
     "docs/dev/tty-notes.md",
     "https://example.com/dev/tty",
     "file:///home/me/docs/%2Eenv-setup.md",
+    "notes.md~",
+    "docs/#draft.md#",
+    "docs/.setup.md.swp",
+    "environment.md.bak",
+    "/proc/cpuinfo",
 ]
 
 
@@ -535,7 +561,18 @@ def test_read_content_file_refuses_what_is_not_a_plain_utf8_file(tmp_path: Path)
         "/dev/stdin": (RejectedError, "sensitive_source"),
         "innocent/notes.md": (RejectedError, "sensitive_source"),  # really ~/.ssh/notes.md
         "missing.md": (NotFoundError, "not_found"),
+        # Backups and autosaves of a sensitive file, and this very thread's environment.
+        ".env~": (RejectedError, "sensitive_source"),
+        "#.env#": (RejectedError, "sensitive_source"),
+        ".env.swp": (RejectedError, "sensitive_source"),
+        f"/proc/self/task/{threading.get_native_id()}/environ": (
+            RejectedError,
+            "sensitive_source",
+        ),
+        f"/proc/{os.getpid()}/task/{os.getpid()}/environ": (RejectedError, "sensitive_source"),
     }
+    for backup in (".env~", "#.env#", ".env.swp"):
+        (tmp_path / backup).write_text("A=1\n")
     for name, (kind, code) in cases.items():
         with _Raises(kind, code):
             read_content_file(name, cwd=tmp_path)
@@ -560,6 +597,8 @@ def test_read_content_file_refuses_what_is_not_a_plain_utf8_file(tmp_path: Path)
         ("content", "", "invalid_content"),
         ("content", " \n\t ", "invalid_content"),
         ("content", "nul \x00 byte", "control_character"),
+        ("content", "admin \u202e\u2066 reversed", "control_character"),  # Trojan Source
+        ("title", "title \u2067x", "control_character"),
         ("content", "delete \x7f char", "control_character"),
         ("content", "c1 \x85 char", "control_character"),
         ("content", "vertical \x0b tab", "control_character"),
@@ -660,6 +699,9 @@ def test_retention_accepts_durations_and_rfc3339_times() -> None:
         ("", "invalid_retention"),
         ("30", "invalid_retention"),
         ("30 days", "invalid_retention"),
+        ("\u0661h", "invalid_retention"),  # Arabic-Indic one
+        ("\uff11h", "invalid_retention"),  # fullwidth one
+        ("\uff12\uff10\uff12\uff17-01-01T00:00:00Z", "invalid_retention"),
         ("-1h", "invalid_retention"),
         ("2027-01-01", "invalid_retention"),
         ("2027-01-01T00:00:00", "invalid_retention"),  # no offset

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -21,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from rutter_core.discovery.redaction import redact
 from rutter_core.kernel.errors import Hint, RejectedError
+from rutter_core.kernel.text import first_forbidden_char
 
 MAX_TITLE_BYTES: Final = 256
 MAX_CONTENT_BYTES: Final = 16 * 1024
@@ -117,7 +117,50 @@ def _local_device_segments(text: str) -> list[str] | None:
     return [part for part in posixpath.normpath("/" + path.lstrip("/")).split("/") if part]
 
 
+# Editors' backups, autosaves, swap and lock files of a file hold its text: `.env~`,
+# `#.env#`, `.#.env`, `.env.swp`, `.id_rsa.swp`, `credentials.json.bak`, `.env.~1~`.
+_BACKUP_SUFFIXES: Final = frozenset(
+    {"bak", "backup", "old", "orig", "save", "sav", "tmp", "temp", "swp", "swo", "swn", "swx",
+     "kate-swp", "dpkg-old", "dpkg-dist", "rej", "copy"}
+)  # fmt: skip
+_NUMBERED_BACKUP: Final = re.compile(r"\.~[0-9]+~$")
+
+
+def _undecorated(name: str) -> set[str]:
+    """`name` and the names it may be a backup, autosave, swap or lock file of."""
+    names = {name}
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        found: list[str] = []
+        if current.endswith("~"):
+            found.append(_NUMBERED_BACKUP.sub("", current) if _NUMBERED_BACKUP.search(current)
+                         else current.rstrip("~"))  # fmt: skip
+        if len(current) > 2 and current.startswith("#") and current.endswith("#"):
+            found.append(current[1:-1])  # Emacs auto-save
+        if current.startswith(".#"):
+            found.append(current[2:])  # Emacs lock
+        head, dot, suffix = current.rpartition(".")
+        if dot and head and suffix in _BACKUP_SUFFIXES:
+            found.append(head)
+            if head.startswith(".") and len(head) > 1:
+                found.append(head[1:])  # vim's swap of a visible file: `.id_rsa.swp`
+        for candidate in found:
+            if candidate and candidate not in names:
+                names.add(candidate)
+                pending.append(candidate)
+    return names
+
+
 def _segment_kind(name: str, parent: str | None) -> SensitiveKind | None:
+    for candidate in sorted(_undecorated(name)):
+        kind = _plain_segment_kind(candidate, parent)
+        if kind is not None:
+            return kind
+    return None
+
+
+def _plain_segment_kind(name: str, parent: str | None) -> SensitiveKind | None:
     if name in _SECRET_STORE_DIRS or name in _CREDENTIAL_FILES:
         return "credential_store"
     if parent is not None and (parent, name) in _CREDENTIAL_PAIRS:
@@ -152,9 +195,10 @@ def sensitive_source_kind(reference: str) -> SensitiveKind | None:
         device = local[1]
         if local[0] == "dev" and (device in _DEVICE_NAMES or device.startswith("tty")):
             return "terminal_input"
-        if local[0] == "proc" and len(local) >= 3 and local[2] == "fd":
+        # Any process or thread: /proc/PID/fd/N, /proc/PID/task/TID/fd/N, .../environ.
+        if local[0] == "proc" and "fd" in local[2:]:
             return "terminal_input"
-        if local[0] == "proc" and len(local) == 3 and local[2] == "environ":
+        if local[0] == "proc" and "environ" in local[2:]:
             return "env_file"  # a process's environment: what .env files are loaded into
     parent: str | None = None
     for name in segments:
@@ -200,14 +244,16 @@ def _utf8_size(field: str, text: str) -> int:
 
 
 def _refuse_controls(field: str, text: str, *, allowed: str) -> None:
-    for offset, char in enumerate(text):
-        if char not in allowed and unicodedata.category(char) == "Cc":
-            raise RejectedError(
-                "control_character",
-                f"{field} contains the control character U+{ord(char):04X} at offset {offset}; "
-                "memory text may contain newlines and tabs but no other control characters",
-                details={"field": field, "codepoint": f"U+{ord(char):04X}", "offset": offset},
-            )
+    found = first_forbidden_char(text, allowed=allowed)
+    if found is not None:
+        offset, char = found
+        raise RejectedError(
+            "control_character",
+            f"{field} contains the control character U+{ord(char):04X} at offset {offset}; "
+            "memory text may contain newlines and tabs but no other control characters and no "
+            "bidirectional controls",
+            details={"field": field, "codepoint": f"U+{ord(char):04X}", "offset": offset},
+        )
 
 
 def _bounded(field: str, text: str, *, code: str, max_bytes: int) -> None:

@@ -4,21 +4,17 @@ caller gives. Each check raises a typed `rejected` error that says what is wrong
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Final
 
 from rutter_core.discovery.redaction import redact
 from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
 from rutter_core.kernel.errors import Hint, RejectedError
+from rutter_core.kernel.text import first_forbidden_char
 from rutter_core.runs.model import RUN_MODES, RunMode, is_run_mode
 
 MAX_GOAL_CHARS: Final = 4096
 PROFILE_NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 FINGERPRINT_PATTERN: Final = re.compile(r"[0-9a-f]{64}")
-# Bidirectional controls reorder what a person reads (Trojan Source): refused in goals.
-_BIDI_CONTROLS: Final = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
 
 
 def require_operator(actor: str) -> OperatorActor:
@@ -44,15 +40,15 @@ def validate_goal(goal: str) -> str:
             "shorten it and keep details in the instruction files",
             details={"limit": MAX_GOAL_CHARS, "length": len(text)},
         )
-    for offset, char in enumerate(text):
-        control = unicodedata.category(char) == "Cc" and char not in "\n\t"
-        if control or char in _BIDI_CONTROLS:
-            raise RejectedError(
-                "invalid_goal",
-                f"the goal contains the control character U+{ord(char):04X} at offset "
-                f"{offset}; use plain text (newlines and tabs are fine)",
-                details={"offset": offset},
-            )
+    forbidden = first_forbidden_char(text, allowed="\n\t")
+    if forbidden is not None:
+        offset, char = forbidden
+        raise RejectedError(
+            "invalid_goal",
+            f"the goal contains the control character U+{ord(char):04X} at offset "
+            f"{offset}; use plain text (newlines and tabs are fine)",
+            details={"offset": offset},
+        )
     found = redact(text)
     if found.redacted:
         kinds = ", ".join(kind for kind, _count in found.counts())
