@@ -193,13 +193,20 @@ class Store:
         if failure == "read_only":
             return StoreError(
                 "store_read_only",
-                f"the store {url} can only be read here: {exc.orig}",
+                f"the store {url} is read-only here ({exc.orig}), so nothing was written; make "
+                "the file and its directory writable",
                 hint=Hint("choose_store"),
             )
         if failure == "full":
             return StoreError(
                 "store_full",
                 f"the store {url} cannot grow: {exc.orig}; free some space and retry",
+            )
+        if failure == "io":
+            return StoreError(
+                "store_io_error",
+                f"the store {url} could not be read or written ({exc.orig}), so nothing was "
+                "written; check the free space, the file-size limit and the disk, then retry",
             )
         return StoreError(
             "store_corrupt",
@@ -238,7 +245,11 @@ def open_store(
     dialect.configure(engine, busy_timeout_ms=busy_timeout_ms)
     store = Store(engine, dialect)
     try:
-        apply_migrations(store, MIGRATIONS if migrations is None else migrations)
+        apply_migrations(
+            store,
+            MIGRATIONS if migrations is None else migrations,
+            current_schema=migrations is None,
+        )
     except BaseException:
         store.close()
         raise

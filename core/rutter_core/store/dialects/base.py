@@ -20,7 +20,7 @@ TransactionKind = Literal["read", "write"]
 """`read`: one consistent snapshot that refuses writes. `write`: takes the write lock before
 its first statement, so two writers never deadlock halfway through."""
 
-StoreFailure = Literal["busy", "read_only", "full", "corrupt"]
+StoreFailure = Literal["busy", "read_only", "full", "io", "corrupt"]
 """Why the database could not do its part, when it is a fact about the store rather than about
 the statement (an unknown table or a syntax error is a bug, and stays a raw error)."""
 

@@ -38,6 +38,9 @@ _FAILURES: dict[int, StoreFailure] = {
     sqlite3.SQLITE_FULL: "full",
     sqlite3.SQLITE_CORRUPT: "corrupt",
     sqlite3.SQLITE_NOTADB: "corrupt",
+    # A write the operating system refused: EIO, or EFBIG past a file-size limit (ENOSPC is
+    # SQLITE_FULL above).
+    sqlite3.SQLITE_IOERR: "io",
 }
 
 _CONSTRAINTS: dict[int, ConstraintKind] = {

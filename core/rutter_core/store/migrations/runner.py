@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, StoreError
 from rutter_core.store.migrations.migration import Migration, migration_checksum
-from rutter_core.store.schema import schema_migrations
+from rutter_core.store.schema import metadata, schema_migrations
 
 if TYPE_CHECKING:
     from rutter_core.store.engine import Store
@@ -102,14 +102,50 @@ def _pending(
     return pending
 
 
-def apply_migrations(store: Store, migrations: Sequence[Migration]) -> None:
-    """Bring the store up to date; safe when several processes open a fresh store at once."""
+def _check_ledger_present(store: Store, tables: set[str], applied: Mapping[int, _Applied]) -> None:
+    """rutter's tables without a ledger that records them: the ledger was dropped or emptied.
+    Migrating again would fail half-way on tables that exist; say what happened instead."""
+    ours = (tables & set(metadata.tables)) - {schema_migrations.name}
+    if ours and not applied:
+        raise StoreError(
+            "migration_ledger_damaged",
+            f"the store {store.display_url} has rutter's tables but its migration ledger "
+            "(schema_migrations) is missing or empty, so rutter cannot tell which schema it "
+            "has; restore the store from a backup, or use a fresh store",
+            details={"ledger": schema_migrations.name},
+            hint=Hint("choose_store"),
+        )
+
+
+def _check_tables(store: Store, tables: set[str]) -> None:
+    """Every table of the current schema exists (the ledger says they were all created)."""
+    missing = sorted(set(metadata.tables) - tables)
+    if missing:
+        raise StoreError(
+            "store_schema_damaged",
+            f"the store {store.display_url} lacks the table(s) {', '.join(missing)} that its "
+            "migration ledger says were created; restore the store from a backup, or use a "
+            "fresh store",
+            details={"missing_tables": missing},
+            hint=Hint("choose_store"),
+        )
+
+
+def apply_migrations(
+    store: Store, migrations: Sequence[Migration], *, current_schema: bool = False
+) -> None:
+    """Bring the store up to date; safe when several processes open a fresh store at once.
+    With `current_schema` (the released list, which builds `store/schema.py`), an up-to-date
+    store must also have every table of that schema."""
     check_migration_list(migrations)
     # Fast path without the write lock: the usual open finds everything applied.
     with store.read() as conn:
-        has_ledger = inspect(conn).has_table(schema_migrations.name)
-        applied = _read_ledger(conn) if has_ledger else {}
+        tables = set(inspect(conn).get_table_names())
+        applied = _read_ledger(conn) if schema_migrations.name in tables else {}
+    _check_ledger_present(store, tables, applied)
     if not _pending(store, applied, migrations):
+        if current_schema:
+            _check_tables(store, tables)
         return
     while True:
         # Re-check under the write lock: another process may have migrated meanwhile.
