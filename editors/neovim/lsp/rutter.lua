@@ -65,5 +65,10 @@ return {
     ["rutter/runsChanged"] = function(err, params, ctx)
       return require("rutter.runs").on_runs_changed(err, params, ctx)
     end,
+    -- Threads, nodes, messages, notes or checkpoints changed (also by the CLI): reload an
+    -- open :RutterTree and fire `User RutterSessionsChanged`.
+    ["rutter/sessionsChanged"] = function(err, params, ctx)
+      return require("rutter.session").on_sessions_changed(err, params, ctx)
+    end,
   },
 }
