@@ -84,11 +84,14 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     assert fork["kind"] == "fork"
     assert fork["parent_node_id"] == checkpoint["node_id"]
     assert fork["mode"] == "ask"
-    assert fork["profile"] is None
+    assert fork.get("profile") is None  # null: Neovim decodes it as nil
     assert not any(fork["authority"].values())
     [question] = results["fork_questions"]
     assert question["items"] == ["Fork", "Cancel"]
-    assert "inherit" in question["prompt"]
+    assert question["kind"] == "rutter_question"
+    assert question["prompt"].startswith('rutter: fork from checkpoint "before the parser rewrite"')
+    assert "It takes: the workspace; the instructions it pins" in question["prompt"]
+    assert "It does not take approvals" in question["prompt"]
     assert results["current_after_fork"] == fork["run_id"]
     # The branch is indented and opens a fold of its own, which closes.
     fork_line = results["tree_after_fork"][results["fork_line"] - 1]

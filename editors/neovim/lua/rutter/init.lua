@@ -55,7 +55,7 @@ local float = nil --- @type rutter.Float?
 local seq = 0
 
 local function notify(message, level)
-  vim.notify("rutter: " .. message, level or vim.log.levels.INFO)
+  ui.notify(message, level)
 end
 
 --- Whether a path names an instruction file or the ignore file (contract 5.1).

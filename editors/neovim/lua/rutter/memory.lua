@@ -57,7 +57,7 @@ local drafts = {} --- @type table<integer, rutter.MemoryDraft>
 M.last_error = nil --- @type string? the last error shown (for statuslines and tests)
 
 local function notify(message, level)
-  vim.notify("rutter: " .. message, level or vim.log.levels.INFO)
+  ui.notify(message, level)
 end
 
 local function fire(data)

@@ -32,7 +32,7 @@ local current = {} --- @type table<string, string>
 M.last_error = nil --- @type string? the last error shown (for statuslines and tests)
 
 local function notify(message, level)
-  vim.notify("rutter: " .. message, level or vim.log.levels.INFO)
+  require("rutter.ui").notify(message, level)
 end
 
 local function fire(data)
@@ -231,9 +231,11 @@ end
 
 -- -- node pickers --------------------------------------------------------------------------------
 
---- Nodes to pick from: the stored, intact nodes of the current run's tree, newest first.
---- `callback(client, nodes, workspace_id)`.
-function M.pickable(callback)
+local PICK_LIMIT = 50
+local METHOD_NOT_FOUND = -32601
+
+--- Nodes of the current run's tree (for a server without `rutter/session/recent`).
+local function tree_nodes(callback)
   M.current_run(function(client, run_id, workspace_id)
     M.call(client, M.PREFIX .. "tree", { run_id = run_id }, function(err, result)
       if err then
@@ -245,6 +247,35 @@ function M.pickable(callback)
       end)
       callback(client, nodes, workspace_id or result.workspace_id)
     end)
+  end)
+end
+
+--- Nodes to pick from, newest first: the workspace's recent stored nodes across its sessions
+--- (`rutter/session/recent`, each with its drift now), intact ones only.
+--- `callback(client, nodes, workspace_id)`.
+function M.pickable(callback)
+  local client = M.client()
+  if not client then
+    notify("no rutter language server is running; open a file of a project first", vim.log.levels.WARN)
+    return
+  end
+  local bufnr = api.nvim_get_current_buf()
+  local params = { limit = PICK_LIMIT }
+  local known = vim.b[bufnr].rutter_workspace_id
+  if type(known) == "string" then
+    params.workspace_id = known
+  elseif api.nvim_buf_get_name(bufnr) ~= "" and vim.bo[bufnr].buftype == "" then
+    params.uri = vim.uri_from_bufnr(bufnr)
+  end
+  M.call(client, M.PREFIX .. "recent", params, function(err, result)
+    if err and err.code == METHOD_NOT_FOUND then
+      return tree_nodes(callback)
+    end
+    if err then
+      return show_error("no nodes to choose from", err)
+    end
+    local nodes = vim.tbl_filter(fmt.usable, type(result) == "table" and result.items or {})
+    callback(client, nodes, type(result) == "table" and result.workspace_id or nil)
   end)
 end
 
@@ -289,7 +320,7 @@ function M.branch(client, action, node_id, goal, workspace_id, on_done)
       if workspace_id and type(result.run_id) == "string" then
         current[workspace_id] = result.run_id
       end
-      notify(string.format("%s: %s from %s (now current)", action == "fork" and "forked" or "resumed", fmt.str(result.run_id), node_id))
+      notify(string.format("%s %s is the current run now (from %s)", action == "fork" and "fork" or "resumed run", fmt.str(result.run_id), node_id))
     end
     fire({ action = action, result = result })
     if on_done then

@@ -27,7 +27,7 @@ local state = nil --- @type rutter.TreeState?
 local help_win = nil --- @type integer?
 
 local function notify(message, level)
-  vim.notify("rutter: " .. message, level or vim.log.levels.INFO)
+  require("rutter.ui").notify(message, level)
 end
 
 local function valid(st)

@@ -67,6 +67,17 @@ function M.fit(text)
   return cut .. "…"
 end
 
+--- `vim.notify("rutter: " .. message)`; information is cut to fit the command line (a longer
+--- line would end in a "Press ENTER" prompt), warnings and errors are shown whole.
+function M.notify(message, level)
+  level = level or vim.log.levels.INFO
+  local text = "rutter: " .. message
+  if level <= vim.log.levels.INFO then
+    text = M.fit(text)
+  end
+  vim.notify(text, level)
+end
+
 --- The full text of the server's recent messages, newest last (a shown message may be cut
 --- to fit the command line; errors and warnings are never cut).
 M.messages = {} --- @type { type: integer, message: string }[]
