@@ -10,9 +10,10 @@ here afterwards.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
-from rutter_core.app.continuity import AddMessageParams
+from rutter_core.app.continuity import AddMessageParams, AddNoteParams
 from rutter_core.app.facade import Rutter
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.runs.service import create_run, list_runs
@@ -30,6 +31,11 @@ def _line(lines: list[str], needle: str) -> str:
 
 def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     home = tmp_path / "rutter-home"
+    # A git work tree: checkpoints record its branch and HEAD, and a later commit drifts.
+    subprocess.run(["git", "init", "-q", "-b", "main", str(ws)], check=True)
+    subprocess.run(["git", "-C", str(ws), "add", "-A"], check=True)
+    author = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run(["git", "-C", str(ws), *author, "commit", "-q", "-m", "init"], check=True)
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
         register_workspace(store, "monorepo", ws, cwd=ws)
         created = create_run(
@@ -45,6 +51,12 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
                 thread_id=created.thread_id, role="user", text="Start with the lexer tests."
             ),
             source="cli",
+        )
+        Rutter(store).continuity.add_note(
+            AddNoteParams(
+                thread_id=created.thread_id, kind="decision", text="Keep the hand-written lexer."
+            ),
+            actor="cli",
         )
     run_id = created.run_id
 
@@ -72,7 +84,11 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     }
     lines = results["tree_lines"]
     assert lines[0] == f"rutter · session tree of run {run_id} (workspace monorepo)"
-    assert lines[1].startswith("3 nodes, 0 projected · drift as of ")
+    assert lines[1].startswith("3 nodes, 1 projected · drift as of ")
+    # The decision note, projected below the root: indented, marked, dimmed.
+    decision = _line(lines, "◇ decision")
+    assert decision.startswith('  ◇ decision "Keep the hand-written lexer." · ')
+    assert decision.endswith(" · projected")
     root = _line(lines, "○ root")
     assert f"run {run_id} (created) · current" in root
     assert _line(lines, '"before the parser rewrite"').startswith("● checkpoint ")
@@ -108,6 +124,19 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     # Drift markers after AGENTS.md changed on disk: every node pinning the old instructions.
     drifted = [line for line in results["tree_drift"] if "⚠ instructions changed" in line]
     assert len(drifted) == 4  # root, both checkpoints, the fork's branch marker
+    # A commit moved HEAD: the checkpoints (which record git) say so; markers record none.
+    moved = [line for line in results["tree_drift"] if "⚠ git head" in line]
+    assert len(moved) == 2
+    assert all("● checkpoint" in line for line in moved)
+    assert not any("⚠ git branch" in line for line in results["tree_drift"])
+    # Highlights: the drift markers as warnings (exactly their text), the projected dimmed.
+    marks = results["tree_drift_marks"]
+    for line in drifted:
+        row = results["tree_drift"].index(line)
+        start = line.encode().index("⚠ instructions".encode())
+        assert [row, start, len(line.encode()), "DiagnosticWarn"] in marks, (line, marks)
+    decision_row = next(i for i, x in enumerate(results["tree_drift"]) if "◇ decision" in x)
+    assert [decision_row, 0, len(results["tree_drift"][decision_row].encode()), "Comment"] in marks
 
     # `<CR>`: the checkpoint's detail in a scratch buffer, the tree still open.
     detail = results["detail"]
@@ -124,7 +153,7 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     assert results["help_closed"] is True
 
     # `m` twice: A is marked in the tree, then both sides open in diff mode.
-    assert results["marked_line"].endswith("[A]  ⚠ instructions changed")
+    assert results["marked_line"].endswith("[A]  ⚠ instructions changed  ⚠ git head")
     assert results["compare_diff_windows"] == 2
     assert (
         results["compare_a"][0] == f"rutter · compare, side A: checkpoint {checkpoint['node_id']}"

@@ -159,13 +159,25 @@ H.run(function(R)
 
   -- 5. Drift: the instruction file changes on disk; `R` reloads and marks every node.
   H.write_disk(AGENTS, "# Parser\n\nAlways fuzz before merging.\n")
+  local commit = vim.system({
+    "git", "-C", H.ws, "-c", "user.email=t@example.com", "-c", "user.name=t",
+    "commit", "-q", "--allow-empty", "-m", "next",
+  }):wait(30000)
+  assert(commit.code == 0, commit.stderr)
   t = tree_after(function()
     api.nvim_set_current_win(t.win)
     H.press("R")
   end, function(now)
-    return H.contains(now.lines, "⚠ instructions changed")
+    return H.contains(now.lines, "⚠ instructions changed") and H.contains(now.lines, "⚠ git head")
   end)
   R.tree_drift = t.lines
+  R.tree_drift_marks = {}
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(t.buf, -1, 0, -1, { details = true })) do
+    local d = mark[4]
+    if d.hl_group then
+      R.tree_drift_marks[#R.tree_drift_marks + 1] = { mark[2], mark[3], d.end_col, d.hl_group }
+    end
+  end
 
   -- 6. `<CR>` on the first checkpoint: its detail in a scratch split.
   api.nvim_win_set_cursor(t.win, { line_of(t, R.checkpoint.node_id), 0 })
