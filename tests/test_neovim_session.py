@@ -111,7 +111,7 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     assert results["current_after_fork"] == fork["run_id"]
     # The branch is indented and opens a fold of its own, which closes.
     fork_line = results["tree_after_fork"][results["fork_line"] - 1]
-    assert fork_line.startswith("  ⑂ fork · ")
+    assert fork_line.startswith('  ⑂ fork from "before the parser rewrite" · ')
     assert f"run {fork['run_id']} (created) · current" in fork_line
     assert results["fork_foldlevel"] == 1
     assert results["fork_foldclosed"] == results["fork_line"]

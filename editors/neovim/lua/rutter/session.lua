@@ -200,7 +200,7 @@ function M.checkpoint_run(client, run_id, title, on_done)
       local snap = type(result.snapshot) == "table" and result.snapshot or {}
       local messages = type(snap.messages) == "table" and snap.messages.total or 0
       local refs = type(snap.memory) == "table" and #(snap.memory.references or {}) or 0
-      notify(string.format("checkpoint %s of %s (%s messages, %d memories)", result.node_id, run_id, fmt.str(messages), refs))
+      notify(string.format("checkpoint %s saved: %s messages, %d memories (run %s)", result.node_id, fmt.str(messages), refs, run_id))
       fire({ action = "checkpoint", result = result })
       if on_done then
         on_done(result)
@@ -320,7 +320,7 @@ function M.branch(client, action, node_id, goal, workspace_id, on_done)
       if workspace_id and type(result.run_id) == "string" then
         current[workspace_id] = result.run_id
       end
-      notify(string.format("%s %s is the current run now (from %s)", action == "fork" and "fork" or "resumed run", fmt.str(result.run_id), node_id))
+      notify(string.format("current run: %s (%s from %s)", fmt.str(result.run_id), action == "fork" and "forked" or "resumed", node_id))
     end
     fire({ action = action, result = result })
     if on_done then
@@ -456,8 +456,8 @@ function M.compare_nodes(client, a, b, workspace_id)
       vim.wo[win].foldenable = false
       vim.wo[win].wrap = false
     end
-    local summary = #differ == 0 and "the two nodes record the same facts" or ("they differ in: " .. table.concat(differ, ", "))
-    notify("compared " .. a .. " (left) with " .. b .. " (right): " .. summary)
+    local summary = #differ == 0 and "the same facts" or ("differ in " .. table.concat(differ, ", "))
+    notify(string.format("compare: %s (left %s, right %s)", summary, a, b))
     fire({ action = "compare", result = result, buffers = { buf_a, buf_b }, differ = differ })
   end)
 end

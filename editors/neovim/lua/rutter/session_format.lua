@@ -168,7 +168,10 @@ function M.tree(result, opts)
   for index, id in ipairs(opts.marks or {}) do
     marks[id] = index == 1 and "A" or "B"
   end
-  local level_of = {}
+  local level_of, label_of = {}, {}
+  for _, node in ipairs(nodes) do
+    label_of[str(node.node_id)] = present(node.title) and ('"' .. M.one_line(node.title, 40) .. '"') or str(node.kind)
+  end
   for _, node in ipairs(nodes) do
     local parent = present(node.parent_node_id) and level_of[str(node.parent_node_id)] or nil
     local level = parent or 0
@@ -182,6 +185,9 @@ function M.tree(result, opts)
     local text = string.format("%s%s %s", indent, M.GLYPH[kind] or "·", kind)
     if name ~= "" then
       text = text .. " " .. name
+    end
+    if M.BRANCH_KINDS[kind] and present(node.parent_node_id) then
+      text = text .. " from " .. (label_of[str(node.parent_node_id)] or str(node.parent_node_id))
     end
     text = text .. " · " .. M.time(node.created_at)
     if kind == "root" or M.BRANCH_KINDS[kind] then
@@ -351,30 +357,37 @@ end
 
 -- -- a comparison --------------------------------------------------------------------------------
 
+--- A fact of one side: "—" when the node records none.
+local function fact(value)
+  local text = str(value)
+  return text == "" and "—" or text
+end
+
 local function side_lines(result, key)
   local side = type(result[key]) == "table" and result[key] or {}
   local label = key:upper()
   local lines = {
     string.format("rutter · compare, side %s: %s %s", label, str(side.kind), str(side.node_id)),
-    "title          " .. str(side.title),
-    "fingerprint    " .. str(side.fingerprint),
-    "run            " .. str(side.run_id),
-    "session        " .. str(side.session_id),
-    "run status     " .. str(side.run_status),
+    "title          " .. fact(side.title),
+    "fingerprint    " .. fact(side.fingerprint),
+    "run            " .. fact(side.run_id),
+    "session        " .. fact(side.session_id),
+    "run status     " .. fact(side.run_status),
   }
   local instructions = side.instructions
   lines[#lines + 1] = "instructions   "
     .. (type(instructions) == "table" and string.format("revision %s · %s", str(instructions.revision), str(instructions.fingerprint)) or "none")
-  lines[#lines + 1] = "configuration  " .. str(side.project_configuration_fingerprint)
+  lines[#lines + 1] = "configuration  " .. fact(side.project_configuration_fingerprint)
   if type(side.git) == "table" then
-    lines[#lines + 1] = "git branch     " .. str(side.git.branch)
-    lines[#lines + 1] = "git HEAD       " .. str(side.git.head)
+    lines[#lines + 1] = "git branch     " .. fact(side.git.branch)
+    lines[#lines + 1] = "git HEAD       " .. fact(side.git.head)
   else
-    lines[#lines + 1] = "git branch     none " .. str(side.git_reason)
-    lines[#lines + 1] = "git HEAD       none " .. str(side.git_reason)
+    local none = present(side.git_reason) and ("— (" .. str(side.git_reason) .. ")") or "—"
+    lines[#lines + 1] = "git branch     " .. none
+    lines[#lines + 1] = "git HEAD       " .. none
   end
-  lines[#lines + 1] = "messages       " .. str(side.message_count)
-  lines[#lines + 1] = "memory refs    " .. str(side.memory_references)
+  lines[#lines + 1] = "messages       " .. fact(side.message_count)
+  lines[#lines + 1] = "memory refs    " .. fact(side.memory_references)
   lines[#lines + 1] = ""
   local memory = type(result.memory) == "table" and result.memory or {}
   lines[#lines + 1] = string.format("memory from A to B: %d unchanged", tonumber(memory.unchanged) or 0)

@@ -209,7 +209,7 @@ function M.mark_row()
   end
   st.marks[#st.marks + 1] = node.node_id
   if #st.marks < 2 then
-    notify("marked " .. node.node_id .. " as A; mark another node to compare")
+    notify("marked A: " .. node.node_id .. "; mark another node to compare")
     return render(st, st.result)
   end
   local a, b = st.marks[1], st.marks[2]
