@@ -207,3 +207,82 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
         "second idea",
         "try a table-driven parser",
     ]
+
+
+def test_session_formatter(tmp_path: Path) -> None:
+    results = run_nvim(tmp_path, "session_unit", tmp_path, script_mode=True)
+    tree = results["tree"]
+    assert tree["lines"] == [
+        "rutter · session tree of run run_2 (workspace demo)",
+        "5 nodes, 1 projected · drift as of 2026-12-03 11:00:00 · truncated (more nodes exist)",
+        "",
+        "○ root · 2026-12-03 10:00:00 · run run_1 (running)",
+        '● checkpoint "parser done" · 2026-12-03 10:00:00  ⚠ instructions fail: symlink  '
+        "⚠ git branch  ⚠ git head  ⚠ memory deleted x2  ⚠ memory version_drift x1",
+        '  ◇ decision "use tables" · 2026-12-03 10:00:00 · projected',
+        '  ⑂ fork from "parser done" · 2026-12-03 10:00:00 · run run_2 (running) · current · [A]',
+        '  ● checkpoint "tampered" · 2026-12-03 10:00:00  ✗ snapshot_tampered',
+        '    ↻ resume from "tampered" · 2026-12-03 10:00:00 · run run_3 (running)',
+        "",
+        "<CR> detail · f fork · r resume · m mark (two: compare) · c checkpoint · za fold · "
+        "R reload · ? keys · q close",
+    ]
+    assert tree["rows"] == {
+        "4": "node_root",
+        "5": "node_cp",
+        "6": "note_1",
+        "7": "node_fork",
+        "8": "node_cp2",
+        "9": "node_resume",
+    }
+    # Folds: each branch marker opens one, one level deeper than the line it branches from.
+    assert {k: v for k, v in tree["levels"].items() if v} == {"7": 1, "8": 1, "9": 2}
+    assert tree["starts"] == {"7": True, "9": True}
+    hl = {(row, group) for row, _start, _end, group in tree["hl"]}
+    assert (6, "Comment") in hl  # projected: dimmed
+    assert (8, "DiagnosticError") in hl  # fails its check
+    assert (5, "DiagnosticWarn") in hl  # drift markers
+    assert (7, "Search") in hl  # marked for compare
+    [warn] = [h for h in tree["hl"] if h[0] == 5]
+    line = tree["lines"][4]
+    assert line.encode()[warn[1] :].decode().startswith("⚠ instructions fail")
+    assert results["error_tree"][2] == "error[run_not_found]: no run run_x"
+    assert results["usable"] == [True, False, False]
+    assert results["pick"] == (
+        '● "parser done" · 2026-12-03 10:00:00 · run run_1 · ⚠ instructions fail: symlink, '
+        "⚠ git branch, ⚠ git head, ⚠ memory deleted x2, ⚠ memory version_drift x1  (node_cp)"
+    )
+
+    compare = results["compare"]
+    assert compare["differ"] == [
+        "fingerprint",
+        "git_branch",
+        "git_head",
+        "message_count",
+        "project_configuration",
+        "run",
+        "run_status",
+        "session",
+    ]
+    a, b = compare["a"], compare["b"]
+    assert len(a) == len(b)
+    assert a[0] == "rutter · compare, side A: checkpoint node_a"
+    assert "git HEAD       h1" in a
+    assert "git HEAD       — (not_a_git_work_tree)" in b
+    assert "title          —" in b
+    assert a[-4:] == [
+        "memory from A to B: 5 unchanged",
+        "  only in A     mem_old v4",
+        "  only in B     —",
+        "  changed       mem_mid v1",
+    ]
+    assert b[-3:] == [
+        "  only in A     —",
+        "  only in B     mem_new v1",
+        "  changed       mem_mid v3",
+    ]
+
+    bare = results["bare_node"]
+    assert bare[0] == "rutter · root node_root"
+    assert "parent       none (the top of the tree)" in bare
+    assert "Records only the instructions its run pins (no snapshot)." in bare
