@@ -146,22 +146,22 @@ function M.fit_prompt(message)
   return message:gsub("%s+$", "") .. ": "
 end
 
---- The window a document from the server goes to: one of this tab's windows already showing
---- a buffer from the same directory (the previous review), else a new split below the
---- current window, so the buffer you were in stays in its window.
-local function window_for(path)
-  local dir = vim.fs.dirname(path)
+local document_win = nil --- @type integer? the split the last document went to
+
+--- The window a document from the server goes to: the split the previous one went to, when
+--- it is still open in this tab and is not the current window, else a new split below the
+--- current window, so the buffer you are in stays in its window.
+local function window_for()
   local current = api.nvim_get_current_win()
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    local name = api.nvim_buf_get_name(api.nvim_win_get_buf(win))
-    if win ~= current and api.nvim_win_get_config(win).relative == "" and name ~= ""
-        and vim.fs.dirname(name) == dir then
-      return win
-    end
+  local win = document_win
+  if win and api.nvim_win_is_valid(win) and win ~= current
+      and api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage() then
+    return win
   end
   vim.cmd("belowright split")
-  local win = api.nvim_get_current_win()
+  win = api.nvim_get_current_win()
   api.nvim_set_current_win(current)
+  document_win = win
   return win
 end
 
@@ -176,7 +176,7 @@ function M.show_document(err, params, ctx)
   local buf = vim.fn.bufadd(path)
   vim.bo[buf].buflisted = true
   local shown = vim.fn.bufwinid(buf)
-  local win = shown ~= -1 and shown or window_for(path)
+  local win = shown ~= -1 and shown or window_for()
   api.nvim_win_set_buf(win, buf)
   vim.fn.bufload(buf)
   local range = params.selection
