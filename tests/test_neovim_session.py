@@ -198,6 +198,16 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     assert all(event["workspace_ids"] == ["monorepo"] for event in results["sessions_changed"])
     assert any('"made by the CLI"' in line for line in results["tree_final"])
 
+    # Four active runs, none chosen: the picker lists them newest first; the pick is current.
+    picker = results["run_picker"]
+    assert picker["kind"] == "rutter_run"
+    assert picker["prompt"] == "rutter: which run is current? "
+    assert len(picker["items"]) == 4
+    assert picker["items"][0].startswith(results["fork2"]["run_id"] + " · second idea · created")
+    assert picker["items"][-1].startswith(run_id + " · harden the parser · created")
+    assert results["picked_checkpoint"]["run_id"] == run_id
+    assert results["current_after_pick"] == run_id
+
     # The store: the runs made from Neovim, and none for the declined fork.
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
         goals = sorted(run.goal for run in list_runs(store))

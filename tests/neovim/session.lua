@@ -268,6 +268,17 @@ H.run(function(R)
     end
   end
   R.tree_final = tree().lines
+
+  -- 13. Several active runs and none chosen: :RutterCheckpoint asks which run is current.
+  require("rutter.session").set_current("monorepo", nil)
+  api.nvim_set_current_win(source_win)
+  answers = { run_id }
+  asked_before = #asked
+  R.picked_checkpoint = after("RutterSession", "checkpoint", function()
+    vim.cmd("RutterCheckpoint picked run")
+  end).result
+  R.run_picker = asked[asked_before + 1]
+  R.current_after_pick = require("rutter.session").current("monorepo")
   R.final_run = tree().run_id
   R.run_id = run_id
   R.typed = typed

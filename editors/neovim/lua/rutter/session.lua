@@ -155,7 +155,7 @@ function M.current_run(callback)
         return callback(client, runs[1].run_id, runs[1].workspace_id or workspace_id)
       end
       table.sort(runs, function(a, b)
-        return fmt.str(a.created_at) > fmt.str(b.created_at)
+        return fmt.str(a.created_at) .. fmt.str(a.run_id) > fmt.str(b.created_at) .. fmt.str(b.run_id)
       end)
       vim.ui.select(runs, {
         prompt = "rutter: which run is current? ",
