@@ -152,6 +152,10 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     assert any(line.startswith("f     fork from the node") for line in results["help"])
     assert results["help_closed"] is True
 
+    # `c` in the tree checkpointed the run of the line's node (the fork's).
+    assert results["tree_checkpoint"]["run_id"] == fork["run_id"]
+    assert results["tree_checkpoint"]["parent_node_id"] == fork["node_id"]
+
     # `m` twice: A is marked in the tree, then both sides open in diff mode.
     assert results["marked_line"].endswith("[A]  ⚠ instructions changed  ⚠ git head")
     assert results["compare_diff_windows"] == 2

@@ -196,6 +196,17 @@ H.run(function(R)
   H.press("q")
   R.help_closed = require("rutter.tree").help_win() == nil
 
+  -- 7b. `c` on the fork's line: a checkpoint of the fork's run, shown in the tree.
+  api.nvim_set_current_win(t.win)
+  api.nvim_win_set_cursor(t.win, { line_of(tree(), R.fork.node_id), 0 })
+  inputs = { "fork checkpoint" }
+  R.tree_checkpoint = after("RutterSession", "checkpoint", function()
+    H.press("c")
+  end).result
+  H.wait("the tree to show the fork's checkpoint", function()
+    return H.contains(tree().lines, '"fork checkpoint"')
+  end)
+
   -- 8. `m` twice: checkpoint (A) and the fork's branch marker (B) compared side by side.
   api.nvim_set_current_win(t.win)
   api.nvim_win_set_cursor(t.win, { line_of(t, R.checkpoint.node_id), 0 })
