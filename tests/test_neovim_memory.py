@@ -40,7 +40,7 @@ def test_memory_float_add_edit_conflict_disable_delete(tmp_path: Path, ws: Path)
 
     # The float: both memories of the buffer's scope, one row each, keys in the footer.
     lines = results["first_lines"]
-    assert lines[0] == "rutter · user and monorepo project memory"
+    assert lines[0] == "rutter · user memory and project memory of workspace monorepo"
     assert lines[1] == "2 memories, newest change first"
     assert lines[3].split() == ["scope", "status", "v", "title"]
     rows = [line.split(None, 3) for line in lines[4:6]]

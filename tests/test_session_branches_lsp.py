@@ -1,7 +1,9 @@
 """Fork, resume, the session tree and compare in the language server end to end (issue 13), per
 client capability set: a real server subprocess serves a git repository; `rutter/session/fork`,
 `/resume`, `/tree`, `/compare` and their `rutter.session.*` commands answer with the CLI's JSON
-shapes, the actor is always "lsp", and refusals are JSON-RPC errors carrying the typed error."""
+shapes, the actor is always "lsp", and refusals are JSON-RPC errors carrying the typed error.
+Fork and resume are confirmed by the person (`Prompter`); tests/test_sessions_lsp.py covers
+the question itself, declining it, and clients that cannot ask."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from rutter_core.store import open_store
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
+    Prompter,
     RutterClient,
     capabilities,
     effective,
@@ -51,6 +54,7 @@ class Session:
     home: Path
     root: Path
     workspace_id: str
+    prompter: Prompter
 
 
 @dataclass
@@ -79,9 +83,11 @@ async def session(
         )  # fmt: skip
     home = base / "home"
     client = await start(home, capabilities(client_name), [folder(root)])
+    prompter = Prompter()
+    prompter.install(client)
     await effective(client, uri(root / "AGENTS.md"))  # the folder is registered
     [workspace_id] = [ws.workspace_id for ws in registered(home)]
-    yield Session(client, home, root, workspace_id)
+    yield Session(client, home, root, workspace_id, prompter)
     await stop(client)
 
 
@@ -122,6 +128,7 @@ async def test_commands_are_advertised(session: Session) -> None:
 
 async def test_fork_resume_tree_and_compare_with_the_cli_shapes(session: Session) -> None:
     source = made(session)
+    session.prompter.answers.extend(["Fork", "Resume"])
     forked = await call(session, "fork", {"node_id": source.node_id, "goal": "from the editor"})
     assert (forked["kind"], forked["parent_node_id"], forked["source_run_id"]) == (
         "fork", source.node_id, source.run_id,

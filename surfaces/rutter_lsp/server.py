@@ -45,8 +45,10 @@ from rutter_lsp.features import (
     memory,
     runs,
     session,
+    sessions,
 )
 from rutter_lsp.features.runs.runs import RunsMonitor
+from rutter_lsp.features.sessions.sessions import SessionsMonitor
 from rutter_lsp.index.refresh import Refresher
 from rutter_lsp.logs import ClientLogHandler
 from rutter_lsp.protocol import RutterProtocol, pulls_diagnostics
@@ -69,7 +71,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches,
+    session, branches, sessions,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 
@@ -90,6 +92,8 @@ class RutterServer(LanguageServer):
         self.refresher = Refresher(self)
         self.runs = RunsMonitor(self)
         """Drift of the active runs of the served workspaces."""
+        self.sessions = SessionsMonitor(self)
+        """Announces continuity changes of the served workspaces (`rutter/sessionsChanged`)."""
         self.log_handler: ClientLogHandler | None = None
         """Forwards the log to the client once `initialize` binds it (set by `serve`)."""
         self._io_stop = threading.Event()

@@ -143,6 +143,79 @@ function H.diagnostics(buf)
   return found
 end
 
+--- Attach a real (minimal) UI, as a person's terminal would be: a second Neovim running
+--- tests/neovim/ui_client.lua connected to this one's server address. Headless Neovim without
+--- a UI never stops at a hit-enter prompt; with one it does, as for a person.
+function H.attach_ui(width, height)
+  local client = vim.fs.joinpath(vim.fs.dirname(vim.env.RUTTER_NVIM_HARNESS), "ui_client.lua")
+  H.ui_job = vim.system({
+    vim.v.progpath, "--clean", "--headless", "-l", client, vim.v.servername,
+    tostring(width or 80), tostring(height or 24),
+  })
+  H.wait("a UI to attach", function()
+    return #api.nvim_list_uis() > 0
+  end)
+end
+
+local function finish(ok, err, results)
+  results.events = H.events
+  results.messages = api.nvim_exec2("messages", { output = true }).output
+  local payload = vim.json.encode({ ok = ok, error = ok and vim.NIL or tostring(err), results = results })
+  local file = assert(io.open(assert(vim.env.RUTTER_NVIM_OUT), "w"))
+  file:write(payload)
+  file:close()
+  vim.cmd("qa!")
+end
+
+--- Record every prompt Neovim blocks at (hit-enter `r`, more `rm`, confirm `r?`) into
+--- `H.prompts`, and answer it with <CR> so the scenario goes on. It runs on a libuv timer:
+--- `nvim_get_mode` and `nvim_input` work while Neovim waits for a key.
+function H.watch_prompts()
+  H.prompts = {}
+  local timer = assert(vim.uv.new_timer())
+  timer:start(50, 50, function()
+    local mode = api.nvim_get_mode()
+    if mode.blocking and vim.startswith(mode.mode, "r") then
+      H.prompts[#H.prompts + 1] = mode.mode
+      api.nvim_input("<CR>")
+    end
+  end)
+  return timer
+end
+
+--- Like H.run, for what a person at a terminal sees: with a UI attached (see H.attach_ui),
+--- from the main loop (after startup), every prompt recorded (H.watch_prompts) in
+--- `results.prompts`. After `body`, Neovim stays idle for `idle_ms` (redraws and pending
+--- callbacks run as they would for a person) and then `later(results)`, if given, reads
+--- what is left on the screen.
+function H.run_ui(body, idle_ms, later)
+  vim.defer_fn(function()
+    local results = {}
+    local timer = nil
+    local ok, err = xpcall(function()
+      H.attach_ui(100, 30)
+      timer = H.watch_prompts()
+      body(results)
+    end, debug.traceback, results)
+    if not ok then
+      results.prompts = H.prompts
+      return finish(ok, err, results)
+    end
+    vim.defer_fn(function()
+      local later_ok, later_err = true, nil
+      if later then
+        later_ok, later_err = xpcall(later, debug.traceback, results)
+      end
+      if timer then
+        timer:stop()
+        timer:close()
+      end
+      results.prompts = H.prompts
+      finish(later_ok, later_err, results)
+    end, idle_ms or 1000)
+  end, 50)
+end
+
 function H.run(body)
   local results = {}
   api.nvim_create_autocmd("User", {
@@ -158,13 +231,7 @@ function H.run(body)
     end,
   })
   local ok, err = xpcall(body, debug.traceback, results)
-  results.events = H.events
-  results.messages = api.nvim_exec2("messages", { output = true }).output
-  local payload = vim.json.encode({ ok = ok, error = ok and vim.NIL or tostring(err), results = results })
-  local file = assert(io.open(assert(vim.env.RUTTER_NVIM_OUT), "w"))
-  file:write(payload)
-  file:close()
-  vim.cmd("qa!")
+  finish(ok, err, results)
 end
 
 return H

@@ -13,10 +13,11 @@ compute the drift markers of now.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field, StrictStr
+from pydantic import Field, StrictInt, StrictStr
 from sqlalchemy.engine import Connection
 
 from rutter_core.app.continuity import ContinuityParams
@@ -38,7 +39,9 @@ from rutter_core.continuity.compare import (
     compared,
 )
 from rutter_core.continuity.git import GitIdentity, read_git_identity
+from rutter_core.continuity.model import ContinuityDocument
 from rutter_core.continuity.nodes import BranchKind, BranchPoint
+from rutter_core.continuity.recent import DEFAULT_RECENT, MAX_RECENT, StoredNode, recent_nodes
 from rutter_core.continuity.snapshot import ContinuityNode
 from rutter_core.continuity.tree import Drift, SessionTree, TreeNode
 from rutter_core.kernel.actors import OperatorActor
@@ -46,10 +49,11 @@ from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, RutterError, StoreError, UsageError
 from rutter_core.memory.service import referenced_memories
 from rutter_core.runs import service as runs
-from rutter_core.runs.policy import not_pinned
+from rutter_core.runs.policy import not_pinned, validate_goal
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
+    from rutter_core.discovery.fsread import FileReader
     from rutter_core.discovery.snapshot import Snapshot
     from rutter_core.runs.model import RunRecord
 
@@ -75,6 +79,23 @@ class CompareParams(ContinuityParams):
     node_b: NodeId = Field(description="the second node (B): changes are from A to B")
 
 
+class RecentParams(ContinuityParams):
+    workspace_id: StrictStr = Field(description="the workspace whose sessions to list")
+    limit: StrictInt = Field(
+        DEFAULT_RECENT, ge=1, le=MAX_RECENT, description=f"at most this many (1-{MAX_RECENT})"
+    )
+
+
+class RecentNodes(ContinuityDocument):
+    """The workspace's newest stored nodes across its sessions (checkpoints, roots, branch
+    markers), newest first, each as a session tree lists it (with its drift markers of now)."""
+
+    workspace_id: str
+    computed_at: str
+    items: tuple[TreeNode, ...]
+    has_more: bool
+
+
 class BranchOperations:
     def __init__(self, rutter: Rutter) -> None:
         self._rutter = rutter
@@ -86,6 +107,15 @@ class BranchOperations:
     def resume(self, params: ResumeParams, *, actor: OperatorActor) -> BranchedRun:
         """A new run of the node's mission from the node (the mission reopens if closed)."""
         return self._branch(params.node_id, goal=None, kind="resume", actor=actor)
+
+    def branch_source(self, params: ForkParams | ResumeParams) -> ContinuityNode:
+        """The node a fork or resume would start from, verified, and a fork's goal checked,
+        without writing anything: what a surface shows before asking the person (`rejected`
+        for a projected node, `not_found`, `snapshot_tampered`, `invalid_goal`, ...)."""
+        if isinstance(params, ForkParams):
+            validate_goal(params.goal)
+        with self._rutter.store.read() as conn:
+            return branchable_node(conn, params.node_id)
 
     def _branch(
         self, node_id: str, *, goal: str | None, kind: BranchKind, actor: OperatorActor
@@ -126,46 +156,27 @@ class BranchOperations:
                     details={"run_id": run.run_id},
                 )
             collected = trees.collect(conn, start)
-            by_run = {rid: runs.load_run(conn, rid) for rid in {n.run_id for n in collected.nodes}}
-            checked = {n.node_id: trees.checked(n) for n in collected.nodes}
-            pins = {
-                node_id: _pinned(conn, node, by_run[node.run_id])
-                for node_id, node in checked.items()
-                if isinstance(node, ContinuityNode)
-            }
-            memory_ids = [
-                ref.memory_id
-                for node in checked.values()
-                if isinstance(node, ContinuityNode) and node.snapshot is not None
-                for ref in node.snapshot.memory.references
-            ]
-            current = referenced_memories(conn, memory_ids, now_text=now)
-            roots = {r.workspace_id: runs.workspace_root(conn, r) for r in by_run.values()}
-        # The files, after the read: discovery per run target, git per workspace root.
-        gits = {workspace_id: read_git_identity(root) for workspace_id, root in roots.items()}
-        live: dict[tuple[str, str], Snapshot | RutterError] = {}
-        for each in by_run.values():
-            key = (each.workspace_id, each.target_path)
-            if key not in live:
-                live[key] = runs.discover_live(each, roots[each.workspace_id], self._rutter.reader)
-        stored: list[TreeNode] = []
-        for raw in collected.nodes:
-            node, owner = checked[raw.node_id], by_run[raw.run_id]
-            pin = pins.get(raw.node_id)
-            drift = None
-            if isinstance(pin, RutterError):
-                node = pin  # what it pins fails its check: nothing of it is shown
-            elif isinstance(node, ContinuityNode):
-                drift = _drift(
-                    node, pin, live[(owner.workspace_id, owner.target_path)],
-                    gits[owner.workspace_id], current,
-                )  # fmt: skip
-            stored.append(trees.stored_tree_node(node, raw, run_status=owner.status, drift=drift))
+            facts = _gather(conn, collected.nodes, now)
+        drifts = _Drifts(facts, self._rutter.reader)
+        stored = [drifts.tree_node(raw) for raw in collected.nodes]
         nodes = trees.ordered([*stored, *trees.projected_nodes(collected.decisions, stored)])
         return SessionTree(
             workspace_id=run.workspace_id, run_id=run.run_id, session_id=run.session_id,
             root_node_id=nodes[0].node_id, computed_at=now, truncated=collected.truncated,
             nodes=nodes,
+        )  # fmt: skip
+
+    def recent(self, params: RecentParams) -> RecentNodes:
+        """The workspace's newest stored nodes across its sessions, newest first, each with
+        its drift markers of now (what a picker shows)."""
+        now = now_rfc3339()
+        with self._rutter.store.read() as conn:
+            found, has_more = recent_nodes(conn, params.workspace_id, params.limit)
+            facts = _gather(conn, found, now)
+        drifts = _Drifts(facts, self._rutter.reader)
+        return RecentNodes(
+            workspace_id=params.workspace_id, computed_at=now,
+            items=tuple(drifts.tree_node(raw) for raw in found), has_more=has_more,
         )  # fmt: skip
 
     def compare(self, params: CompareParams) -> NodeComparison:
@@ -174,6 +185,64 @@ class BranchOperations:
             a, side_a = _side(conn, params.node_a)
             b, side_b = _side(conn, params.node_b)
         return compare(a, side_a, b, side_b)
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the drift markers of stored nodes need from the store, read in one transaction."""
+
+    by_run: dict[str, RunRecord]
+    checked: dict[str, ContinuityNode | RutterError]
+    pins: dict[str, PinnedFingerprint | RutterError | None]
+    current: Mapping[str, trees.CurrentMemory]
+    roots: dict[str, str]
+
+
+def _gather(conn: Connection, nodes: Sequence[StoredNode], now: str) -> _Facts:
+    by_run = {rid: runs.load_run(conn, rid) for rid in {n.run_id for n in nodes}}
+    checked = {n.node_id: trees.checked(n) for n in nodes}
+    pins = {
+        node_id: _pinned(conn, node, by_run[node.run_id])
+        for node_id, node in checked.items()
+        if isinstance(node, ContinuityNode)
+    }
+    memory_ids = [
+        ref.memory_id
+        for node in checked.values()
+        if isinstance(node, ContinuityNode) and node.snapshot is not None
+        for ref in node.snapshot.memory.references
+    ]
+    current = referenced_memories(conn, memory_ids, now_text=now)
+    roots = {r.workspace_id: runs.workspace_root(conn, r) for r in by_run.values()}
+    return _Facts(by_run=by_run, checked=checked, pins=pins, current=current, roots=roots)
+
+
+class _Drifts:
+    """The files, after the read: discovery once per run target, git once per workspace root;
+    then each stored node as a tree lists it, with its drift markers of now."""
+
+    def __init__(self, facts: _Facts, reader: FileReader) -> None:
+        self._facts = facts
+        self._gits = {ws: read_git_identity(root) for ws, root in facts.roots.items()}
+        self._live: dict[tuple[str, str], Snapshot | RutterError] = {}
+        for each in facts.by_run.values():
+            key = (each.workspace_id, each.target_path)
+            if key not in self._live:
+                self._live[key] = runs.discover_live(each, facts.roots[each.workspace_id], reader)
+
+    def tree_node(self, raw: StoredNode) -> TreeNode:
+        facts = self._facts
+        node, owner = facts.checked[raw.node_id], facts.by_run[raw.run_id]
+        pin = facts.pins.get(raw.node_id)
+        drift = None
+        if isinstance(pin, RutterError):
+            node = pin  # what it pins fails its check: nothing of it is shown
+        elif isinstance(node, ContinuityNode):
+            drift = _drift(
+                node, pin, self._live[(owner.workspace_id, owner.target_path)],
+                self._gits[owner.workspace_id], facts.current,
+            )  # fmt: skip
+        return trees.stored_tree_node(node, raw, run_status=owner.status, drift=drift)
 
 
 def _subject(conn: Connection, params: TreeParams) -> RunRecord:
@@ -237,6 +306,8 @@ __all__ = [
     "ComparedNode",
     "ForkParams",
     "NodeComparison",
+    "RecentNodes",
+    "RecentParams",
     "ResumeParams",
     "SessionTree",
     "TreeNode",

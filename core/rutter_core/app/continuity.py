@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from rutter_core.app.models import Params
-from rutter_core.continuity import messages, notes
+from rutter_core.app.models import Params, Result
+from rutter_core.continuity import messages, notes, recent
 from rutter_core.continuity.checkpoints import (
     CheckpointBasis,
     append_checkpoint,
@@ -129,6 +129,17 @@ class ShowNodeParams(ContinuityParams):
     node_id: StrictStr = Field(description="the continuity node's ID (node_...)")
 
 
+class RevisionsParams(ContinuityParams):
+    workspace_ids: tuple[StrictStr, ...] = Field(description="the workspaces to tell about")
+
+
+class ContinuityRevisions(Result):
+    """Each workspace's continuity revision (`continuity.recent`): it changes whenever a
+    node, message or note of the workspace is written, by any process."""
+
+    revisions: dict[str, str]
+
+
 class ContinuityOperations:
     def __init__(self, rutter: Rutter) -> None:
         self._rutter = rutter
@@ -223,6 +234,11 @@ class ContinuityOperations:
             )
             return append_checkpoint(conn, basis, label, actor=actor, now=now)
 
+    def revisions(self, params: RevisionsParams) -> ContinuityRevisions:
+        """One cheap read: what an editor polls to notice continuity changes of any process."""
+        with self._rutter.store.read() as conn:
+            return ContinuityRevisions(revisions=recent.revisions(conn, params.workspace_ids))
+
     def node(self, params: ShowNodeParams) -> ContinuityNode:
         """A continuity node, its snapshot verified (`not_found`, `snapshot_tampered`)."""
         return get_node(self._rutter.store, params.node_id)
@@ -254,6 +270,7 @@ __all__ = [
     "CheckpointParams",
     "ContinuityNode",
     "ContinuityOperations",
+    "ContinuityRevisions",
     "ContinuitySnapshot",
     "EditNoteParams",
     "ListMessagesParams",
@@ -262,6 +279,7 @@ __all__ = [
     "MessageList",
     "Note",
     "NoteList",
+    "RevisionsParams",
     "ShowNodeParams",
     "SupersedeNoteParams",
     "SupersededNote",

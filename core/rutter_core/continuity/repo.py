@@ -438,3 +438,50 @@ def latest_active_note(conn: Connection, thread_id: str, kind: NoteKind) -> Note
         .limit(1)
     ).first()
     return None if row is None else _note(row)
+
+
+# -- across a workspace -------------------------------------------------------------------------
+
+
+def select_recent_nodes(conn: Connection, workspace_id: str, limit: int) -> list[StoredNode]:
+    """The workspace's stored nodes (of its threads), newest first, at most `limit`."""
+    node = continuity_nodes
+    rows = conn.execute(
+        _node_query()
+        .join(threads, threads.c.thread_id == node.c.thread_id)
+        .where(threads.c.workspace_id == workspace_id)
+        .order_by(node.c.created_at.desc(), node.c.node_id.desc())
+        .limit(limit)
+    )
+    return [_stored_node(row) for row in rows]
+
+
+def continuity_marks(
+    conn: Connection, workspace_ids: Sequence[str]
+) -> dict[str, tuple[int, int, int, int]]:
+    """Per workspace: how many nodes, messages and notes its threads hold, and the sum of the
+    notes' versions. Nodes and messages are append-only and a note's every change raises its
+    version, so any change of them changes these numbers."""
+    found: dict[str, list[int]] = {ws: [0, 0, 0, 0] for ws in workspace_ids}
+    if not workspace_ids:
+        return {}
+    owner = threads.c.workspace_id
+    in_scope = owner.in_(list(workspace_ids))
+    counted = (
+        (0, select(owner, func.count()).select_from(continuity_nodes.join(
+            threads, threads.c.thread_id == continuity_nodes.c.thread_id))),
+        (1, select(owner, func.count()).select_from(messages.join(
+            threads, threads.c.thread_id == messages.c.thread_id))),
+    )  # fmt: skip
+    for index, query in counted:
+        for workspace_id, count in conn.execute(query.where(in_scope).group_by(owner)):
+            found[str(workspace_id)][index] = int(count)
+    note_query = (
+        select(owner, func.count(), func.coalesce(func.sum(notes.c.version), 0))
+        .select_from(notes.join(threads, threads.c.thread_id == notes.c.thread_id))
+        .where(in_scope)
+        .group_by(owner)
+    )
+    for workspace_id, count, versions in conn.execute(note_query):
+        found[str(workspace_id)][2:] = [int(count), int(versions)]
+    return {ws: (marks[0], marks[1], marks[2], marks[3]) for ws, marks in found.items()}

@@ -58,12 +58,29 @@ return {
   settings = { rutter = { logLevel = "warning" } },
 
   handlers = {
+    -- The server's messages, questions and documents (lua/rutter/ui.lua): information that
+    -- fits the command line, no "Press ENTER" after answering a question, and a document
+    -- (the refresh review) opened in a split beside the buffer instead of in its place.
+    ["window/showMessage"] = function(err, params, ctx)
+      return require("rutter.ui").show_message(err, params, ctx)
+    end,
+    ["window/showMessageRequest"] = function(err, params, ctx)
+      return require("rutter.ui").show_message_request(err, params, ctx)
+    end,
+    ["window/showDocument"] = function(err, params, ctx)
+      return require("rutter.ui").show_document(err, params, ctx)
+    end,
     ["rutter/instructionsChanged"] = function(err, params, ctx)
       return require("rutter").on_instructions_changed(err, params, ctx)
     end,
     -- Runs created, refreshed or ended (also by the CLI), or gone stale: reload :RutterRuns.
     ["rutter/runsChanged"] = function(err, params, ctx)
       return require("rutter.runs").on_runs_changed(err, params, ctx)
+    end,
+    -- Threads, nodes, messages, notes or checkpoints changed (also by the CLI): reload an
+    -- open :RutterTree and fire `User RutterSessionsChanged`.
+    ["rutter/sessionsChanged"] = function(err, params, ctx)
+      return require("rutter.session").on_sessions_changed(err, params, ctx)
     end,
   },
 }

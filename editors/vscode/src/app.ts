@@ -9,6 +9,7 @@ import { OPEN_FILE_COMMAND } from "./instructionsView";
 import { MemoryController } from "./memory";
 import { SHOW_MESSAGE_REQUEST, askAsModal } from "./messages";
 import { RunsController } from "./runs";
+import { SessionsController } from "./sessions";
 
 export const Commands = {
   restartServer: "rutter.restartServer",
@@ -20,6 +21,7 @@ export interface Rutter extends Disposable {
   instructions: InstructionsController;
   runs: RunsController;
   memory: MemoryController;
+  sessions: SessionsController;
 }
 
 export function startRutter(ports: Ports): Rutter {
@@ -29,10 +31,13 @@ export function startRutter(ports: Ports): Rutter {
   instructions.staleRuns = (workspaceId) => runs.staleRuns(workspaceId);
   runs.onDidChange = () => instructions.updateStatus();
   const memory = new MemoryController(ports, () => instructions.workspaceId);
+  const sessions = new SessionsController(ports, () => instructions.workspaceId);
+  instructions.onDidShow = (workspaceId) => sessions.workspaceShown(workspaceId);
   const disposables: Disposable[] = [
     instructions,
     runs,
     memory,
+    sessions,
     server.onRequest(SHOW_MESSAGE_REQUEST, (params) => askAsModal(editor, params)),
     editor.registerCommand(Commands.restartServer, () => server.restart()),
     editor.registerCommand(Commands.showOutput, () => server.showLog()),
@@ -44,6 +49,7 @@ export function startRutter(ports: Ports): Rutter {
     instructions,
     runs,
     memory,
+    sessions,
     dispose(): void {
       for (const disposable of disposables.splice(0)) {
         disposable.dispose();

@@ -29,6 +29,9 @@ export class InstructionsController implements Disposable {
   private readonly disposables: Disposable[] = [];
   /** Stale runs of a workspace, for the status bar's warning marker (set by the runs view). */
   staleRuns: (workspaceId: string) => StaleRun[] = () => [];
+  /** Called after each answer is shown, with the active file's workspace (the session tree
+   * follows it). */
+  onDidShow: (workspaceId: string | undefined) => void = () => undefined;
 
   constructor(private readonly ports: Ports) {
     const { editor, server } = ports;
@@ -99,6 +102,7 @@ export class InstructionsController implements Disposable {
     }
     this.ports.editor.setTree("rutter.instructions", nodes);
     this.renderStatus();
+    this.onDidShow(this.workspaceId);
   }
 
   private renderStatus(): void {

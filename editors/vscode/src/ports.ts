@@ -34,7 +34,7 @@ export interface ViewNode {
   expanded?: boolean;
 }
 
-export type ViewId = "rutter.instructions" | "rutter.runs";
+export type ViewId = "rutter.instructions" | "rutter.runs" | "rutter.sessions";
 
 export interface StatusModel {
   text: string;
@@ -101,11 +101,23 @@ export interface DocumentStore {
   write(path: string, text: string): Promise<void>;
 }
 
+/** A read-only document of generated text (`name` appears in its tab). */
+export interface ReadOnlyText {
+  name: string;
+  text: string;
+}
+
 export interface EditorPort {
   activeFile(): ActiveFile | undefined;
   onDidChangeActiveFile(handler: () => void): Disposable;
   setTree(view: ViewId, nodes: ViewNode[]): void;
   setStatus(status: StatusModel | undefined): void;
+  /** The second status bar item: the current run's last checkpoint. */
+  setSessionStatus(status: StatusModel | undefined): void;
+  /** Reveal (focus) a view of the extension. */
+  revealView(view: ViewId): Promise<void>;
+  /** VS Code's diff editor over two read-only documents of generated text. */
+  showDiff(left: ReadOnlyText, right: ReadOnlyText, title: string): Promise<void>;
   showMessage(kind: MessageKind, text: string): void;
   /** A modal dialog; resolves to the chosen action, undefined on cancel. */
   askModal(message: string, detail: string, actions: string[]): Promise<string | undefined>;

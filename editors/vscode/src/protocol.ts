@@ -20,6 +20,14 @@ export const Methods = {
   memorySetStatus: "rutter/memory/setStatus",
   memoryDelete: "rutter/memory/delete",
   memoryExport: "rutter/memory/export",
+  sessionCheckpoint: "rutter/session/checkpoint",
+  sessionNode: "rutter/session/node",
+  sessionFork: "rutter/session/fork",
+  sessionResume: "rutter/session/resume",
+  sessionTree: "rutter/session/tree",
+  sessionCompare: "rutter/session/compare",
+  sessionRecent: "rutter/session/recent",
+  sessionsChanged: "rutter/sessionsChanged",
 } as const;
 
 /**
@@ -265,4 +273,190 @@ export interface MemoryExport {
   scope_id: string;
   items: MemoryRecord[];
   capability_grant: false;
+}
+
+// -- session continuity (contract section 10; rutter_lsp/features/{session,branches,sessions}) --
+
+/** A memory reference of a node and what became of it (`session_tree.v1`). */
+export interface MemoryMarker {
+  memory_id: string;
+  version: number;
+  /** `active`, `disabled`, `expired`, `deleted` or `version_drift`. */
+  state: string;
+}
+
+export interface InstructionsMarker {
+  pinned_fingerprint: string;
+  live_fingerprint: string | null;
+  /** The discovery error's code when discovery fails closed now. */
+  live_error: string | null;
+  changed: boolean;
+}
+
+export interface GitIdentity {
+  branch: string | null;
+  head: string;
+}
+
+export interface GitMarker {
+  recorded: GitIdentity | null;
+  recorded_reason: string | null;
+  current: GitIdentity | null;
+  current_reason: string | null;
+  branch_changed: boolean;
+  head_changed: boolean;
+}
+
+/** A node's drift markers: what it recorded against what is true now. */
+export interface Drift {
+  memory: MemoryMarker[];
+  instructions: InstructionsMarker | null;
+  git: GitMarker | null;
+}
+
+/** A node as `rutter/session/tree` and `rutter/session/recent` list it. */
+export interface TreeNode {
+  node_id: string;
+  parent_node_id: string | null;
+  /** `root`, `checkpoint`, `fork`, `resume`; projected: `decision`. */
+  kind: string;
+  projected: boolean;
+  run_id: string;
+  session_id: string;
+  thread_id: string;
+  run_status: string;
+  title: string | null;
+  created_by: string;
+  created_at: string;
+  fingerprint: string | null;
+  drift: Drift | null;
+  /** The error of a node that fails its integrity check. */
+  error: ErrorInfo | null;
+}
+
+/** `session_tree.v1`: nodes depth first from the root, a parent before its children. */
+export interface SessionTree {
+  protocol_version: string;
+  workspace_id: string;
+  run_id: string;
+  session_id: string;
+  root_node_id: string;
+  computed_at: string;
+  truncated: boolean;
+  nodes: TreeNode[];
+}
+
+/** The answer of `rutter/session/recent`: the workspace's newest stored nodes, newest first. */
+export interface RecentNodes {
+  workspace_id: string;
+  computed_at: string;
+  items: TreeNode[];
+  has_more: boolean;
+}
+
+export interface SnapshotMessage {
+  message_id: string;
+  seq: number;
+  role: string;
+  source: string;
+  text: string;
+  text_truncated: boolean;
+}
+
+/** `continuity_snapshot.v1` (the fields the extension shows). */
+export interface ContinuitySnapshot {
+  protocol_version: string;
+  fingerprint: string;
+  created_at: string;
+  workspace_id: string;
+  mission_id: string;
+  run_id: string;
+  mode: string;
+  title: string;
+  summary: string | null;
+  compaction_summary: { note_id: string; version: number; text: string } | null;
+  messages: { total: number; items: SnapshotMessage[] };
+  memory: { total_active: number; truncated: boolean; references: { memory_id: string; version: number; content_sha256: string }[] };
+  instructions: { run_id: string; revision: number; fingerprint: string; target_path: string };
+  project_configuration: { fingerprint: string | null; matches_pinned: boolean; reason: string | null };
+  git: GitIdentity | null;
+  git_reason: string | null;
+  inherits: string[];
+}
+
+/** `session_continuity_node.v1`: the answer of `rutter/session/node` and `/checkpoint`. */
+export interface ContinuityNode {
+  protocol_version: string;
+  node_id: string;
+  parent_node_id: string | null;
+  kind: string;
+  run_id: string;
+  session_id: string;
+  thread_id: string;
+  title: string | null;
+  created_by: string;
+  created_at: string;
+  snapshot: ContinuitySnapshot | null;
+}
+
+/** The answer of an accepted `rutter/session/fork` or `/resume`. */
+export interface BranchedRun {
+  kind: string;
+  run_id: string;
+  mission_id: string;
+  session_id: string;
+  thread_id: string;
+  node_id: string;
+  parent_node_id: string;
+  source_run_id: string;
+  revision: number;
+  fingerprint: string;
+  status: string;
+  mode: string;
+  profile: string | null;
+}
+
+/** The answer of a fork or resume the person declined: nothing was written. */
+export interface CancelledBranch {
+  node_id: string;
+  cancelled: true;
+}
+
+export function isCancelled(value: BranchedRun | CancelledBranch): value is CancelledBranch {
+  return "cancelled" in value && value.cancelled === true;
+}
+
+export interface ComparedNode {
+  node_id: string;
+  kind: string;
+  title: string | null;
+  fingerprint: string | null;
+  run_id: string;
+  session_id: string;
+  run_status: string;
+  instructions: { revision: number; fingerprint: string } | null;
+  project_configuration_fingerprint: string | null;
+  git: GitIdentity | null;
+  git_reason: string | null;
+  message_count: number | null;
+  memory_references: number | null;
+}
+
+/** The answer of `rutter/session/compare`: changes from A to B. */
+export interface NodeComparison {
+  a: ComparedNode;
+  b: ComparedNode;
+  same: Record<string, boolean>;
+  memory: {
+    added: { memory_id: string; version: number }[];
+    removed: { memory_id: string; version: number }[];
+    changed: { memory_id: string; a_version: number; b_version: number }[];
+    unchanged: number;
+  };
+}
+
+/** `rutter/sessionsChanged` (server → client): continuity data of these workspaces changed,
+ * written by any process (rutter_lsp/features/sessions/monitor.py). */
+export interface SessionsChanged {
+  workspace_ids: string[];
 }

@@ -21,6 +21,7 @@ import type {
   InputOptions,
   MessageKind,
   PickItem,
+  ReadOnlyText,
   ServerPort,
   StatusModel,
   ViewId,
@@ -33,6 +34,8 @@ export type ExtensionContext = vscode.ExtensionContext;
 const CLIENT_ID = "rutter";
 const CLIENT_NAME = "Rutter";
 const REVIEW_SCHEME = "rutter-review";
+/** Read-only documents of continuity nodes' snapshots (the two sides of a compare). */
+const SESSION_SCHEME = "rutter-session";
 
 function readVscodeSettings(): ExtensionSettings {
   const config = vscode.workspace.getConfiguration(SECTION);
@@ -325,24 +328,43 @@ class StoreFileSystem implements vscode.FileSystemProvider {
   }
 }
 
+function showStatus(item: vscode.StatusBarItem, status: StatusModel | undefined): void {
+  if (status === undefined) {
+    item.hide();
+    return;
+  }
+  item.text = status.text;
+  item.tooltip = status.tooltip;
+  item.command = status.command;
+  item.backgroundColor = status.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+  item.show();
+}
+
 export class VscodeEditor implements EditorPort, vscode.Disposable {
   private readonly trees = new Map<ViewId, NodeTree>();
   private readonly status: vscode.StatusBarItem;
+  private readonly sessionStatus: vscode.StatusBarItem;
   private readonly reviews = new ReviewDocuments();
+  /** Same provider class, its own scheme: compare's documents never mix with reviews. */
+  private readonly sessionDocuments = new ReviewDocuments();
   private readonly subscriptions: vscode.Disposable[] = [];
   private lastFile: vscode.Uri | undefined;
 
   constructor() {
-    for (const view of ["rutter.instructions", "rutter.runs"] as const) {
+    for (const view of ["rutter.instructions", "rutter.runs", "rutter.sessions"] as const) {
       const tree = new NodeTree();
       this.trees.set(view, tree);
       this.subscriptions.push(vscode.window.createTreeView(view, { treeDataProvider: tree }), tree);
     }
     this.status = vscode.window.createStatusBarItem("rutter.status", vscode.StatusBarAlignment.Right, 100);
     this.status.name = "rutter: effective instructions";
+    this.sessionStatus = vscode.window.createStatusBarItem("rutter.sessionStatus", vscode.StatusBarAlignment.Right, 99);
+    this.sessionStatus.name = "rutter: last checkpoint";
     this.subscriptions.push(
       this.status,
+      this.sessionStatus,
       vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, this.reviews),
+      vscode.workspace.registerTextDocumentContentProvider(SESSION_SCHEME, this.sessionDocuments),
     );
     this.lastFile = this.fileEditorUri(vscode.window.activeTextEditor);
   }
@@ -393,15 +415,24 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
   }
 
   setStatus(status: StatusModel | undefined): void {
-    if (status === undefined) {
-      this.status.hide();
-      return;
-    }
-    this.status.text = status.text;
-    this.status.tooltip = status.tooltip;
-    this.status.command = status.command;
-    this.status.backgroundColor = status.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
-    this.status.show();
+    showStatus(this.status, status);
+  }
+
+  setSessionStatus(status: StatusModel | undefined): void {
+    showStatus(this.sessionStatus, status);
+  }
+
+  async revealView(view: ViewId): Promise<void> {
+    await vscode.commands.executeCommand(`${view}.focus`);
+  }
+
+  async showDiff(left: ReadOnlyText, right: ReadOnlyText, title: string): Promise<void> {
+    const uris = [left, right].map((side) => {
+      const uri = vscode.Uri.from({ scheme: SESSION_SCHEME, path: `/${side.name}` });
+      this.sessionDocuments.put(uri, side.text);
+      return uri;
+    });
+    await vscode.commands.executeCommand("vscode.diff", uris[0], uris[1], title, { preview: true });
   }
 
   showMessage(kind: MessageKind, text: string): void {

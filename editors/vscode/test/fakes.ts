@@ -13,6 +13,7 @@ import type {
   InputOptions,
   MessageKind,
   PickItem,
+  ReadOnlyText,
   ServerPort,
   StatusModel,
   ViewId,
@@ -122,6 +123,9 @@ export class FakeEditor implements EditorPort {
   file: ActiveFile | undefined;
   readonly trees = new Map<ViewId, ViewNode[]>();
   status: StatusModel | undefined;
+  sessionStatus: StatusModel | undefined;
+  readonly revealed: ViewId[] = [];
+  readonly diffs: { left: ReadOnlyText; right: ReadOnlyText; title: string }[] = [];
   readonly messages: { kind: MessageKind; text: string }[] = [];
   readonly modals: { message: string; detail: string; actions: string[] }[] = [];
   readonly readOnly: Shown[] = [];
@@ -159,6 +163,20 @@ export class FakeEditor implements EditorPort {
 
   setStatus(status: StatusModel | undefined): void {
     this.status = status;
+  }
+
+  setSessionStatus(status: StatusModel | undefined): void {
+    this.sessionStatus = status;
+  }
+
+  revealView(view: ViewId): Promise<void> {
+    this.revealed.push(view);
+    return Promise.resolve();
+  }
+
+  showDiff(left: ReadOnlyText, right: ReadOnlyText, title: string): Promise<void> {
+    this.diffs.push({ left, right, title });
+    return Promise.resolve();
   }
 
   showMessage(kind: MessageKind, text: string): void {

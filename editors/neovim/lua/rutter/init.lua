@@ -18,11 +18,15 @@ M.CHANGED = "rutter/instructionsChanged"
 --- @field codelens? boolean show the code lens on instruction files (default true)
 --- @field settings? table `rutter` settings: `databaseUrl`, `logLevel`
 --- @field keymaps? { instructions?: string|false, refresh?: string|false } normal-mode keys
+--- @field hover_border? string|string[]|false border of the hover window that `K` opens in
+---   buffers rutter attaches to (default "rounded"; false: Neovim's own `K`, which follows
+---   'winborder')
 local defaults = {
   cmd = nil,
   enable = true,
   watch_files = true,
   codelens = true,
+  hover_border = "rounded",
   settings = nil,
   keymaps = { instructions = false, refresh = false },
 }
@@ -51,7 +55,7 @@ local float = nil --- @type rutter.Float?
 local seq = 0
 
 local function notify(message, level)
-  vim.notify("rutter: " .. message, level or vim.log.levels.INFO)
+  ui.notify(message, level)
 end
 
 --- Whether a path names an instruction file or the ignore file (contract 5.1).
@@ -498,9 +502,31 @@ function M.on_instructions_changed(_, params, ctx)
   end)
 end
 
---- LspAttach for rutter clients: watch what discovery of the buffer's file reads; code lens on
---- instruction files.
+--- `K` with a bordered hover in `bufnr`, unless hover_border is false, 'winborder' already
+--- gives every float a border, or `K` is mapped to something other than Neovim's default LSP
+--- hover (a mapping of your own stays).
+local function bordered_hover(bufnr)
+  local border = M.options.hover_border
+  if border == false or border == nil or vim.o.winborder ~= "" then
+    return
+  end
+  local mapped = api.nvim_buf_call(bufnr, function()
+    return vim.fn.maparg("K", "n", false, true)
+  end)
+  local ours = type(mapped) == "table" and mapped.desc == "rutter: hover"
+  local default = type(mapped) ~= "table" or next(mapped) == nil or mapped.desc == "vim.lsp.buf.hover()"
+  if ours or not default then
+    return
+  end
+  vim.keymap.set("n", "K", function()
+    vim.lsp.buf.hover({ border = M.options.hover_border })
+  end, { buffer = bufnr, desc = "rutter: hover" })
+end
+
+--- LspAttach for rutter clients: a bordered hover; watch what discovery of the buffer's file
+--- reads; code lens on instruction files.
 function M.on_attach(client, bufnr)
+  bordered_hover(bufnr)
   if M.options.watch_files then
     require("rutter.watch").attach(client, bufnr, folder_of(client, buf_path(bufnr)))
   end

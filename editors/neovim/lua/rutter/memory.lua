@@ -37,7 +37,7 @@ local FOOTER = "a add · A add user · e edit · d disable/enable · D delete ·
 --- @field buf integer
 --- @field client_id integer
 --- @field uri? string the buffer the list was opened from (its workspace is the project)
---- @field folder? string that buffer's workspace folder name
+--- @field workspace_id? string that buffer's workspace, as the server serves it
 --- @field source_win integer
 --- @field rows table<integer, table> line → memory record
 --- @field lines string[]
@@ -57,7 +57,7 @@ local drafts = {} --- @type table<integer, rutter.MemoryDraft>
 M.last_error = nil --- @type string? the last error shown (for statuslines and tests)
 
 local function notify(message, level)
-  vim.notify("rutter: " .. message, level or vim.log.levels.INFO)
+  ui.notify(message, level)
 end
 
 local function fire(data)
@@ -110,11 +110,12 @@ end
 
 --- Lines for a `rutter/memory/list` answer.
 --- @param result table `{ items, has_more }` or `{ error }`
---- @param folder? string the workspace folder shown
+--- @param workspace_id? string the workspace whose project memory is shown
 --- @return string[] lines, table<integer, table> rows (line → memory), table<integer, string> hl
-function M.format(result, folder)
+function M.format(result, workspace_id)
   local lines, rows, hl = {}, {}, {}
-  local where = folder and ("user and " .. folder .. " project memory") or "all memory"
+  local where = workspace_id and ("user memory and project memory of workspace " .. workspace_id)
+    or "all memory"
   lines[1] = "rutter · " .. where
   hl[1] = "Title"
   if type(result) ~= "table" or result.error then
@@ -216,7 +217,7 @@ end
 
 local function render(result)
   local st = assert(state)
-  local lines, rows, hl = M.format(result, st.folder)
+  local lines, rows, hl = M.format(result, st.workspace_id)
   if not (st.win and api.nvim_win_is_valid(st.win) and api.nvim_buf_is_valid(st.buf)) then
     local buf = api.nvim_create_buf(false, true) -- buftype=nofile: no LSP client attaches
     vim.bo[buf].bufhidden = "wipe"
@@ -305,7 +306,7 @@ local function source_of(bufnr)
       uri = vim.uri_from_fname(path)
     end
   end
-  return client, uri, folder and vim.fs.basename(folder) or nil
+  return client, uri
 end
 
 --- `:RutterMemory`: open (or reload) the list for the current buffer's workspace.
@@ -317,7 +318,7 @@ function M.show()
     M.close()
   end
   local bufnr = api.nvim_get_current_buf()
-  local client, uri, folder = source_of(bufnr)
+  local client, uri = source_of(bufnr)
   if not client then
     notify("no rutter language server is running; open a file of a project first", vim.log.levels.WARN)
     return
@@ -325,20 +326,29 @@ function M.show()
   state = {
     client_id = client.id,
     uri = uri,
-    folder = folder,
     source_win = api.nvim_get_current_win(),
     rows = {},
     lines = {},
   } --[[@as rutter.MemoryFloat]]
   local st = state
-  call(client, M.LIST, list_params(st), function(err, result)
-    if state ~= st then
-      return
-    end
-    if err then
-      result = { error = { code = type(err.data) == "table" and err.data.code or "request_failed", message = error_text(err) } }
-    end
-    render(result or { error = { code = "no_answer", message = "the server answered nothing" } })
+  local function list()
+    call(client, M.LIST, list_params(st), function(err, result)
+      if state ~= st then
+        return
+      end
+      if err then
+        result = { error = { code = type(err.data) == "table" and err.data.code or "request_failed", message = error_text(err) } }
+      end
+      render(result or { error = { code = "no_answer", message = "the server answered nothing" } })
+    end)
+  end
+  if not uri then
+    return list()
+  end
+  -- The header names the workspace by its ID (which need not be the folder's name).
+  require("rutter.session").workspace_of(client, bufnr, function(workspace_id)
+    st.workspace_id = workspace_id
+    list()
   end)
 end
 
@@ -386,7 +396,9 @@ end
 
 -- -- adding and editing in a scratch buffer ----------------------------------------------------------
 
---- Title, content of a draft buffer's lines: line 1 is the title, then one blank line.
+--- Title, content of a draft buffer's lines: line 1 is the title, then one blank line, then
+--- the content, whose trailing blank lines are dropped (a `:w` with empty lines at the end
+--- stores none of them).
 --- @param lines string[]
 --- @param trailing_newline boolean
 --- @return string title, string content
@@ -396,7 +408,11 @@ function M.parse(lines, trailing_newline)
   if lines[2] ~= nil and vim.trim(lines[2]) == "" then
     start = 3
   end
-  local content = table.concat(lines, "\n", start, math.max(#lines, start - 1))
+  local last = #lines
+  while last >= start and vim.trim(lines[last]) == "" do
+    last = last - 1
+  end
+  local content = table.concat(lines, "\n", start, math.max(last, start - 1))
   if trailing_newline and content ~= "" then
     content = content .. "\n"
   end
@@ -555,7 +571,7 @@ function M.add(scope)
   end
   scope = scope or (st.uri and "project" or "user")
   local draft = { client_id = client.id, scope = scope, uri = st.uri, trailing_newline = false }
-  local label = scope == "project" and ("project " .. (st.folder or "")) or "user"
+  local label = scope == "project" and ("project (workspace " .. (st.workspace_id or "?") .. ")") or "user"
   open_draft(draft, "", "", "rutter://memory/new-" .. scope)
   notify("new " .. label .. " memory: title on the first line, a blank line, then the content; :w saves")
 end

@@ -17,7 +17,7 @@ local ns = api.nvim_create_namespace("rutter.runs")
 local state = nil --- @type { win: integer, buf: integer, client_id: integer, rows: table<integer, table>, lines: string[], result: table? }?
 
 local function notify(message, level)
-  vim.notify("rutter: " .. message, level or vim.log.levels.INFO)
+  ui.notify(message, level)
 end
 
 --- Lines for a `rutter/runs` answer: a header, then one or two lines per run.

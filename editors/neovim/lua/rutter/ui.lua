@@ -1,5 +1,7 @@
---- What rutter's floating windows share: filling a read-only buffer with highlighted lines,
---- and a centred size for lines that are not wrapped.
+--- What rutter's windows share: filling a read-only buffer with highlighted lines, a centred
+--- size for lines that are not wrapped, and the handlers of the server's window requests
+--- (lsp/rutter.lua): messages that fit the command line, documents opened beside the buffer
+--- in a split, and questions answered without a "Press ENTER" prompt after them.
 local M = {}
 
 local api = vim.api
@@ -38,6 +40,156 @@ function M.geometry(lines, min_width)
     row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
     col = math.max(0, math.floor((vim.o.columns - width) / 2)),
   }
+end
+
+-- -- the server's window/* requests -----------------------------------------------------------
+
+local LEVELS = {
+  [1] = vim.log.levels.ERROR,
+  [2] = vim.log.levels.WARN,
+  [3] = vim.log.levels.INFO,
+  [4] = vim.log.levels.DEBUG,
+}
+
+--- `text` on one line that fits the command line (`v:echospace`), ending in "…" if cut.
+--- @param text string
+--- @return string
+function M.fit(text)
+  text = text:gsub("%s*\n%s*", " ")
+  local room = math.max(20, vim.v.echospace)
+  if vim.fn.strdisplaywidth(text) <= room then
+    return text
+  end
+  local cut = text
+  while vim.fn.strdisplaywidth(cut) > room - 1 do
+    cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
+  end
+  return cut .. "…"
+end
+
+--- `vim.notify("rutter: " .. message)`; information is cut to fit the command line (a longer
+--- line would end in a "Press ENTER" prompt), warnings and errors are shown whole.
+function M.notify(message, level)
+  level = level or vim.log.levels.INFO
+  local text = "rutter: " .. message
+  if level <= vim.log.levels.INFO then
+    text = M.fit(text)
+  end
+  vim.notify(text, level)
+end
+
+--- The full text of the server's recent messages, newest last (a shown message may be cut
+--- to fit the command line; errors and warnings are never cut).
+M.messages = {} --- @type { type: integer, message: string }[]
+local MAX_KEPT = 50
+
+--- `window/showMessage`: errors and warnings in full through `vim.notify` (they are to be read
+--- even if that takes a prompt); information on one line that fits the command line, so that
+--- the end of a confirmation is not a "Press ENTER" prompt. The server's messages name rutter
+--- themselves, so no `LSP[rutter]` prefix is added.
+function M.show_message(_, params, ctx)
+  if type(params) ~= "table" or type(params.message) ~= "string" then
+    return vim.NIL
+  end
+  local kind = params.type or 4
+  table.insert(M.messages, { type = kind, message = params.message })
+  if #M.messages > MAX_KEPT then
+    table.remove(M.messages, 1)
+  end
+  local level = LEVELS[kind] or vim.log.levels.INFO
+  local text = params.message
+  if not vim.startswith(text, "rutter") then
+    local client = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+    text = (client and client.name or "rutter") .. ": " .. text
+  end
+  if level <= vim.log.levels.INFO then
+    text = M.fit(text)
+  end
+  vim.notify(text, level)
+  return vim.NIL
+end
+
+--- After a choice in Neovim's own list (vim.ui.select's default, `inputlist()`), the screen
+--- has scrolled: the next message would end in a "Press ENTER" prompt. Redraw first.
+local function settle()
+  if #api.nvim_list_uis() > 0 then
+    vim.cmd("redraw")
+  end
+end
+
+--- `window/showMessageRequest`: the question through `vim.ui.select` (the server's message as
+--- the prompt, its actions as the items); dismissing it answers null. Runs in the coroutine
+--- the client gives server requests, as Neovim's own handler does.
+function M.show_message_request(_, params)
+  local actions = type(params) == "table" and params.actions or {}
+  local co, is_main = coroutine.running()
+  if not co or is_main then
+    return vim.lsp.handlers["window/showMessageRequest"](nil, params, {})
+  end
+  vim.ui.select(actions, {
+    prompt = M.fit_prompt(params.message or ""),
+    kind = "rutter_question",
+    format_item = function(action)
+      return (action.title:gsub("\r?\n", " "))
+    end,
+  }, function(choice)
+    vim.schedule(function()
+      settle()
+      coroutine.resume(co, choice or vim.NIL)
+    end)
+  end)
+  return coroutine.yield()
+end
+
+--- The prompt of a question: the message, then ": ".
+function M.fit_prompt(message)
+  return message:gsub("%s+$", "") .. ": "
+end
+
+local document_win = nil --- @type integer? the split the last document went to
+
+--- The window a document from the server goes to: the split the previous one went to, when
+--- it is still open in this tab and is not the current window, else a new split below the
+--- current window, so the buffer you are in stays in its window.
+local function window_for()
+  local current = api.nvim_get_current_win()
+  local win = document_win
+  if win and api.nvim_win_is_valid(win) and win ~= current
+      and api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage() then
+    return win
+  end
+  vim.cmd("belowright split")
+  win = api.nvim_get_current_win()
+  api.nvim_set_current_win(current)
+  document_win = win
+  return win
+end
+
+--- `window/showDocument`: open the document in a split (see `window_for`) instead of in place
+--- of the current buffer; external URIs go to Neovim's own handler (the system opener).
+function M.show_document(err, params, ctx)
+  if type(params) ~= "table" or params.external or type(params.uri) ~= "string" then
+    return vim.lsp.handlers["window/showDocument"](err, params, ctx)
+  end
+  local path = vim.uri_to_fname(params.uri)
+  local from = api.nvim_get_current_win()
+  local buf = vim.fn.bufadd(path)
+  vim.bo[buf].buflisted = true
+  local shown = vim.fn.bufwinid(buf)
+  local win = shown ~= -1 and shown or window_for()
+  api.nvim_win_set_buf(win, buf)
+  vim.fn.bufload(buf)
+  local range = params.selection
+  if type(range) == "table" and type(range.start) == "table" then
+    pcall(api.nvim_win_set_cursor, win, { range.start.line + 1, range.start.character })
+  end
+  api.nvim_set_current_win(params.takeFocus and win or from)
+  api.nvim_exec_autocmds("User", {
+    pattern = "RutterDocumentShown",
+    modeline = false,
+    data = { uri = params.uri, win = win, buf = buf },
+  })
+  return { success = true }
 end
 
 return M

@@ -69,29 +69,44 @@ def _operation(
     name: str,
     model: type[P],
     call: Callable[[ContinuityOperations, P], Document],
+    *,
+    writes: bool = False,
 ) -> Callable[[RutterServer], None]:
     """Register request `rutter/session/<name>` and command `rutter.session.<name>`, which run
-    `call` on the disk worker and answer with its document."""
+    `call` on the disk worker and answer with its document (after a write, the sessions
+    monitor checks at once: `rutter/sessionsChanged`)."""
 
     def register(server: RutterServer) -> None:
         @custom_request(server, PREFIX + name, model, command=COMMAND_PREFIX + name)
         async def handle(server: RutterServer, params: P) -> dict[str, Any]:
             continuity = await _continuity(server)
-            return await on_worker(server, lambda: call(continuity, params).to_json())
+            result = await on_worker(server, lambda: call(continuity, params).to_json())
+            if writes:
+                server.sessions.changed_here()
+            return result
 
     return register
 
 
 OPERATIONS: Final = (
-    _operation("addMessage", AddMessageParams, lambda ops, p: ops.add_message(p, source=ACTOR)),
-    _operation("messages", ListMessagesParams, lambda ops, p: ops.messages(p)),
-    _operation("addNote", AddNoteParams, lambda ops, p: ops.add_note(p, actor=ACTOR)),
-    _operation("notes", ListNotesParams, lambda ops, p: ops.notes(p)),
-    _operation("editNote", EditNoteParams, lambda ops, p: ops.edit_note(p, actor=ACTOR)),
     _operation(
-        "supersedeNote", SupersedeNoteParams, lambda ops, p: ops.supersede_note(p, actor=ACTOR)
+        "addMessage", AddMessageParams, lambda ops, p: ops.add_message(p, source=ACTOR), writes=True
     ),
-    _operation("checkpoint", CheckpointParams, lambda ops, p: ops.checkpoint(p, actor=ACTOR)),
+    _operation("messages", ListMessagesParams, lambda ops, p: ops.messages(p)),
+    _operation("addNote", AddNoteParams, lambda ops, p: ops.add_note(p, actor=ACTOR), writes=True),
+    _operation("notes", ListNotesParams, lambda ops, p: ops.notes(p)),
+    _operation(
+        "editNote", EditNoteParams, lambda ops, p: ops.edit_note(p, actor=ACTOR), writes=True
+    ),
+    _operation(
+        "supersedeNote",
+        SupersedeNoteParams,
+        lambda ops, p: ops.supersede_note(p, actor=ACTOR),
+        writes=True,
+    ),
+    _operation(
+        "checkpoint", CheckpointParams, lambda ops, p: ops.checkpoint(p, actor=ACTOR), writes=True
+    ),
     _operation("node", ShowNodeParams, lambda ops, p: ops.node(p)),
 )
 
