@@ -124,6 +124,13 @@ def runs_of(session: Session) -> set[str]:
     return {run["run_id"] for run in listed}
 
 
+async def test_the_recent_command_is_advertised(session: Session) -> None:
+    result = session.client.initialize_result
+    assert result is not None
+    assert result.capabilities.execute_command_provider is not None
+    assert "rutter.session.recent" in result.capabilities.execute_command_provider.commands
+
+
 async def test_fork_and_resume_ask_first_and_say_what_is_inherited(session: Session) -> None:
     run, node = session.checkpointed("before the refactor")
     before = runs_of(session)
