@@ -8,7 +8,8 @@ real server subprocess serving a git repository:
 - `rutter/session/recent` lists the workspace's newest stored nodes across its sessions, as the
   tree lists them (with drift markers);
 - `rutter/sessionsChanged` reaches the client when continuity data changes: written by a real
-  `rutter` CLI subprocess, or by this server; reads notify nothing.
+  `rutter` CLI subprocess, or by this server; reads notify nothing, and a burst of commits by
+  another process is not announced commit by commit.
 """
 
 from __future__ import annotations
