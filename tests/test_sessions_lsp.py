@@ -8,7 +8,8 @@ real server subprocess serving a git repository:
 - `rutter/session/recent` lists the workspace's newest stored nodes across its sessions, as the
   tree lists them (with drift markers);
 - `rutter/sessionsChanged` reaches the client when continuity data changes: written by a real
-  `rutter` CLI subprocess, or by this server; reads notify nothing.
+  `rutter` CLI subprocess, or by this server; reads notify nothing, and a burst of commits by
+  another process is not announced commit by commit.
 """
 
 from __future__ import annotations
@@ -51,6 +52,18 @@ pytestmark = [
     pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
 ]
 
+BURST = """
+import sys
+from rutter_core.app.continuity import AddMessageParams
+from rutter_core.app.facade import Rutter
+from rutter_core.store import open_store
+
+with open_store("sqlite:///" + sys.argv[1]) as store:
+    for n in range(int(sys.argv[3])):
+        params = AddMessageParams(thread_id=sys.argv[2], role="tool", text=f"step {n}")
+        Rutter(store).continuity.add_message(params, source="cli")
+"""
+"""Another process adding messages one commit each, as fast as it can."""
 QUIET_SECONDS = 3.0
 """Longer than the server's poll interval plus its longest settling of a burst."""
 
@@ -122,6 +135,13 @@ async def call(client: RutterClient, name: str, params: Any) -> Any:
 def runs_of(session: Session) -> set[str]:
     listed = session.cli("run", "list", "--workspace", session.workspace_id)["runs"]
     return {run["run_id"] for run in listed}
+
+
+async def test_the_recent_command_is_advertised(session: Session) -> None:
+    result = session.client.initialize_result
+    assert result is not None
+    assert result.capabilities.execute_command_provider is not None
+    assert "rutter.session.recent" in result.capabilities.execute_command_provider.commands
 
 
 async def test_fork_and_resume_ask_first_and_say_what_is_inherited(session: Session) -> None:
@@ -280,6 +300,18 @@ async def test_changes_by_the_cli_and_by_the_server_are_announced(session: Sessi
     await wait_until(lambda: len(client.sessions_changes) > seen, what="sessionsChanged (server)")
     assert client.sessions_changes[seen:] == [[session.workspace_id]]
     seen = await quiet(client)
+
+    # A burst from another process (one commit per message) is not announced per commit.
+    burst = 30
+    database = str(session.home / "rutter.db")
+    subprocess.run(
+        [sys.executable, "-c", BURST, database, run["thread_id"], str(burst)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    await wait_until(lambda: len(client.sessions_changes) > seen, what="sessionsChanged (burst)")
+    after_burst = await quiet(client)
+    assert 1 <= after_burst - seen <= burst // 3, client.sessions_changes[seen:]
+    seen = after_burst
 
     # A resume confirmed in the editor is announced too.
     session.prompter.answers.append("Resume")

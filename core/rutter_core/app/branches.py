@@ -1,5 +1,6 @@
 """Operations on the branches of session continuity: fork and resume a node, the session tree,
-and comparing two nodes (contract section 10). One params model per operation, and
+comparing two nodes (contract section 10), and a workspace's newest nodes for pickers
+(`recent`, with the tree's drift markers). One params model per operation, and
 `BranchOperations` (`Rutter(store, reader).branches`).
 
 Each spans areas, so it is orchestrated here. A fork or resume is one write transaction: the

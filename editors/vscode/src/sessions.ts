@@ -154,7 +154,13 @@ export class SessionsController implements Disposable {
           }
         }
       } catch {
-        tree = undefined; // server not running (the instructions view says so) or no store
+        // Server not running (the instructions view says so), no store, or the chosen run is
+        // gone (another store): show the workspace's newest run instead, once.
+        tree = undefined;
+        if (this.chosenRun !== undefined) {
+          this.chosenRun = undefined;
+          this.askAgain = true;
+        }
       }
     }
     this.tree = tree;

@@ -201,6 +201,23 @@ describe("the session tree and its commands", () => {
     assert.equal(editor.sessionStatus?.text, "$(bookmark) one");
   });
 
+  it("the view's refresh button asks again; a chosen run that is gone falls back to the newest", async () => {
+    const script: Script = {};
+    const { editor, server } = await started(script);
+    const asked = sent(server, Methods.sessionTree).length;
+    await editor.run(SessionCommands.refresh);
+    assert.equal(sent(server, Methods.sessionTree).length, asked + 1);
+    editor.pickAnswers.push((items) => items.find((item) => item.value === RUN_A)?.value);
+    await editor.run(SessionCommands.showTree);
+    script.fail = Methods.sessionTree;
+    await editor.run(SessionCommands.refresh);
+    assert.deepEqual(editor.tree("rutter.sessions"), []);
+    assert.equal(editor.sessionStatus, undefined);
+    script.fail = undefined;
+    await editor.run(SessionCommands.refresh);
+    assert.deepEqual(sent(server, Methods.sessionTree).at(-1), { run_id: RUN_B });
+  });
+
   it("Open Checkpoint: the node's snapshot in a read-only document", async () => {
     const { editor } = await started();
     await editor.run(SessionCommands.open, "node_one");
