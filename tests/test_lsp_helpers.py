@@ -46,6 +46,8 @@ class RutterClient(LanguageClient):
         self.instruction_changes: list[dict[str, Any]] = []
         self.runs_changes: list[list[str]] = []
         """The workspace IDs of each `rutter/runsChanged`."""
+        self.pin_proposal_changes: list[list[str]] = []
+        """The workspace IDs of each `rutter/pinProposalsChanged`."""
         self.initialize_result: types.InitializeResult | None = None
 
 
@@ -65,11 +67,15 @@ def make_client() -> RutterClient:
     def runs_changed(params: Any) -> None:
         client.runs_changes.append(list(plain(params)["workspace_ids"]))
 
+    def pin_proposals_changed(params: Any) -> None:
+        client.pin_proposal_changes.append(list(plain(params)["workspace_ids"]))
+
     features: Any = client  # pytest-lsp's client API is untyped
     features.feature(types.CLIENT_REGISTER_CAPABILITY)(register_capability)
     features.feature(types.WORKSPACE_CODE_LENS_REFRESH)(code_lens_refresh)
     features.feature("rutter/instructionsChanged")(instructions_changed)
     features.feature("rutter/runsChanged")(runs_changed)
+    features.feature("rutter/pinProposalsChanged")(pin_proposals_changed)
     return client
 
 

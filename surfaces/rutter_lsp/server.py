@@ -40,9 +40,11 @@ from rutter_lsp.features import (
     instructions,
     lifecycle,
     memory,
+    pins,
     runs,
     session,
 )
+from rutter_lsp.features.pins.watch import ProposalWatch
 from rutter_lsp.features.runs.runs import RunsMonitor
 from rutter_lsp.index.refresh import Refresher
 from rutter_lsp.logs import ClientLogHandler
@@ -65,7 +67,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches,
+    session, branches, pins,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 
@@ -84,6 +86,8 @@ class RutterServer(LanguageServer):
         self.refresher = Refresher(self)
         self.runs = RunsMonitor(self)
         """Drift of the active runs of the served workspaces."""
+        self.pin_proposals = ProposalWatch(self)
+        """Notices pin proposals arriving for the served workspaces."""
         self.log_handler: ClientLogHandler | None = None
         """Forwards the log to the client once `initialize` binds it (set by `serve`)."""
 

@@ -50,12 +50,14 @@ def register(server: RutterServer) -> None:
         session.settle_heap()
         server.refresher.request(index=True, all_diagnostics=True)
         server.runs.start()
+        server.pin_proposals.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params: None) -> None:
         logger.info("shutdown")
         server.refresher.close()
         server.runs.close()
+        server.pin_proposals.close()
         session.worker.shutdown()
         if session.store is not None:
             session.store.close()
