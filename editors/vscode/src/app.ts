@@ -8,6 +8,7 @@ import { InstructionsController } from "./instructions";
 import { OPEN_FILE_COMMAND } from "./instructionsView";
 import { MemoryController } from "./memory";
 import { SHOW_MESSAGE_REQUEST, askAsModal } from "./messages";
+import { PinsController } from "./pins";
 import { RunsController } from "./runs";
 
 export const Commands = {
@@ -20,6 +21,7 @@ export interface Rutter extends Disposable {
   instructions: InstructionsController;
   runs: RunsController;
   memory: MemoryController;
+  pins: PinsController;
 }
 
 export function startRutter(ports: Ports): Rutter {
@@ -29,10 +31,12 @@ export function startRutter(ports: Ports): Rutter {
   instructions.staleRuns = (workspaceId) => runs.staleRuns(workspaceId);
   runs.onDidChange = () => instructions.updateStatus();
   const memory = new MemoryController(ports, () => instructions.workspaceId);
+  const pins = new PinsController(ports);
   const disposables: Disposable[] = [
     instructions,
     runs,
     memory,
+    pins,
     server.onRequest(SHOW_MESSAGE_REQUEST, (params) => askAsModal(editor, params)),
     editor.registerCommand(Commands.restartServer, () => server.restart()),
     editor.registerCommand(Commands.showOutput, () => server.showLog()),
@@ -44,6 +48,7 @@ export function startRutter(ports: Ports): Rutter {
     instructions,
     runs,
     memory,
+    pins,
     dispose(): void {
       for (const disposable of disposables.splice(0)) {
         disposable.dispose();

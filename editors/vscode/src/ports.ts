@@ -34,7 +34,7 @@ export interface ViewNode {
   expanded?: boolean;
 }
 
-export type ViewId = "rutter.instructions" | "rutter.runs";
+export type ViewId = "rutter.instructions" | "rutter.runs" | "rutter.proposals";
 
 export interface StatusModel {
   text: string;
@@ -107,6 +107,9 @@ export interface EditorPort {
   setTree(view: ViewId, nodes: ViewNode[]): void;
   setStatus(status: StatusModel | undefined): void;
   showMessage(kind: MessageKind, text: string): void;
+  /** A notification (not modal) with actions; resolves to the chosen one, undefined when it
+   * is dismissed. */
+  notify(kind: MessageKind, text: string, actions: string[]): Promise<string | undefined>;
   /** A modal dialog; resolves to the chosen action, undefined on cancel. */
   askModal(message: string, detail: string, actions: string[]): Promise<string | undefined>;
   pick<T>(items: PickItem<T>[], placeholder: string): Promise<T | undefined>;
