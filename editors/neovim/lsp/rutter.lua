@@ -65,5 +65,9 @@ return {
     ["rutter/runsChanged"] = function(err, params, ctx)
       return require("rutter.runs").on_runs_changed(err, params, ctx)
     end,
+    -- An agent proposed a pin (or one was answered): ask about each new one once.
+    ["rutter/pinProposalsChanged"] = function(err, params, ctx)
+      return require("rutter.pins").on_proposals_changed(err, params, ctx)
+    end,
   },
 }

@@ -6,3 +6,4 @@ vim.g.loaded_rutter = 1
 require("rutter").init()
 require("rutter.runs").init()
 require("rutter.memory").init()
+require("rutter.pins").init()
