@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -357,3 +359,57 @@ def test_mcp_takes_checkpoints(rutter: Rutter, run: Any, store: Store) -> None:
     assert raw(
         store, "SELECT created_by FROM continuity_nodes WHERE node_id = ?", node.node_id
     ) == [("mcp",)]
+
+
+RACER = """
+import json, sys
+from rutter_core.app.facade import Rutter
+from rutter_core.app.pins import AddPinParams, AnswerProposalParams
+from rutter_core.kernel.errors import RutterError
+from rutter_core.store import open_store
+
+url, thread, proposal, name = sys.argv[1:5]
+codes = []
+with open_store(url) as store:
+    pins = Rutter(store).pins
+    try:
+        pins.answer(AnswerProposalParams(proposal_id=proposal, choice="pin"), actor="cli")
+        codes.append("answered")
+    except RutterError as error:
+        codes.append(error.code)
+    for number in range(20):
+        try:
+            pins.add(AddPinParams(thread_id=thread, text=f"{name} {number}"), actor="cli")
+            codes.append("added")
+        except RutterError as error:
+            codes.append(error.code)
+print(json.dumps(codes))
+"""
+
+
+def test_two_processes_race_for_the_last_places_and_the_same_answer(
+    rutter: Rutter, run: Any, store: Store
+) -> None:
+    """Two processes answer one proposal and add 20 pins each to one thread at once: the
+    proposal is answered once, the thread ends with exactly 32 pins, every refusal is typed."""
+    proposal = propose(rutter, run, "the proposal both answer")
+    url = store.engine.url.render_as_string(hide_password=False)
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, url, run.thread_id, proposal.proposal_id, name],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    outputs = [worker.communicate(timeout=120)[0] for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0]
+    codes = [code for output in outputs for code in json.loads(output)]
+    assert sorted(code for code in codes if code in ("answered", "conflict")) == [
+        "answered", "conflict",
+    ]  # fmt: skip
+    assert codes.count("added") == 31  # and the answer's pin: 32
+    assert codes.count("too_many_pins") == 9
+    assert rutter.pins.list(ListPinsParams(thread_id=run.thread_id)).count == 32
+    answered = rutter.pins.proposals(ListProposalsParams(all=True)).proposals
+    assert [(p.status, p.choice) for p in answered] == [("answered", "pin")]

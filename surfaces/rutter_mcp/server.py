@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import traceback
 from typing import TYPE_CHECKING, Any
 
 from rutter_core.kernel.errors import RutterError
@@ -80,7 +82,12 @@ def call(lazy: _Lazy, name: str, arguments: dict[str, Any] | None) -> mcp_types.
 
     try:
         document = run_tool(lazy.app(), name, arguments)
-    except RutterError as error:
+    except Exception as exc:  # typed for the client even when it is a bug
+        if isinstance(exc, RutterError):
+            error = exc
+        else:
+            traceback.print_exc(file=sys.stderr)  # stderr: the log, never the protocol
+            error = RutterError("internal", f"unexpected failure: {type(exc).__name__}")
         failure = error_document(error)
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(text=_text(failure))],
