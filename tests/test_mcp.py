@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -257,3 +258,18 @@ async def test_a_proposal_reaches_the_editor_and_is_answered_from_the_cli(
         assert again["error"]["code"] == "conflict"
     finally:
         await stop(lsp)
+
+
+async def test_the_command_line_imports_no_mcp_sdk_until_rutter_mcp_runs() -> None:
+    """Cold start: other commands do not pay for the SDK (a count of modules, not a time)."""
+    probe = (
+        "import sys\n"
+        "from rutter_cli.main import main\n"
+        "main(['--help'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', "
+        "'rutter_mcp', 'starlette', 'uvicorn')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]"
