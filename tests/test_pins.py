@@ -226,6 +226,10 @@ def test_proposals_never_pin_by_themselves(rutter: Rutter, run: Any) -> None:
 
 
 def test_pin_pins_the_shown_text(rutter: Rutter, run: Any) -> None:
+    secret = propose(rutter, run, f"Never log {GITHUB}.")
+    kept = answer(rutter, secret.proposal_id, "pin").pin
+    assert (kept.text, kept.redacted) == ("Never log [REDACTED:github_token].", True)
+    rutter.pins.remove(RemovePinParams(pin_id=kept.pin_id, version=1), actor="cli")
     proposal = propose(rutter, run, "Run the linters before every commit.")
     answered = answer(rutter, proposal.proposal_id, "pin")
     assert answered.pin is not None
@@ -245,7 +249,7 @@ def test_pin_pins_the_shown_text(rutter: Rutter, run: Any) -> None:
     assert rutter.pins.list(ListPinsParams(thread_id=run.thread_id)).count == 1
     assert rutter.pins.proposals(ListProposalsParams()).proposals == ()
     everything = rutter.pins.proposals(ListProposalsParams(all=True)).proposals
-    assert [p.status for p in everything] == ["answered"]
+    assert [p.status for p in everything] == ["answered", "answered"]
 
 
 def test_discuss_and_custom(rutter: Rutter, run: Any) -> None:

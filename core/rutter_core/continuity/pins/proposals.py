@@ -33,7 +33,7 @@ from rutter_core.continuity.pins.service import (
     insert_within_bounds,
     require_operator,
 )
-from rutter_core.continuity.policy import require_thread_id
+from rutter_core.continuity.policy import CleanText, require_thread_id
 from rutter_core.continuity.threads import require_thread
 from rutter_core.kernel.actors import ACTORS, is_actor
 from rutter_core.kernel.clock import now_rfc3339
@@ -148,7 +148,8 @@ def answer(
             raise _answered(proposal)
         created = None
         if checked == "pin" or pin:
-            pinned = clean_pin_text("text", proposal.text) if reply is None else reply
+            # The shown text is the stored one, checked and redacted when it was proposed.
+            pinned = CleanText(proposal.text, proposal.redacted) if reply is None else reply
             created = insert_within_bounds(
                 conn, proposal.thread_id, pinned, proposal_id=proposal.proposal_id,
                 actor=operator, now=now,
