@@ -393,7 +393,7 @@ def test_checkpoint_errors(setup: Setup) -> None:
         "actor_not_allowed",
         lambda: setup.rutter.continuity.checkpoint(
             CheckpointParams(run_id=setup.run_id, title="t"),
-            actor="mcp",  # type: ignore[arg-type]
+            actor="model",  # type: ignore[arg-type]
         ),
     )
     assert setup.nodes() == 2  # the two root nodes

@@ -105,7 +105,7 @@ def test_it_upgrades_to_migration_5_with_its_checksum_and_keeps_its_data(
         assert sorted(m.title for m in listed.items) == ["Editor", "Old", "Tests"]
 
     ledger = raw(db, "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
-    assert ledger == [
+    assert ledger[:5] == [  # later migrations follow (6: tests/test_pins_migration.py)
         *MAIN_LEDGER,
         (5, "continuity_content", migration_checksum(MIGRATIONS[4], "sqlite")),
     ]

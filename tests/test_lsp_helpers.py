@@ -48,6 +48,8 @@ class RutterClient(LanguageClient):
         """The workspace IDs of each `rutter/runsChanged`."""
         self.sessions_changes: list[list[str]] = []
         """The workspace IDs of each `rutter/sessionsChanged`."""
+        self.pin_proposal_changes: list[list[str]] = []
+        """The workspace IDs of each `rutter/pinProposalsChanged`."""
         self.initialize_result: types.InitializeResult | None = None
 
 
@@ -69,6 +71,8 @@ def make_client() -> RutterClient:
 
     def sessions_changed(params: Any) -> None:
         client.sessions_changes.append(list(plain(params)["workspace_ids"]))
+    def pin_proposals_changed(params: Any) -> None:
+        client.pin_proposal_changes.append(list(plain(params)["workspace_ids"]))
 
     features: Any = client  # pytest-lsp's client API is untyped
     features.feature(types.CLIENT_REGISTER_CAPABILITY)(register_capability)
@@ -76,6 +80,7 @@ def make_client() -> RutterClient:
     features.feature("rutter/instructionsChanged")(instructions_changed)
     features.feature("rutter/runsChanged")(runs_changed)
     features.feature("rutter/sessionsChanged")(sessions_changed)
+    features.feature("rutter/pinProposalsChanged")(pin_proposals_changed)
     return client
 
 

@@ -17,13 +17,14 @@ from rutter_core.store.schema import metadata
 # Stores record these when they apply a migration and refuse to open when the code's checksum
 # differs: a released migration can never change. 1-3 recorded before the store became a
 # package; 4 as main (949c448) applied it (the ledger of tests/fixtures/schema4/store.sql); 5
-# with issue 13 (session continuity).
+# with issue 13 (session continuity); 6 with issue 15 (pins, proposals, mcp checkpoints).
 RELEASED_CHECKSUMS = {
     1: "84050c41c8de4ac7de61c7ff6126f0faa02481e049dd04abdc1ac2b64c7991af",
     2: "b20a78d216606dd03257f1ef8ed2d5cc42396f9cbe29e45d29f5bed697997a1f",
     3: "511463a2e2b1281b3ce857ebaddf49a344460dcc76d8e23218528ec916982f07",
     4: "299439096381d591c060625656e82b3bb2c609158757bf765867636ea33bfcf4",
     5: "9fea747206c0b841be5de338847915595b8b13f940e9a5bd57bd1ab940cfd381",
+    6: "a75276a6916e709719f7564618e7e2e32b9ba7a2b83f9c945bc38c9d60ada821",
 }
 
 
@@ -34,13 +35,14 @@ def db_path(store: Store) -> Path:
 
 
 def test_released_migrations_keep_their_checksums() -> None:
-    released = {m.version: (m.name, migration_checksum(m, "sqlite")) for m in MIGRATIONS[:5]}
+    released = {m.version: (m.name, migration_checksum(m, "sqlite")) for m in MIGRATIONS[:6]}
     assert released == {
         1: ("workspaces", RELEASED_CHECKSUMS[1]),
         2: ("runs", RELEASED_CHECKSUMS[2]),
         3: ("memory", RELEASED_CHECKSUMS[3]),
         4: ("append_only_keys", RELEASED_CHECKSUMS[4]),
         5: ("continuity_content", RELEASED_CHECKSUMS[5]),
+        6: ("pins", RELEASED_CHECKSUMS[6]),
     }
 
 

@@ -94,6 +94,21 @@ HINT_WORDING: dict[str, HintWording] = {
         "list a run's nodes with `rutter session tree RUN`, or take a node ID from "
         "`rutter run create --json` (root_node_id) or from a checkpoint's answer (node_id)"
     ),
+    # -- pins (rutter context pin ...)
+    "find_pin": lambda _: "see a thread's pins with `rutter context pin list THREAD`",
+    "list_pins": lambda p: (
+        f"see them with `rutter context pin list {p['thread_id']}` and remove one with "
+        "`rutter context pin remove PIN --version N`"
+    ),
+    "reread_pin": lambda p: (
+        f"see it again (`rutter context pin list {p['thread_id']}`) and retry with "
+        f"--version {p['version']}"
+    ),
+    "name_thread_or_run": lambda _: "give one ID: a thread's (thr_...) or a run's (run_...)",
+    "list_proposals": lambda _: "see the proposals with `rutter context pin proposals --all`",
+    "answer_custom": lambda _: (
+        "answer `custom --text T --pin` to pin your own words instead of the proposed text"
+    ),
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 

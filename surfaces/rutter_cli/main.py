@@ -16,6 +16,7 @@ from rutter_cli.common import (
 from rutter_cli.errors import EXIT_CODES, report
 from rutter_cli.instructions import context_instructions
 from rutter_cli.memory import memory_app
+from rutter_cli.pins import pin_app
 from rutter_cli.runs import run_app
 from rutter_cli.session import session_app
 from rutter_cli.session_branches import register as register_session_branches
@@ -33,6 +34,7 @@ context_app = typer.Typer(help="Inspect the context agents are given.", no_args_
 app.add_typer(workspace_app, name="workspace")
 app.add_typer(context_app, name="context")
 context_app.add_typer(memory_app, name="memory")
+context_app.add_typer(pin_app, name="pin")
 app.add_typer(run_app, name="run")
 app.add_typer(session_app, name="session")
 register_session_branches(session_app)
@@ -76,6 +78,17 @@ def serve_command(
     from rutter_lsp.serve import serve
 
     raise SystemExit(serve(tcp=tcp, database_url=settings_of(ctx).database_url))
+
+
+# -- MCP server --------------------------------------------------------------------------------
+
+
+@app.command("mcp")
+def mcp_command(ctx: typer.Context) -> None:
+    """Serve the Model Context Protocol over stdio, for agents (actor: mcp)."""
+    from rutter_mcp.server import serve
+
+    raise SystemExit(serve(database_url=settings_of(ctx).database_url))
 
 
 # -- entry point ------------------------------------------------------------------------------

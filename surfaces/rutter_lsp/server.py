@@ -43,10 +43,12 @@ from rutter_lsp.features import (
     instructions,
     lifecycle,
     memory,
+    pins,
     runs,
     session,
     sessions,
 )
+from rutter_lsp.features.pins.watch import ProposalWatch
 from rutter_lsp.features.runs.runs import RunsMonitor
 from rutter_lsp.features.sessions.sessions import SessionsMonitor
 from rutter_lsp.index.refresh import Refresher
@@ -71,7 +73,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches, sessions,
+    session, branches, sessions, pins,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 
@@ -94,6 +96,8 @@ class RutterServer(LanguageServer):
         """Drift of the active runs of the served workspaces."""
         self.sessions = SessionsMonitor(self)
         """Announces continuity changes of the served workspaces (`rutter/sessionsChanged`)."""
+        self.pin_proposals = ProposalWatch(self)
+        """Notices pin proposals arriving for the served workspaces."""
         self.log_handler: ClientLogHandler | None = None
         """Forwards the log to the client once `initialize` binds it (set by `serve`)."""
         self._io_stop = threading.Event()

@@ -48,7 +48,7 @@ from rutter_core.continuity.snapshot import (
     ProjectConfiguration,
     SnapshotMemory,
 )
-from rutter_core.kernel.actors import OperatorActor
+from rutter_core.kernel.actors import Actor, OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, RutterError
 from rutter_core.memory.service import active_references
@@ -181,7 +181,7 @@ class ContinuityOperations:
             actor=actor,
         )  # fmt: skip
 
-    def checkpoint(self, params: CheckpointParams, *, actor: OperatorActor) -> ContinuityNode:
+    def checkpoint(self, params: CheckpointParams, *, actor: Actor) -> ContinuityNode:
         """Append an immutable checkpoint node of the run (below its latest checkpoint, or its
         root) holding a `continuity_snapshot.v1`. A run with no pinned revision yet is
         `run_not_pinned`: a checkpoint always names the instructions a fork would pin."""

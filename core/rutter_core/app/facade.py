@@ -1,9 +1,9 @@
 """`Rutter`: the one facade every surface calls (CLI, language server, and later MCP and HTTP).
 
 Each area's operations live in their own module (`app.workspaces`, `app.instructions`,
-`app.runs`, `app.memory`, `app.continuity`, `app.branches`) and are reached as attributes,
-imported on first use: a CLI call is a whole process, and it should pay only for the area it
-touches.
+`app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`) and are reached as
+attributes, imported on first use: a CLI call is a whole process, and it should pay only for
+the area it touches.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rutter_core.app.continuity import ContinuityOperations
     from rutter_core.app.instructions import InstructionOperations
     from rutter_core.app.memory import MemoryOperations
+    from rutter_core.app.pins import PinOperations
     from rutter_core.app.runs import RunOperations
     from rutter_core.app.workspaces import WorkspaceOperations
     from rutter_core.discovery.fsread import FileReader
@@ -73,3 +74,9 @@ class Rutter:
         from rutter_core.app.branches import BranchOperations
 
         return BranchOperations(self)
+
+    @cached_property
+    def pins(self) -> PinOperations:
+        from rutter_core.app.pins import PinOperations
+
+        return PinOperations(self)

@@ -47,7 +47,7 @@ from rutter_core.continuity.snapshot import (
     snapshot_fingerprint,
 )
 from rutter_core.discovery.fingerprint import canonical_json
-from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
+from rutter_core.kernel.actors import ACTORS, Actor, is_actor
 from rutter_core.kernel.errors import Hint, NotFoundError, RejectedError
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store
@@ -101,7 +101,7 @@ def append_checkpoint(
 ) -> ContinuityNode:
     """Append a checkpoint node of the run with its snapshot, in the caller's write
     transaction; returns the node as stored."""
-    operator = _require_operator(actor)
+    operator = _require_writer(actor)
     parent = repo.chain_end(conn, basis.run_id, CHAIN_KINDS)
     messages, total = recent_messages(conn, basis.thread_id, SNAPSHOT_MESSAGES)
     summary = latest_summary(conn, basis.thread_id)
@@ -271,12 +271,13 @@ def _carried(message: Message) -> SnapshotMessage:
     )
 
 
-def _require_operator(actor: str) -> OperatorActor:
-    if not is_operator_actor(actor):
+def _require_writer(actor: str) -> Actor:
+    """Operator surfaces and the MCP server (an agent checkpoints its own run) may."""
+    if not is_actor(actor):
         raise RejectedError(
             "actor_not_allowed",
-            f"actor {actor!r} may not take checkpoints here; only operator surfaces "
-            f"({', '.join(OPERATOR_ACTORS)}) may",
-            details={"actor": str(actor), "allowed": list(OPERATOR_ACTORS)},
+            f"actor {actor!r} may not take checkpoints here; only rutter's surfaces "
+            f"({', '.join(ACTORS)}) may",
+            details={"actor": str(actor), "allowed": list(ACTORS)},
         )
     return actor

@@ -45,9 +45,9 @@ def require_continuable_thread(conn: Connection, thread_id: str, workspace_id: s
         )
 
 
-def require_thread(conn: Connection, thread_id: str, *, writable: bool) -> None:
+def require_thread(conn: Connection, thread_id: str, *, writable: bool) -> str:
     """Refuse unless `thread_id` names a thread (`thread_not_found`), and, when something is
-    to be added to it, an active one (`thread_archived`)."""
+    to be added to it, an active one (`thread_archived`); returns the thread's workspace."""
     thread = repo.find_thread(conn, thread_id)
     if thread is None:
         raise NotFoundError(
@@ -62,3 +62,4 @@ def require_thread(conn: Connection, thread_id: str, *, writable: bool) -> None:
             f"thread {thread_id} is {thread.status}: nothing can be added to it",
             details={"thread_id": thread_id, "status": thread.status},
         )
+    return thread.workspace_id

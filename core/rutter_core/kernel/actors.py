@@ -1,8 +1,11 @@
-"""Who may change operator-owned records (memories, run state): the operator surfaces only.
+"""Who may change operator-owned records (memories, pins, run state): the operator surfaces
+only; and who else may write what an agent may (a proposal, a checkpoint).
 
 The actor is set by the surface itself (the CLI passes "cli", the language server "lsp", the
-HTTP control API "http_control"), never taken from user or model input. A model, tool or
-system actor is refused here and, for stored records, by CHECK constraints in the store too.
+HTTP control API "http_control", the MCP server "mcp"), never taken from user or model input. A
+model, tool or system actor is refused here and, for stored records, by CHECK constraints in the
+store too. `mcp` is an agent, not an operator: it may propose pins and take checkpoints, never
+write memories or pins (contract section 14), and the store's CHECKs refuse it there as well.
 """
 
 from __future__ import annotations
@@ -10,10 +13,22 @@ from __future__ import annotations
 from typing import Final, Literal, TypeGuard
 
 OperatorActor = Literal["cli", "lsp", "http_control"]
+AgentActor = Literal["mcp"]
+Actor = OperatorActor | AgentActor
 
 OPERATOR_ACTORS: Final[tuple[OperatorActor, ...]] = ("cli", "lsp", "http_control")
 """The allowlist. The store's CHECK constraints repeat it: change both together (a migration)."""
 
+AGENT_ACTORS: Final[tuple[AgentActor, ...]] = ("mcp",)
+"""Actors that may propose and checkpoint (never write memories or pins)."""
+
+ACTORS: Final[tuple[Actor, ...]] = (*OPERATOR_ACTORS, *AGENT_ACTORS)
+
 
 def is_operator_actor(actor: object) -> TypeGuard[OperatorActor]:
     return isinstance(actor, str) and actor in OPERATOR_ACTORS
+
+
+def is_actor(actor: object) -> TypeGuard[Actor]:
+    """An operator surface or an agent surface (what may propose or take a checkpoint)."""
+    return isinstance(actor, str) and actor in ACTORS

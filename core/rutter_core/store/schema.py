@@ -200,3 +200,41 @@ continuity_snapshots = Table(
     Column("fingerprint", String, nullable=False),
     info={"append_only": True},
 )
+
+pin_proposals = Table(
+    "pin_proposals",
+    metadata,
+    Column("proposal_id", String, primary_key=True),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=True),
+    Column("text", String, nullable=False),
+    Column("redacted", Integer, nullable=False),
+    Column("proposed_by", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("choice", String, nullable=True),
+    Column("reply", String, nullable=True),
+    Column("reply_redacted", Integer, nullable=False),
+    Column("pin_id", String, nullable=True),
+    Column("answered_by", String, nullable=True),
+    Column("created_at", String, nullable=False),
+    Column("answered_at", String, nullable=True),
+    Index("pin_proposals_by_status", "status", "workspace_id"),
+    Index("pin_proposals_by_thread", "thread_id"),
+)
+
+pins = Table(
+    "pins",
+    metadata,
+    Column("pin_id", String, primary_key=True),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("text", String, nullable=False),
+    Column("redacted", Integer, nullable=False),
+    Column("proposal_id", String, ForeignKey("pin_proposals.proposal_id"), nullable=True),
+    Column("version", Integer, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("updated_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+    Index("pins_by_thread", "thread_id"),
+)

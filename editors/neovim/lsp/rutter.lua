@@ -82,5 +82,9 @@ return {
     ["rutter/sessionsChanged"] = function(err, params, ctx)
       return require("rutter.session").on_sessions_changed(err, params, ctx)
     end,
+    -- An agent proposed a pin (or one was answered): ask about each new one once.
+    ["rutter/pinProposalsChanged"] = function(err, params, ctx)
+      return require("rutter.pins").on_proposals_changed(err, params, ctx)
+    end,
   },
 }

@@ -8,6 +8,7 @@ import { InstructionsController } from "./instructions";
 import { OPEN_FILE_COMMAND } from "./instructionsView";
 import { MemoryController } from "./memory";
 import { SHOW_MESSAGE_REQUEST, askAsModal } from "./messages";
+import { PinsController } from "./pins";
 import { RunsController } from "./runs";
 import { SessionsController } from "./sessions";
 
@@ -22,6 +23,7 @@ export interface Rutter extends Disposable {
   runs: RunsController;
   memory: MemoryController;
   sessions: SessionsController;
+  pins: PinsController;
 }
 
 export function startRutter(ports: Ports): Rutter {
@@ -33,11 +35,13 @@ export function startRutter(ports: Ports): Rutter {
   const memory = new MemoryController(ports, () => instructions.workspaceId);
   const sessions = new SessionsController(ports, () => instructions.workspaceId);
   instructions.onDidShow = (workspaceId) => sessions.workspaceShown(workspaceId);
+  const pins = new PinsController(ports);
   const disposables: Disposable[] = [
     instructions,
     runs,
     memory,
     sessions,
+    pins,
     server.onRequest(SHOW_MESSAGE_REQUEST, (params) => askAsModal(editor, params)),
     editor.registerCommand(Commands.restartServer, () => server.restart()),
     editor.registerCommand(Commands.showOutput, () => server.showLog()),
@@ -50,6 +54,7 @@ export function startRutter(ports: Ports): Rutter {
     runs,
     memory,
     sessions,
+    pins,
     dispose(): void {
       for (const disposable of disposables.splice(0)) {
         disposable.dispose();

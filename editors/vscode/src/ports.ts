@@ -34,7 +34,7 @@ export interface ViewNode {
   expanded?: boolean;
 }
 
-export type ViewId = "rutter.instructions" | "rutter.runs" | "rutter.sessions";
+export type ViewId = "rutter.instructions" | "rutter.runs" | "rutter.sessions" | "rutter.proposals";
 
 export interface StatusModel {
   text: string;
@@ -119,6 +119,9 @@ export interface EditorPort {
   /** VS Code's diff editor over two read-only documents of generated text. */
   showDiff(left: ReadOnlyText, right: ReadOnlyText, title: string): Promise<void>;
   showMessage(kind: MessageKind, text: string): void;
+  /** A notification (not modal) with actions; resolves to the chosen one, undefined when it
+   * is dismissed. */
+  notify(kind: MessageKind, text: string, actions: string[]): Promise<string | undefined>;
   /** A modal dialog; resolves to the chosen action, undefined on cancel. */
   askModal(message: string, detail: string, actions: string[]): Promise<string | undefined>;
   pick<T>(items: PickItem<T>[], placeholder: string): Promise<T | undefined>;

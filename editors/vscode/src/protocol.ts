@@ -28,6 +28,13 @@ export const Methods = {
   sessionCompare: "rutter/session/compare",
   sessionRecent: "rutter/session/recent",
   sessionsChanged: "rutter/sessionsChanged",
+  pinList: "rutter/pin/list",
+  pinAdd: "rutter/pin/add",
+  pinEdit: "rutter/pin/edit",
+  pinRemove: "rutter/pin/remove",
+  pinProposals: "rutter/pin/proposals",
+  pinAnswer: "rutter/pin/answer",
+  pinProposalsChanged: "rutter/pinProposalsChanged",
 } as const;
 
 /**
@@ -114,6 +121,8 @@ export interface InstructionsChanged {
 export interface RunEntry {
   run_id: string;
   workspace_id: string;
+  /** The run's thread: its pins are the thread's (sent by the server; optional for older ones). */
+  thread_id?: string;
   goal: string;
   target_path: string;
   status: string;
@@ -458,5 +467,54 @@ export interface NodeComparison {
 /** `rutter/sessionsChanged` (server → client): continuity data of these workspaces changed,
  * written by any process (rutter_lsp/features/sessions/monitor.py). */
 export interface SessionsChanged {
+  workspace_ids: string[];
+}
+
+/** A thread's pin (`rutter context pin … --json`; contract section 11). */
+export interface Pin {
+  pin_id: string;
+  thread_id: string;
+  text: string;
+  redacted: boolean;
+  proposal_id: string | null;
+  version: number;
+}
+
+/** `rutter/pin/list`: a thread's pins (or a run's thread's). */
+export interface PinList {
+  thread_id: string;
+  run_id: string | null;
+  pins: Pin[];
+  count: number;
+  total_chars: number;
+}
+
+/** A pin an agent proposed (through `rutter mcp`), and its answer once answered. */
+export interface Proposal {
+  proposal_id: string;
+  thread_id: string;
+  workspace_id: string;
+  run_id: string | null;
+  text: string;
+  proposed_by: string;
+  status: "pending" | "answered";
+  choice: "pin" | "discuss" | "custom" | null;
+  pin_id: string | null;
+  created_at: string;
+}
+
+export interface ProposalList {
+  proposals: Proposal[];
+  has_more: boolean;
+}
+
+/** `rutter/pin/answer`: the proposal as answered and the pin it created (null: none). */
+export interface AnsweredProposal {
+  proposal: Proposal;
+  pin: Pin | null;
+}
+
+/** `rutter/pinProposalsChanged` (server → client): the pending proposals of these workspaces changed. */
+export interface PinProposalsChanged {
   workspace_ids: string[];
 }

@@ -351,7 +351,7 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
   private lastFile: vscode.Uri | undefined;
 
   constructor() {
-    for (const view of ["rutter.instructions", "rutter.runs", "rutter.sessions"] as const) {
+    for (const view of ["rutter.instructions", "rutter.runs", "rutter.sessions", "rutter.proposals"] as const) {
       const tree = new NodeTree();
       this.trees.set(view, tree);
       this.subscriptions.push(vscode.window.createTreeView(view, { treeDataProvider: tree }), tree);
@@ -443,6 +443,16 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
           ? vscode.window.showWarningMessage
           : vscode.window.showInformationMessage;
     void show(text);
+  }
+
+  async notify(kind: MessageKind, text: string, actions: string[]): Promise<string | undefined> {
+    const show =
+      kind === "error"
+        ? vscode.window.showErrorMessage
+        : kind === "warning"
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
+    return show(text, ...actions);
   }
 
   async askModal(message: string, detail: string, actions: string[]): Promise<string | undefined> {

@@ -137,7 +137,9 @@ export class FakeEditor implements EditorPort {
   readonly commands = new Map<string, (...args: unknown[]) => unknown>();
   readonly inputs: InputOptions[] = [];
   readonly picks: { items: PickItem<unknown>[]; placeholder: string }[] = [];
+  readonly notifications: { kind: MessageKind; text: string; actions: string[] }[] = [];
   /** Scripted answers, consumed in order. */
+  notifyAnswers: (string | undefined)[] = [];
   modalAnswers: (string | undefined)[] = [];
   inputAnswers: (string | undefined)[] = [];
   pickAnswers: ((items: PickItem<unknown>[]) => unknown)[] = [];
@@ -181,6 +183,11 @@ export class FakeEditor implements EditorPort {
 
   showMessage(kind: MessageKind, text: string): void {
     this.messages.push({ kind, text });
+  }
+
+  notify(kind: MessageKind, text: string, actions: string[]): Promise<string | undefined> {
+    this.notifications.push({ kind, text, actions });
+    return Promise.resolve(this.notifyAnswers.shift());
   }
 
   askModal(message: string, detail: string, actions: string[]): Promise<string | undefined> {

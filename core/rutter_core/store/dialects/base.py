@@ -108,6 +108,23 @@ class Dialect(ABC):
         append-only guard)."""
 
     @abstractmethod
+    def rebuild_table(self, table: str, definition: str, columns: Sequence[str]) -> tuple[str, ...]:
+        """DDL that replaces `table` by one with the new column `definition`, keeping its rows
+        (the table's indexes and triggers are not kept: the migration makes them again)."""
+
+    @abstractmethod
+    def suspend_references(self, conn: Connection) -> None:
+        """Before a transaction that rebuilds tables: stop checking references on `conn`."""
+
+    @abstractmethod
+    def restore_references(self, conn: Connection) -> None:
+        """After it (committed or not): check references on `conn` again."""
+
+    @abstractmethod
+    def dangling_references(self, conn: Connection) -> int:
+        """How many rows refer to a row that does not exist (checked before such a commit)."""
+
+    @abstractmethod
     def purge(self, engine: Engine) -> bool:
         """Make sure content deleted by committed transactions is left in none of the store's
         files; False when something (a long reader) kept that from completing, and a later

@@ -189,6 +189,14 @@ class DataVersionFeed:
         self._connection.close()
 
 
+def _pragma(conn: Connection, statement: str) -> None:
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(statement)
+    finally:
+        cursor.close()
+
+
 class SqliteDialect(Dialect):
     name: ClassVar[str] = "sqlite"
     example_url: ClassVar[str] = "sqlite:////path/to/rutter.db"
@@ -259,6 +267,32 @@ class SqliteDialect(Dialect):
             f"BEGIN SELECT RAISE(ABORT, 'append-only table {table}: "
             "a row with this key already exists'); END",
         )
+
+    def rebuild_table(self, table: str, definition: str, columns: Sequence[str]) -> tuple[str, ...]:
+        # SQLite cannot change a constraint in place: "Making Other Kinds Of Table Schema
+        # Changes" in its ALTER TABLE documentation (create, copy, drop, rename), done with
+        # foreign keys off (`suspend_references`) so that dropping the old table leaves the
+        # rows that refer to it alone; the runner checks them all before committing.
+        check_identifier(table)
+        names = ", ".join(check_identifier(column) for column in columns)
+        rebuilt = check_identifier(f"{table}__rebuilt")
+        return (
+            f"CREATE TABLE {rebuilt} ({definition})",
+            f"INSERT INTO {rebuilt} ({names}) SELECT {names} FROM {table}",
+            f"DROP TABLE {table}",
+            f"ALTER TABLE {rebuilt} RENAME TO {table}",
+        )
+
+    def suspend_references(self, conn: Connection) -> None:
+        # Outside any transaction (SQLite ignores this pragma inside one): on the DBAPI
+        # connection, before SQLAlchemy begins.
+        _pragma(conn, "PRAGMA foreign_keys = OFF")
+
+    def restore_references(self, conn: Connection) -> None:
+        _pragma(conn, "PRAGMA foreign_keys = ON")
+
+    def dangling_references(self, conn: Connection) -> int:
+        return len(conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall())
 
     def purge(self, engine: Engine) -> bool:
         return checkpoint_truncate(engine)

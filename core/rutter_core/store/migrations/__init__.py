@@ -12,10 +12,12 @@ from rutter_core.store.migrations import (
     m0003_memory,
     m0004_append_only_keys,
     m0005_continuity_content,
+    m0006_pins,
 )
 from rutter_core.store.migrations.migration import (
     KeyGuard,
     Migration,
+    TableRebuild,
     canonical_statement,
     migration_checksum,
 )
@@ -27,12 +29,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0003_memory.MIGRATION,
     m0004_append_only_keys.MIGRATION,
     m0005_continuity_content.MIGRATION,
+    m0006_pins.MIGRATION,
 )
 
 __all__ = [
     "MIGRATIONS",
     "KeyGuard",
     "Migration",
+    "TableRebuild",
     "apply_migrations",
     "canonical_statement",
     "check_migration_list",

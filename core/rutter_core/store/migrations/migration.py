@@ -18,13 +18,28 @@ class KeyGuard:
 
 
 @dataclass(frozen=True)
+class TableRebuild:
+    """Replace `table` by a table of the same name and columns with new definitions (a CHECK
+    widened, say), keeping every row: what an engine that cannot alter a constraint in place
+    does by copying. `definition` is the text inside `CREATE TABLE (...)`; `columns` lists every
+    column, copied by name. The old table's indexes and guards go with it: the migration
+    creates them again (its `statements`, `append_only` and `key_guards`)."""
+
+    table: str
+    definition: str
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Migration:
     """One schema step.
 
     `statements` must be dialect-neutral SQL. What only a dialect can write is declared as data
-    and rendered by the dialect after the statements, in this order: `append_only` tables get
-    the guard refusing UPDATE and DELETE, `key_guards` the guard refusing an INSERT whose key
-    already exists.
+    and rendered by the dialect: `rebuilds` before the statements (a table rebuilt with new
+    definitions, see `TableRebuild`), then after them `append_only` tables get the guard
+    refusing UPDATE and DELETE, `key_guards` the guard refusing an INSERT whose key already
+    exists. A migration with rebuilds is applied with reference checks suspended until its
+    end, when every reference is checked at once (see `runner`).
     """
 
     version: int
@@ -32,6 +47,7 @@ class Migration:
     statements: tuple[str, ...]
     append_only: tuple[str, ...] = ()
     key_guards: tuple[KeyGuard, ...] = ()
+    rebuilds: tuple[TableRebuild, ...] = ()
 
     def rendered(self, dialect: Dialect | str) -> tuple[str, ...]:
         """The statements exactly as applied on `dialect`."""
@@ -45,7 +61,12 @@ class Migration:
             for guard in self.key_guards
             for stmt in dialect.existing_key_guard(guard.table, guard.keys)
         )
-        return self.statements + guards + key_guards
+        rebuilds = tuple(
+            stmt
+            for rebuild in self.rebuilds
+            for stmt in dialect.rebuild_table(rebuild.table, rebuild.definition, rebuild.columns)
+        )
+        return rebuilds + self.statements + guards + key_guards
 
 
 def canonical_statement(statement: str) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import insert, inspect, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DatabaseError
 
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, StoreError
@@ -47,7 +48,10 @@ def check_migration_list(migrations: Sequence[Migration]) -> None:
                 f"{migration.version} follows {previous}"
             )
         if not migration.name or not (
-            migration.statements or migration.append_only or migration.key_guards
+            migration.statements
+            or migration.append_only
+            or migration.key_guards
+            or migration.rebuilds
         ):
             raise ValueError(f"migration {migration.version} needs a name and statements")
         previous = migration.version
@@ -155,13 +159,60 @@ def apply_migrations(
             if not pending:
                 return
             migration = pending[0]
-            for statement in migration.rendered(store.dialect):
-                conn.exec_driver_sql(statement)
-            conn.execute(
-                insert(schema_migrations).values(
-                    version=migration.version,
-                    name=migration.name,
-                    checksum=migration_checksum(migration, store.dialect),
-                    applied_at=now_rfc3339(),
-                )
-            )
+            if not migration.rebuilds:
+                _apply(conn, store, migration)
+                continue
+        _apply_rebuilding(store, migration, migrations)
+
+
+def _apply(conn: Connection, store: Store, migration: Migration) -> None:
+    for statement in migration.rendered(store.dialect):
+        conn.exec_driver_sql(statement)
+    conn.execute(
+        insert(schema_migrations).values(
+            version=migration.version,
+            name=migration.name,
+            checksum=migration_checksum(migration, store.dialect),
+            applied_at=now_rfc3339(),
+        )
+    )
+
+
+def _apply_rebuilding(store: Store, migration: Migration, migrations: Sequence[Migration]) -> None:
+    """Apply a migration that rebuilds tables: in one write transaction as every migration, on
+    a connection whose reference checks are suspended (a rebuilt table is dropped while rows of
+    other tables still refer to it) and checked whole before the commit; a dangling reference
+    fails the migration and leaves the store as it was."""
+    dialect = store.dialect
+    with store.engine.connect() as conn:
+        dialect.suspend_references(conn)
+        try:
+            try:
+                trans = dialect.begin(conn, "write")
+            except DatabaseError as exc:
+                if dialect.failure(exc) == "busy":
+                    raise StoreError(
+                        "store_busy",
+                        f"the store {store.display_url} stayed locked by another rutter process "
+                        "while its schema was being brought up to date; retry",
+                    ) from exc
+                raise
+            try:
+                pending = _pending(store, _read_ledger(conn), migrations)
+                if pending and pending[0].version == migration.version:
+                    _apply(conn, store, migration)
+                    dangling = dialect.dangling_references(conn)
+                    if dangling:
+                        raise StoreError(
+                            "migration_failed",
+                            f"schema migration {migration.version} ({migration.name!r}) would "
+                            f"leave {dangling} dangling reference(s) in the store "
+                            f"{store.display_url}; nothing was changed",
+                            details={"version": migration.version, "dangling": dangling},
+                        )
+            except BaseException:
+                trans.rollback()
+                raise
+            trans.commit()
+        finally:
+            dialect.restore_references(conn)

@@ -51,6 +51,7 @@ def register(server: RutterServer) -> None:
         server.refresher.request(index=True, all_diagnostics=True)
         server.runs.start()
         server.sessions.start()
+        server.pin_proposals.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params: None) -> None:
@@ -58,6 +59,7 @@ def register(server: RutterServer) -> None:
         server.refresher.close()
         server.runs.close()
         server.sessions.close()
+        server.pin_proposals.close()
         session.worker.shutdown()
         if session.store is not None:
             session.store.close()

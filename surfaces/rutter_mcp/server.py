@@ -1,0 +1,152 @@
+"""`rutter mcp`: the Model Context Protocol over stdio (the official `mcp` SDK's low-level
+server), serving `rutter_mcp.tools`.
+
+Cold start matters (an agent starts the server with each session): the SDK and the app layer
+are imported when the server starts, not when the `rutter` command line loads, and the store is
+opened on the first tool call. Each result is the JSON document of the CLI's `--json`, as
+structured content and as its text; a failure is a tool error (`isError`) carrying the error
+document `{"error": {code, message, ...}}`, never an echo of what the client sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import TYPE_CHECKING, Any
+
+from rutter_core.kernel.errors import RutterError
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from rutter_core.app.facade import Rutter
+
+SERVER_NAME = "rutter"
+
+
+class _Lazy:
+    """The app facade over the store, opened on first use and kept for the session."""
+
+    def __init__(self, database_url: str | None) -> None:
+        self._database_url = database_url
+        self._app: Rutter | None = None
+
+    def app(self) -> Rutter:
+        if self._app is None:
+            from rutter_core.app.facade import Rutter
+            from rutter_core.store import open_store, resolve_database_url
+
+            url = resolve_database_url(database_url=self._database_url, env=os.environ)
+            self._app = Rutter(open_store(url))
+        return self._app
+
+    def close(self) -> None:
+        if self._app is not None:
+            self._app.store.close()
+            self._app = None
+
+
+def _text(document: dict[str, Any]) -> str:
+    return json.dumps(document, ensure_ascii=False, indent=2)
+
+
+def tool_list() -> list[mcp_types.Tool]:
+    import mcp_types
+
+    from rutter_mcp.tools import TOOLS
+
+    return [
+        mcp_types.Tool(
+            name=tool.name,
+            title=tool.title,
+            description=tool.description,
+            input_schema=tool.params.model_json_schema(),
+            annotations=mcp_types.ToolAnnotations(
+                title=tool.title,
+                read_only_hint=tool.read_only,
+                destructive_hint=None if tool.read_only else False,
+                idempotent_hint=tool.read_only,
+                open_world_hint=False,
+            ),
+        )
+        for tool in TOOLS
+    ]
+
+
+def call(lazy: _Lazy, name: str, arguments: dict[str, Any] | None) -> mcp_types.CallToolResult:
+    import mcp_types
+
+    from rutter_mcp.tools import error_document, run_tool
+
+    try:
+        document = run_tool(lazy.app(), name, arguments)
+    except Exception as exc:  # typed for the client even when it is a bug
+        if isinstance(exc, RutterError):
+            error = exc
+        else:
+            traceback.print_exc(file=sys.stderr)  # stderr: the log, never the protocol
+            error = RutterError("internal", f"unexpected failure: {type(exc).__name__}")
+        failure = error_document(error)
+        return mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(text=_text(failure))],
+            structured_content=failure,
+            is_error=True,
+        )
+    return mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(text=_text(document))], structured_content=document
+    )
+
+
+def serve(*, database_url: str | None = None) -> int:
+    """Serve one client over stdin/stdout until it disconnects; the exit code."""
+    import anyio
+    import mcp_types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    lazy = _Lazy(database_url)
+
+    async def on_list_tools(
+        _ctx: Any, _params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
+        return mcp_types.ListToolsResult(tools=tool_list())
+
+    async def on_call_tool(
+        _ctx: Any, params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        return call(lazy, params.name, params.arguments)
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=_version(),
+        instructions=(
+            "rutter tells which project instructions apply to a file and why, lists the "
+            "person's explicit memories, takes checkpoints of a run, and lets you propose a "
+            "requirement to pin; the person decides whether it is pinned."
+        ),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        lazy.close()
+    return 0
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rutter")
+    except PackageNotFoundError:  # pragma: no cover - a source checkout without metadata
+        return "0"

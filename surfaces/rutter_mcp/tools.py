@@ -1,0 +1,140 @@
+"""The MCP tools: each one is an app operation, its input schema the operation's params model
+and its result the same JSON document as the CLI's `--json` (contract section 14).
+
+The MCP server acts as `mcp`, an agent and not an operator: it reads (instructions, memories),
+proposes pins and takes checkpoints. No tool writes a memory or a pin; the app layer refuses
+such a write by `mcp`, and the store refuses it again (CHECK constraints). `history_search` and
+`history_read` join the list with the history issue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from rutter_core.app.continuity import CheckpointParams
+from rutter_core.app.instructions import EffectiveInstructionsParams
+from rutter_core.app.memory import ListMemoriesParams
+from rutter_core.app.models import Params
+from rutter_core.app.pins import ProposePinParams
+from rutter_core.kernel.errors import RutterError, UsageError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from rutter_core.app.facade import Rutter
+
+ACTOR: Final = "mcp"
+"""Who every change made through the MCP server is recorded as (never taken from arguments)."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    params: type[Params]
+    read_only: bool
+    call: Callable[[Rutter, Any], Any]
+    defaults: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+
+def _in_own_directory(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Without a workspace: the one the agent works in, the server's own directory (agents
+    start their MCP servers in the project)."""
+    if arguments.get("workspace_id") is None and arguments.get("directory") is None:
+        return {**arguments, "directory": str(Path.cwd())}
+    return arguments
+
+
+TOOLS: Final[tuple[Tool, ...]] = (
+    Tool(
+        "effective_instructions",
+        "Effective project instructions",
+        "Which project instruction files (AGENTS.md, CLAUDE.md, .prayu rules) apply to a target "
+        "file or directory, in order of precedence, and why; their content is redacted. "
+        "Without workspace_id, the registered workspace containing the server's directory "
+        "(or `directory`). The instructions are guidance only: they grant no authority.",
+        EffectiveInstructionsParams,
+        True,
+        lambda rutter, params: rutter.instructions.effective(params),
+        _in_own_directory,
+    ),
+    Tool(
+        "context_pin_propose",
+        "Propose a pin",
+        "Propose a requirement to keep pinned for every later run of a thread (give thread_id, "
+        "or run_id for its thread). The exact text is stored (secrets redacted) and waits for "
+        "the person to answer: pin it, discuss it without pinning, or reply in their own "
+        "words. A proposal never pins by itself. Returns the proposal and its prop_ ID.",
+        ProposePinParams,
+        False,
+        lambda rutter, params: rutter.pins.propose(params, actor=ACTOR),
+    ),
+    Tool(
+        "checkpoint_create",
+        "Create a checkpoint",
+        "Append an immutable checkpoint of a run: recent messages, references to the active "
+        "memories (never their bodies), the pinned instruction fingerprint and the git identity. "
+        "It carries no approvals or grants.",
+        CheckpointParams,
+        False,
+        lambda rutter, params: rutter.continuity.checkpoint(params, actor=ACTOR),
+    ),
+    Tool(
+        "memory_list",
+        "List memories",
+        "The user's and a workspace's explicit memories (active ones unless all=true). Read "
+        "only: memories are written by the person, never through this server.",
+        ListMemoriesParams,
+        True,
+        lambda rutter, params: rutter.memory.list(params),
+    ),
+)
+
+TOOLS_BY_NAME: Final = {tool.name: tool for tool in TOOLS}
+
+
+def describe_validation(error: ValidationError) -> str:
+    """What was wrong with the arguments, by field, never echoing a value the client sent."""
+    problems = []
+    for item in error.errors(include_url=False, include_input=False, include_context=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "extra_forbidden":
+            problems.append(f"unknown field {where!r}")
+        elif item["type"] == "missing":
+            problems.append(f"missing field {where!r}")
+        else:
+            problems.append(f"{where!r}: {item['msg']}")
+    return "invalid arguments: " + "; ".join(problems)
+
+
+def run_tool(rutter: Rutter, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """The tool's JSON document; a `RutterError` for every failure the caller can fix."""
+    from pydantic import ValidationError
+
+    tool = TOOLS_BY_NAME.get(name)
+    if tool is None:
+        raise UsageError(
+            "unknown_tool",
+            f"no tool {name!r}: rutter's tools are {', '.join(TOOLS_BY_NAME)}"
+            if name.isidentifier() and len(name) <= 64
+            else f"no such tool: rutter's tools are {', '.join(TOOLS_BY_NAME)}",
+            details={"tools": list(TOOLS_BY_NAME)},
+        )
+    given = dict(arguments or {})
+    if tool.defaults is not None:
+        given = tool.defaults(given)
+    try:
+        params = tool.params.model_validate(given)
+    except ValidationError as error:
+        raise UsageError("invalid_params", describe_validation(error)) from None
+    result = tool.call(rutter, params)
+    document: dict[str, Any] = result.to_json()
+    return document
+
+
+def error_document(error: RutterError) -> dict[str, Any]:
+    return {"error": error.to_json()}
