@@ -71,6 +71,7 @@ def make_client() -> RutterClient:
 
     def sessions_changed(params: Any) -> None:
         client.sessions_changes.append(list(plain(params)["workspace_ids"]))
+
     def pin_proposals_changed(params: Any) -> None:
         client.pin_proposal_changes.append(list(plain(params)["workspace_ids"]))
 
