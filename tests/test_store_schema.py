@@ -24,6 +24,9 @@ RELEASED_CHECKSUMS = {
     3: "511463a2e2b1281b3ce857ebaddf49a344460dcc76d8e23218528ec916982f07",
     4: "299439096381d591c060625656e82b3bb2c609158757bf765867636ea33bfcf4",
     5: "9fea747206c0b841be5de338847915595b8b13f940e9a5bd57bd1ab940cfd381",
+    # with issue 15 (transcript import); numbered after the parallel pins (6) and workspace
+    # lifecycle (7) migrations.
+    8: "44d55d3dfa5b9784e0b2934d6b17d3254e39bf34e8501215cecf22c8ba6d2b6c",
 }
 
 
@@ -42,6 +45,14 @@ def test_released_migrations_keep_their_checksums() -> None:
         4: ("append_only_keys", RELEASED_CHECKSUMS[4]),
         5: ("continuity_content", RELEASED_CHECKSUMS[5]),
     }
+
+
+def test_the_transcript_imports_migration_keeps_its_checksum() -> None:
+    (migration,) = [m for m in MIGRATIONS if m.name == "transcript_imports"]
+    assert (migration.version, migration_checksum(migration, "sqlite")) == (
+        8,
+        RELEASED_CHECKSUMS[8],
+    )
 
 
 def _type(column: Column[Any]) -> str:

@@ -200,3 +200,15 @@ continuity_snapshots = Table(
     Column("fingerprint", String, nullable=False),
     info={"append_only": True},
 )
+
+transcript_imports = Table(
+    "transcript_imports",
+    metadata,
+    Column("source", String, primary_key=True),
+    Column("external_session_id", String, primary_key=True),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Index("transcript_imports_by_thread", "thread_id"),
+    info={"append_only": True},
+)

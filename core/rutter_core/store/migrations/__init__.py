@@ -12,6 +12,7 @@ from rutter_core.store.migrations import (
     m0003_memory,
     m0004_append_only_keys,
     m0005_continuity_content,
+    m0008_transcript_imports,
 )
 from rutter_core.store.migrations.migration import (
     KeyGuard,
@@ -27,6 +28,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0003_memory.MIGRATION,
     m0004_append_only_keys.MIGRATION,
     m0005_continuity_content.MIGRATION,
+    m0008_transcript_imports.MIGRATION,
 )
 
 __all__ = [
