@@ -42,6 +42,7 @@ from rutter_lsp.features import (
     memory,
     runs,
     session,
+    transcripts,
 )
 from rutter_lsp.features.runs.runs import RunsMonitor
 from rutter_lsp.index.refresh import Refresher
@@ -65,7 +66,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches,
+    session, branches, transcripts,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 
