@@ -117,6 +117,7 @@ class _Run:
         self.reader = TranscriptReader(self.agent, params.path)
         self.waiting: list[Entry] = []
         self.ready: list[Prepared] = []
+        self.present: set[str] | None = None
         self.workspace_id: str | None = None
         self.thread_id: str | None = None
         self.thread_created = False
@@ -129,17 +130,35 @@ class _Run:
 
     def take(self, data: bytes) -> None:
         """Read bytes; make the complete lines' messages storable once the session is known
-        (Codex's IDs need it)."""
+        (Codex's IDs need it), except those the thread holds already (never redacted again)."""
         self.waiting.extend(self.reader.feed(data))
-        if self.reader.session_id is None:
+        session = self.reader.session_id
+        if session is None:
             return
+        if self.present is None:
+            self.present = self._present(session)
         for entry in self.waiting:
-            prepared = prepare_entry(entry, self.reader.external_id(entry))
+            external_id = self.reader.external_id(entry)
+            if external_id in self.present:
+                self.already += 1
+                continue
+            self.present.add(external_id)
+            prepared = prepare_entry(entry, external_id)
             if prepared is None:
                 self.reader.skip(entry.line, "invalid_id")
             else:
                 self.ready.append(prepared)
         self.waiting.clear()
+
+    def _present(self, session: str) -> set[str]:
+        """The external IDs the transcript's thread (or the chosen one) holds already."""
+        with self.rutter.store.read() as conn:
+            known = service.known_thread(conn, self.source, session)
+            if known is None and self.params.thread_id is not None:
+                known = service.thread_in(conn, self.params.thread_id)
+            if known is None:
+                return set()
+            return service.present_ids(conn, known.thread_id, self.source)
 
     def session_id(self) -> str:
         session = self.reader.session_id

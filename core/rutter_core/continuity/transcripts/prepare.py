@@ -1,11 +1,12 @@
 """An entry made ready to store: plain text, redacted, bounded, never refused.
 
 A transcript is the agent's, not the person's input: a message is never refused for its text.
-Control characters other than newline, tab and CR, and unpaired surrogates, become U+FFFD.
-Text is redacted with the one engine (`rutter_core.discovery.redaction`, through
-`continuity.policy.clean_text`) and then bounded at the 64 KiB of a message (contract
-section 10): a longer one (tool outputs often are) keeps its beginning and ends with the marker
-`[truncated by rutter: kept K of N bytes]`, and the import's answer names it.
+CRLF and CR become LF; other control characters than newline and tab, and unpaired surrogates,
+become U+FFFD (what `continuity.policy.clean_text` refuses, replaced instead: the stored text
+obeys the same rules). Text is redacted with the one engine (`rutter_core.discovery.redaction`)
+and then bounded at the 64 KiB of a message (contract section 10): a longer one (tool outputs
+often are) keeps its beginning and ends with the marker `[truncated by rutter: kept K of N
+bytes]`, and the import's answer names it.
 
 Order matters for secrets. Redaction runs before the final cut, so a secret is never cut into a
 piece the engine no longer recognises. To bound the engine's work, a text over 256 KiB is first
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from rutter_core.continuity.model import MAX_MESSAGE_BYTES, Role
-from rutter_core.continuity.policy import clean_text, require_external_id
+from rutter_core.continuity.policy import require_external_id
 from rutter_core.continuity.transcripts.records import Entry
 from rutter_core.discovery.redaction import redact
 from rutter_core.kernel.errors import RejectedError
@@ -69,28 +70,23 @@ def prepare_entry(entry: Entry, external_id: str) -> Prepared | None:
 
 def prepare_text(text: str) -> tuple[str, bool, int | None]:
     """(stored text, whether a secret was redacted, original size when it was cut)."""
-    plain = _NOT_PLAIN.sub("\ufffd", text)
+    plain = _NOT_PLAIN.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
     total = len(plain.encode("utf-8"))
     cut = total > MAX_MESSAGE_BYTES
     if total > PRE_REDACTION_BYTES:
         plain = _cut_at_space(plain, PRE_REDACTION_BYTES)
     found = redact(plain)
-    body = found.text
+    if not cut and len(found.text.encode("utf-8")) <= MAX_MESSAGE_BYTES:
+        return found.text, found.redacted, None
     limit = MAX_MESSAGE_BYTES - _MARKER_ROOM - _SLACK
-    for _attempt in range(4):
-        if cut or len(body.encode("utf-8")) > MAX_MESSAGE_BYTES:
-            cut = True
-            body = _cut(body, limit)
-            body += _MARKER.format(kept=len(body.encode("utf-8")), total=total)
-        try:
-            clean = clean_text("text", body, max_bytes=MAX_MESSAGE_BYTES)
-        except RejectedError as exc:  # a second pass made it longer: cut more
-            if exc.code != "text_too_large":
-                raise
-            body, limit = found.text, limit - 8 * _SLACK
-            continue
-        return clean.text, found.redacted or clean.redacted, total if cut else None
-    raise AssertionError("a cut text always fits")  # pragma: no cover
+    while True:
+        # Redacted again: a cut can make its last line read as a secret (`name: value` now
+        # ends its line), and markers can be longer than what they replace.
+        again = redact(_cut(found.text, limit))
+        body = again.text + _MARKER.format(kept=len(again.text.encode("utf-8")), total=total)
+        if len(body.encode("utf-8")) <= MAX_MESSAGE_BYTES:
+            return body, found.redacted or again.redacted, total
+        limit -= 8 * _SLACK
 
 
 def _cut_at_space(text: str, max_bytes: int) -> str:

@@ -96,33 +96,47 @@ def _require_workspace_of(conn: Connection, thread_id: str, workspace_id: str) -
         )
 
 
+def present_ids(conn: Connection, thread_id: str, source: str) -> set[str]:
+    """The external IDs the thread holds from this source already."""
+    return repo.external_ids(conn, thread_id, source)
+
+
 def append_messages(
     conn: Connection, thread_id: str, source: str, prepared: Sequence[Prepared], *, now: str
 ) -> tuple[list[Prepared], int]:
-    """Append the messages the thread does not hold yet, in order. Answers the ones stored and
-    how many were there already."""
+    """Append the messages the thread does not hold yet, in order, in one statement. Answers
+    the ones stored and how many were there already."""
+    present = repo.external_ids(conn, thread_id, source)
     stored: list[Prepared] = []
-    already = 0
+    rows: list[dict[str, object]] = []
     seq = continuity_repo.next_seq(conn, thread_id)
     for message in prepared:
-        if continuity_repo.find_external_message(conn, thread_id, source, message.external_id):
-            already += 1
+        if message.external_id in present:
             continue
-        continuity_repo.insert_message(
-            conn,
-            message_id=new_id("msg"),
-            thread_id=thread_id,
-            seq=seq,
-            role=message.role,
-            text=message.text,
-            redacted=message.redacted,
-            source=source,
-            external_id=message.external_id,
-            now=message.created_at or now,
+        present.add(message.external_id)
+        rows.append(
+            {
+                "message_id": new_id("msg"),
+                "thread_id": thread_id,
+                "seq": seq + len(rows),
+                "role": message.role,
+                "text": message.text,
+                "redacted": int(message.redacted),
+                "source": source,
+                "external_id": message.external_id,
+                "created_at": message.created_at or now,
+            }
         )
-        seq += 1
         stored.append(message)
-    return stored, already
+    repo.insert_messages(conn, rows)
+    return stored, len(prepared) - len(stored)
 
 
-__all__ = ["KnownThread", "append_messages", "bind_thread", "known_thread", "thread_in"]
+__all__ = [
+    "KnownThread",
+    "append_messages",
+    "bind_thread",
+    "known_thread",
+    "present_ids",
+    "thread_in",
+]
