@@ -119,6 +119,26 @@ def test_a_claude_code_session_maps_exactly(cli: Cli) -> None:
         assert absent not in everything
 
 
+def test_a_claude_code_sub_agent_file_is_a_thread_of_its_own(cli: Cli) -> None:
+    main = cli.json("session", "import", "claude-code", str(CLAUDE), "--workspace", "demo")
+    sub = cli.json(
+        "session", "import", "claude-code", str(FIXTURES / "claude-code-subagent.jsonl"),
+        "--workspace", "demo",
+    )  # fmt: skip
+    assert sub["session_id"] == f"{CLAUDE_SESSION}/agent-a1b2c3"
+    assert sub["thread_id"] != main["thread_id"]
+    assert (sub["imported"], sub["omitted"]["reasoning"], sub["omitted"]["sidechain"]) == (4, 1, 0)
+    assert mapping(messages(cli, sub["thread_id"])) == [
+        ("user", u(101), "2026-11-30T09:01:05Z", "Search the repository for uses of parse()"),
+        ("assistant", u(102), "2026-11-30T09:01:06Z",
+         '[tool call Grep toolu_S1]\n{"pattern": "parse\\\\(", "output_mode": '
+         '"files_with_matches"}'),
+        ("tool", u(103), "2026-11-30T09:01:07Z",
+         "[tool result toolu_S1]\nsrc/cli.py\nsrc/server.py\ntests/test_parser.py"),
+        ("assistant", u(104), "2026-11-30T09:01:08Z", "parse() is called in three places."),
+    ]  # fmt: skip
+
+
 def test_a_codex_rollout_maps_exactly(cli: Cli) -> None:
     done = cli.json("session", "import", "codex", str(CODEX), "--workspace", "demo")
     assert {k: v for k, v in done.items() if k != "thread_id"} == {

@@ -18,7 +18,8 @@ microsoft/amplifier `ai_working/claude_code_logging` and jwhenry28/claude-code-v
   (the summary that continues a compacted conversation); `system` lines have a `subtype`
   (`compact_boundary`, `local_command`, `api_error`, ...) and a `content` string.
 - `summary` lines `{summary, leafUuid}` name a conversation (no `uuid`, no time).
-- Other types (`file-history-snapshot`, `queue-operation`, ...) are not messages.
+- Other types (`file-history-snapshot`, `queue-operation`, ...) are not messages; only message
+  lines name the session.
 
 The mapping (each decision is the importer's, not the agent's):
 
@@ -30,9 +31,12 @@ The mapping (each decision is the importer's, not the agent's):
 - `thinking` blocks are left out (`reasoning`): they can hold what the model considered and
   discarded, secrets read along the way included, and are not part of what was said.
 - Sidechain lines (`isSidechain: true`, a sub-agent's own conversation, written inline by older
-  versions) are left out (`sidechain`): the sub-agent's answer reaches the main conversation as
-  its Task tool's result, which is imported; interleaving the sub-agent's turns would break
-  the thread's order. A sub-agent's own file can be imported on its own.
+  versions) are left out of a main transcript (`sidechain`): the sub-agent's answer reaches the
+  main conversation as its Task tool's result, which is imported; interleaving the sub-agent's
+  turns would break the thread's order. A sub-agent's own file (`<session>/subagents/
+  agent-<agentId>.jsonl`: every line a sidechain with `agentId`, the main session's
+  `sessionId`; learned from sonnes/chitragupt `docs/specs/004-subagents.md`) is imported whole,
+  as the session `<sessionId>/agent-<agentId>`: a thread of its own.
 - `system` lines with text -> `system`; `summary` lines -> `system` `[session summary]`.
 - External IDs: the line's `uuid` for its first message, `uuid#2`, `uuid#3` ... for the next
   ones of the same line; `summary:<leafUuid>` for a summary.
@@ -57,20 +61,48 @@ _MESSAGE_TYPES: Final = ("user", "assistant", "system")
 _BLOCK_NAME: Final = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
+class Parser:
+    """One transcript's parser. Whether the file is a sub-agent's own transcript is decided by
+    its first message line: a sidechain carrying an `agentId` (newer versions write each
+    sub-agent to `<session>/subagents/agent-<id>.jsonl`, every line so marked). There every line
+    is imported and the session is `<sessionId>/agent-<agentId>` (its own thread, never the main
+    conversation's); in a main transcript sidechain lines are left out."""
+
+    def __init__(self) -> None:
+        self._subagent: bool | None = None
+
+    def __call__(self, record: dict[str, Any], line: int) -> LineOutcome:
+        kind = record.get("type")
+        if kind == "summary":
+            return _summary(record, line)
+        if kind not in _MESSAGE_TYPES:
+            return LineOutcome(omitted=("metadata",))
+        uuid = identifier(record.get("uuid"))
+        session_id = identifier(record.get("sessionId"))
+        if uuid is None or session_id is None:
+            return skipped("unexpected_shape")
+        sidechain = record.get("isSidechain") is True
+        agent = identifier(record.get("agentId"))
+        if self._subagent is None:
+            self._subagent = sidechain and agent is not None
+        if self._subagent:
+            if agent is None:
+                return skipped("unexpected_shape")
+            session_id = f"{session_id}/agent-{agent}"
+        elif sidechain:
+            return LineOutcome(omitted=("sidechain",), session_id=session_id)
+        cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else None
+        return _message_line(record, line, kind, uuid, session_id, cwd)
+
+
 def parse_line(record: dict[str, Any], line: int) -> LineOutcome:
-    kind = record.get("type")
-    if kind == "summary":
-        return _summary(record, line)
-    if kind not in _MESSAGE_TYPES:
-        session = record.get("sessionId")
-        return LineOutcome(omitted=("metadata",), session_id=identifier(session))
-    uuid = identifier(record.get("uuid"))
-    session_id = identifier(record.get("sessionId"))
-    if uuid is None or session_id is None:
-        return skipped("unexpected_shape")
-    cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else None
-    if record.get("isSidechain") is True:
-        return LineOutcome(omitted=("sidechain",), session_id=session_id, cwd=cwd)
+    """One line of a main transcript, on its own (a fresh `Parser`)."""
+    return Parser()(record, line)
+
+
+def _message_line(
+    record: dict[str, Any], line: int, kind: str, uuid: str, session_id: str, cwd: str | None
+) -> LineOutcome:
     when = timestamp(record.get("timestamp"))
     if kind == "system":
         content = record.get("content")
@@ -202,4 +234,4 @@ def _omitted_block(kind: object) -> str:
     return "[content omitted]"
 
 
-__all__ = ["parse_line", "tool_output_text"]
+__all__ = ["Parser", "parse_line", "tool_output_text"]

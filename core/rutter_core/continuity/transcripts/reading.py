@@ -26,17 +26,22 @@ MAX_REPORTED_SKIPS: Final = 1000
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
+LineParser = Callable[[dict[str, Any], int], LineOutcome]
+
+
 @dataclass(frozen=True, slots=True)
 class _Format:
-    parse_line: Callable[[dict[str, Any], int], LineOutcome]
+    parser: Callable[[], LineParser]
+    """A new parser for one transcript (Claude Code's remembers whether the file is a
+    sub-agent's)."""
     scoped_ids: bool
     """Whether the agent's IDs are unique only within its session (then the session ID is
     their prefix)."""
 
 
 FORMATS: Final[dict[Agent, _Format]] = {
-    "claude-code": _Format(claude_code.parse_line, scoped_ids=False),
-    "codex": _Format(codex.parse_line, scoped_ids=True),
+    "claude-code": _Format(claude_code.Parser, scoped_ids=False),
+    "codex": _Format(lambda: codex.parse_line, scoped_ids=True),
 }
 
 
@@ -53,6 +58,7 @@ class TranscriptReader:
         self.agent = agent
         self.path = path
         self._format = FORMATS[agent]
+        self._parse = self._format.parser()
         self._splitter = LineSplitter()
         self._started = False
         self.session_id: str | None = None
@@ -83,7 +89,7 @@ class TranscriptReader:
                 self._skip(raw.number, value)
                 continue
             self._decoded += 1
-            outcome = self._format.parse_line(value, raw.number)
+            outcome = self._parse(value, raw.number)
             if outcome.problem is not None:
                 self._skip(raw.number, outcome.problem)
                 continue
