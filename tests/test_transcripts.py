@@ -5,6 +5,7 @@ app operation on a real store."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -239,3 +240,33 @@ def test_unknown_fields_are_refused() -> None:
         ImportTranscriptParams.model_validate(
             {"agent": "codex", "path": "x", "source": "import:other"}
         )
+
+
+def test_the_record_of_an_import_is_append_only_for_any_client(
+    rutter: Rutter, store: Store, tmp_path: Path
+) -> None:
+    transcript = _write(tmp_path / "t.jsonl", _user("u-1", f"my token {TOKEN}"))
+    done = rutter.transcripts.import_transcript(
+        ImportTranscriptParams(agent="claude-code", path=str(transcript), workspace_id="one"),
+        actor="cli",
+    )
+    path = Path(str(store.engine.url.database))
+    conn = sqlite3.connect(path)
+    try:
+        for statement in (
+            "UPDATE transcript_imports SET thread_id = thread_id",
+            "DELETE FROM transcript_imports",
+            "INSERT OR REPLACE INTO transcript_imports SELECT * FROM transcript_imports",
+        ):
+            with pytest.raises(sqlite3.DatabaseError):
+                conn.execute(statement)
+        rows = conn.execute("SELECT source, external_session_id, thread_id, created_by "
+                            "FROM transcript_imports").fetchall()  # fmt: skip
+        texts = [text for (text,) in conn.execute("SELECT text FROM messages")]
+    finally:
+        conn.close()
+    assert rows == [("import:claude-code", "s-1", done.thread_id, "cli")]
+    assert texts == ["my token [REDACTED:github_token]"]
+    for name in ("store.db", "store.db-wal"):
+        file = tmp_path / name
+        assert not file.exists() or TOKEN.encode() not in file.read_bytes()
