@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -270,3 +272,48 @@ def test_the_record_of_an_import_is_append_only_for_any_client(
     for name in ("store.db", "store.db-wal"):
         file = tmp_path / name
         assert not file.exists() or TOKEN.encode() not in file.read_bytes()
+
+
+def test_following_stops_when_the_file_is_replaced(
+    rutter: Rutter, store: Store, tmp_path: Path
+) -> None:
+    transcript = _write(tmp_path / "t.jsonl", _user("u-1", "first"))
+    stop = threading.Event()
+    outcome: list[object] = []
+
+    def follow() -> None:
+        try:
+            outcome.append(
+                rutter.transcripts.follow(
+                    ImportTranscriptParams(
+                        agent="claude-code", path=str(transcript), workspace_id="one"
+                    ),
+                    actor="cli",
+                    stop=stop,
+                )
+            )
+        except RejectedError as exc:
+            outcome.append(exc)
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    try:
+        deadline = time.monotonic() + 60
+        while _stored(store) < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        replacement = _write(tmp_path / "new.jsonl", _user("u-2", "other"))
+        replacement.replace(transcript)
+        follower.join(60)
+    finally:
+        stop.set()
+        follower.join(60)
+    [error] = outcome
+    assert isinstance(error, RejectedError)
+    assert error.code == "transcript_replaced"
+    assert _stored(store) == 1  # what was stored before stays
+
+
+def _stored(store: Store) -> int:
+    with sqlite3.connect(Path(str(store.engine.url.database))) as conn:
+        return int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
