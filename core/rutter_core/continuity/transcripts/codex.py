@@ -144,7 +144,8 @@ def _call(payload: dict[str, Any]) -> str:
         given = payload.get("input")
         body = given if isinstance(given, str) else as_json_text(given)
     else:
-        body = as_json_text(payload.get("action"))
+        action = payload.get("action")
+        body = "" if action is None else as_json_text(action)
     return f"{head}\n{body}" if body and body.strip() else head
 
 
