@@ -174,7 +174,8 @@ class _Run:
         except RejectedError as exc:
             raise RejectedError(
                 "transcript_invalid_session",
-                "the transcript's session ID is not printable text of at most 256 bytes",
+                "the transcript's session ID cannot be stored: it is not printable text of at "
+                "most 256 bytes, or looks like a secret",
                 path=self.params.path,
             ) from exc
         return session
