@@ -22,6 +22,7 @@ from rutter_core.continuity.transcripts import claude_code, codex
 from rutter_core.continuity.transcripts.fields import timestamp
 from rutter_core.continuity.transcripts.jsonl import LineSplitter, RawLine, decode_line
 from rutter_core.continuity.transcripts.prepare import prepare_text
+from rutter_core.continuity.transcripts.reading import TranscriptReader
 from rutter_core.continuity.transcripts.records import Entry, LineOutcome
 from rutter_core.kernel.errors import RejectedError
 from rutter_core.store import Store
@@ -317,3 +318,25 @@ def test_following_stops_when_the_file_is_replaced(
 def _stored(store: Store) -> int:
     with sqlite3.connect(Path(str(store.engine.url.database))) as conn:
         return int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
+
+
+def test_an_older_codex_rollout_without_the_envelope() -> None:
+    reader = TranscriptReader("codex", "old.jsonl")
+    lines = [
+        {"id": "old-1", "timestamp": "2025-05-01T10:00:00.000Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "function_call", "name": "shell", "arguments": '{"command":["ls"]}',
+         "call_id": "c1"},
+        {"type": "function_call_output", "call_id": "c1", "output": "README.md"},
+        {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"},
+    ]  # fmt: skip
+    entries = reader.feed(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    reader.finish()
+    assert reader.session_id == "old-1"
+    assert [(e.line, reader.external_id(e), e.role, e.text, e.timestamp) for e in entries] == [
+        (3, "old-1/line:3", "user", "hi", None),
+        (4, "old-1/line:4", "assistant", '[tool call shell c1]\n{"command":["ls"]}', None),
+        (5, "old-1/line:5", "tool", "[tool result c1]\nREADME.md", None),
+    ]
+    assert (reader.omitted["metadata"], reader.omitted["reasoning"], reader.skipped) == (2, 1, [])

@@ -23,6 +23,9 @@ tag rust-v0.128.0):
 - `compacted`: `{message, replacement_history?}`: the summary that replaces the history.
 - `turn_context` (settings of a turn) and `event_msg` (events for the interface; their
   `user_message` / `agent_message` repeat what the response items hold) are not messages.
+- Older rollouts (2025, before the envelope; described by Sinity/polylogue's
+  `docs/providers/openai-codex.md`) start with `{id, timestamp, instructions?}` and hold bare
+  response items without times, and `{"record_type": "state"}` lines: read the same way.
 
 The mapping (the importer's decisions):
 
@@ -70,6 +73,8 @@ _OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
 
 
 def parse_line(record: dict[str, Any], line: int) -> LineOutcome:
+    if "payload" not in record:
+        return _direct(record, line)
     kind = record.get("type")
     payload = record.get("payload")
     if not isinstance(kind, str) or not isinstance(payload, dict):
@@ -96,6 +101,29 @@ def parse_line(record: dict[str, Any], line: int) -> LineOutcome:
         return LineOutcome(entries=(Entry(line, local_id, "system", text, when),))
     if kind != "response_item":
         return LineOutcome(omitted=("metadata",))
+    return _response_item(payload, line, local_id, when)
+
+
+def _direct(record: dict[str, Any], line: int) -> LineOutcome:
+    """The rollouts of 2025's Codex before the envelope: a first line `{id, timestamp,
+    instructions?}`, then bare response items (no time of their own), and `{"record_type":
+    "state"}` markers."""
+    kind = record.get("type")
+    if kind is None:
+        session_id = identifier(record.get("id"))
+        if record.get("record_type") == "state":
+            return LineOutcome(omitted=("metadata",))
+        if session_id is None or not isinstance(record.get("timestamp"), str):
+            return skipped("unexpected_shape")
+        return LineOutcome(omitted=("metadata",), session_id=session_id)
+    if not isinstance(kind, str):
+        return skipped("unexpected_shape")
+    return _response_item(record, line, f"line:{line}", timestamp(record.get("timestamp")))
+
+
+def _response_item(
+    payload: dict[str, Any], line: int, local_id: str, when: str | None
+) -> LineOutcome:
     item = payload.get("type")
     if item == "message":
         return _message(payload, line, local_id, when)
