@@ -340,3 +340,12 @@ def test_an_older_codex_rollout_without_the_envelope() -> None:
         (5, "old-1/line:5", "tool", "[tool result c1]\nREADME.md", None),
     ]
     assert (reader.omitted["metadata"], reader.omitted["reasoning"], reader.skipped) == (2, 1, [])
+
+
+def test_a_byte_order_mark_before_the_first_line_is_ignored() -> None:
+    reader = TranscriptReader("claude-code", "bom.jsonl")
+    line = json.dumps(_user("u-1", "hello")).encode()
+    entries = reader.feed(b"\xef\xbb\xbf" + line + b"\n")
+    reader.finish()
+    assert [(e.line, e.text) for e in entries] == [(1, "hello")]
+    assert reader.skipped == []
