@@ -17,7 +17,7 @@ from rutter_core.store.schema import metadata
 # Stores record these when they apply a migration and refuse to open when the code's checksum
 # differs: a released migration can never change. 1-3 recorded before the store became a
 # package; 4 as main (949c448) applied it (the ledger of tests/fixtures/schema4/store.sql); 5
-# with issue 13 (session continuity); 6 with issue 15 (pins, proposals, mcp checkpoints).
+# with issue 13 (session continuity); 6 with issue 15 (pins, proposals, mcp checkpoints), 7 with issue 15 (transcript import).
 RELEASED_CHECKSUMS = {
     1: "84050c41c8de4ac7de61c7ff6126f0faa02481e049dd04abdc1ac2b64c7991af",
     2: "b20a78d216606dd03257f1ef8ed2d5cc42396f9cbe29e45d29f5bed697997a1f",
@@ -25,6 +25,7 @@ RELEASED_CHECKSUMS = {
     4: "299439096381d591c060625656e82b3bb2c609158757bf765867636ea33bfcf4",
     5: "9fea747206c0b841be5de338847915595b8b13f940e9a5bd57bd1ab940cfd381",
     6: "a75276a6916e709719f7564618e7e2e32b9ba7a2b83f9c945bc38c9d60ada821",
+    7: "44d55d3dfa5b9784e0b2934d6b17d3254e39bf34e8501215cecf22c8ba6d2b6c",
 }
 
 
@@ -44,6 +45,14 @@ def test_released_migrations_keep_their_checksums() -> None:
         5: ("continuity_content", RELEASED_CHECKSUMS[5]),
         6: ("pins", RELEASED_CHECKSUMS[6]),
     }
+
+
+def test_the_transcript_imports_migration_keeps_its_checksum() -> None:
+    (migration,) = [m for m in MIGRATIONS if m.name == "transcript_imports"]
+    assert (migration.version, migration_checksum(migration, "sqlite")) == (
+        8,
+        RELEASED_CHECKSUMS[8],
+    )
 
 
 def _type(column: Column[Any]) -> str:

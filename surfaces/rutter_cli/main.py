@@ -20,6 +20,7 @@ from rutter_cli.pins import pin_app
 from rutter_cli.runs import run_app
 from rutter_cli.session import session_app
 from rutter_cli.session_branches import register as register_session_branches
+from rutter_cli.session_import import register as register_session_import
 from rutter_cli.workspace import workspace_app
 from rutter_core.kernel.errors import RutterError, UsageError
 
@@ -38,6 +39,7 @@ context_app.add_typer(pin_app, name="pin")
 app.add_typer(run_app, name="run")
 app.add_typer(session_app, name="session")
 register_session_branches(session_app)
+register_session_import(session_app)
 
 
 @app.callback()

@@ -47,6 +47,7 @@ from rutter_lsp.features import (
     runs,
     session,
     sessions,
+    transcripts,
 )
 from rutter_lsp.features.pins.watch import ProposalWatch
 from rutter_lsp.features.runs.runs import RunsMonitor
@@ -73,7 +74,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches, sessions, pins,
+    session, branches, sessions, pins, transcripts,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 

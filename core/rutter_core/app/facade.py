@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rutter_core.app.memory import MemoryOperations
     from rutter_core.app.pins import PinOperations
     from rutter_core.app.runs import RunOperations
+    from rutter_core.app.transcripts import TranscriptOperations
     from rutter_core.app.workspaces import WorkspaceOperations
     from rutter_core.discovery.fsread import FileReader
     from rutter_core.store import Store
@@ -80,3 +81,9 @@ class Rutter:
         from rutter_core.app.pins import PinOperations
 
         return PinOperations(self)
+
+    @cached_property
+    def transcripts(self) -> TranscriptOperations:
+        from rutter_core.app.transcripts import TranscriptOperations
+
+        return TranscriptOperations(self)

@@ -238,3 +238,15 @@ pins = Table(
     Column("updated_at", String, nullable=False),
     Index("pins_by_thread", "thread_id"),
 )
+
+transcript_imports = Table(
+    "transcript_imports",
+    metadata,
+    Column("source", String, primary_key=True),
+    Column("external_session_id", String, primary_key=True),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Index("transcript_imports_by_thread", "thread_id"),
+    info={"append_only": True},
+)

@@ -13,6 +13,7 @@ from rutter_core.store.migrations import (
     m0004_append_only_keys,
     m0005_continuity_content,
     m0006_pins,
+    m0007_transcript_imports,
 )
 from rutter_core.store.migrations.migration import (
     KeyGuard,
@@ -30,6 +31,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0004_append_only_keys.MIGRATION,
     m0005_continuity_content.MIGRATION,
     m0006_pins.MIGRATION,
+    m0007_transcript_imports.MIGRATION,
 )
 
 __all__ = [

@@ -1,0 +1,345 @@
+"""Importing an agent's own transcript into a thread (issue 15, contract section 16): one params
+model, the answer, and `TranscriptOperations` (`Rutter(store, reader).transcripts`).
+
+The file is read first (`continuity.transcripts.source`, the one place that opens it) and every
+message made storable (redacted, bounded) before the write lock is taken; then one write
+transaction binds the thread and appends what is new. A one-shot import stores everything or
+nothing. `follow` (`--watch`) stores each poll's complete lines in a transaction of their own,
+polling at an interval between 0.2 s and 2 s (shorter while lines arrive), until `stop` is set;
+then it reads what is left once more and answers the same document for the whole run, a last
+line still without its newline reported `truncated`.
+
+Which thread: the one that holds the agent's session already (a re-import), else the chosen
+`thread_id`, else a new thread of the workspace: the given one, else the registered workspace
+that contains the directory the transcript was recorded in (its `cwd`), else the one containing
+the surface's directory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from pydantic import Field, StrictStr, model_validator
+
+from rutter_core.app.models import Params, Result
+from rutter_core.continuity.policy import require_external_id, require_thread_id
+from rutter_core.continuity.transcripts import service
+from rutter_core.continuity.transcripts.prepare import Prepared, prepare_entry
+from rutter_core.continuity.transcripts.reading import TranscriptReader
+from rutter_core.continuity.transcripts.records import AGENTS, Agent, Entry
+from rutter_core.continuity.transcripts.source import TranscriptFile
+from rutter_core.kernel.actors import OperatorActor
+from rutter_core.kernel.clock import now_rfc3339
+from rutter_core.kernel.errors import Hint, RejectedError, UsageError
+from rutter_core.workspaces.service import infer_workspace, require_workspace
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+
+MIN_POLL_SECONDS: Final = 0.2
+MAX_POLL_SECONDS: Final = 2.0
+MAX_REPORTED_TRUNCATIONS: Final = 1000
+OMIT_REASONS: Final = ("reasoning", "sidechain", "metadata", "empty")
+
+
+class ImportTranscriptParams(Params):
+    agent: StrictStr = Field(description="whose transcript: claude-code or codex")
+    path: StrictStr = Field(description="the transcript file (JSON Lines)")
+    workspace_id: StrictStr | None = Field(
+        None, description="the workspace of a new thread (default: the one the transcript ran in)"
+    )
+    thread_id: StrictStr | None = Field(
+        None, description="import into this thread (default: the transcript's, or a new one)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+class SkippedTranscriptLine(Result):
+    line: int
+    reason: str
+    """invalid_utf8, nul_byte, invalid_json, not_an_object, unexpected_shape, invalid_id,
+    line_too_long or truncated (a last line without its newline)."""
+
+
+class TruncatedTranscriptMessage(Result):
+    line: int
+    external_id: str
+    original_bytes: int
+    """The message's size before it was cut to fit 64 KiB (UTF-8 bytes)."""
+
+
+class TranscriptImport(Result):
+    """`session import`: what went where, and what was skipped or left out."""
+
+    agent: str
+    thread_id: str
+    workspace_id: str
+    session_id: str
+    """The agent's own session ID (how a re-import finds the thread)."""
+    thread_created: bool
+    imported: int
+    """Messages stored by this import."""
+    already_present: int
+    """Messages of the transcript the thread held already (not stored again)."""
+    redacted: int
+    """Stored messages in which a secret was replaced by a marker."""
+    truncated: tuple[TruncatedTranscriptMessage, ...]
+    omitted: dict[str, int]
+    """Parts left out on purpose, by reason: reasoning, sidechain, metadata, empty."""
+    skipped: tuple[SkippedTranscriptLine, ...]
+    """Malformed lines, by number and reason (never their content); the first 1000."""
+    skipped_total: int
+    lines: int
+
+
+class _Run:
+    """One import (or one `--watch`): the reader, the thread once bound, and the tallies."""
+
+    def __init__(
+        self, rutter: Rutter, params: ImportTranscriptParams, actor: OperatorActor,
+        cwd: Path | None,
+    ) -> None:  # fmt: skip
+        self.rutter = rutter
+        self.params = params
+        self.agent = _agent(params.agent)
+        self.source = f"import:{self.agent}"
+        self.actor = actor
+        self.cwd = cwd
+        self.reader = TranscriptReader(self.agent, params.path)
+        self.waiting: list[Entry] = []
+        self.ready: list[Prepared] = []
+        self.present: set[str] | None = None
+        self.workspace_id: str | None = None
+        self.thread_id: str | None = None
+        self.thread_created = False
+        self.imported = 0
+        self.already = 0
+        self.redacted = 0
+        self.truncated: list[TruncatedTranscriptMessage] = []
+        if params.thread_id is not None:
+            require_thread_id(params.thread_id)
+
+    def take(self, data: bytes) -> None:
+        """Read bytes; make the complete lines' messages storable once the session is known
+        (Codex's IDs need it), except those the thread holds already (never redacted again)."""
+        self.waiting.extend(self.reader.feed(data))
+        session = self.reader.session_id
+        if session is None:
+            return
+        if self.present is None:
+            self.present = self._present(session)
+        for entry in self.waiting:
+            external_id = self.reader.external_id(entry)
+            if external_id in self.present:
+                self.already += 1
+                continue
+            self.present.add(external_id)
+            prepared = prepare_entry(entry, external_id)
+            if prepared is None:
+                self.reader.skip(entry.line, "invalid_id")
+            else:
+                self.ready.append(prepared)
+        self.waiting.clear()
+
+    def _present(self, session: str) -> set[str]:
+        """The external IDs the transcript's thread (or the chosen one) holds already."""
+        with self.rutter.store.read() as conn:
+            known = service.known_thread(conn, self.source, session)
+            if known is None and self.params.thread_id is not None:
+                known = service.thread_in(conn, self.params.thread_id)
+            if known is None:
+                return set()
+            return service.present_ids(conn, known.thread_id, self.source)
+
+    def session_id(self) -> str:
+        session = self.reader.session_id
+        if session is None:
+            raise RejectedError(
+                "transcript_without_session",
+                f"no line of the file names a {self.agent} session: it is empty, or not a "
+                f"{self.agent} transcript",
+                path=self.params.path,
+            )
+        try:
+            require_external_id(session)
+        except RejectedError as exc:
+            raise RejectedError(
+                "transcript_invalid_session",
+                "the transcript's session ID cannot be stored: it is not printable text of at "
+                "most 256 bytes, or looks like a secret",
+                path=self.params.path,
+            ) from exc
+        return session
+
+    def store(self) -> bool:
+        """Store what is ready (one write transaction); True when something was."""
+        session = self.session_id()
+        if self.workspace_id is None:
+            self.workspace_id = self._workspace(session)
+        if self.thread_id is not None and not self.ready:
+            return False
+        now = now_rfc3339()
+        with self.rutter.store.write() as conn:
+            if self.thread_id is None:
+                require_workspace(conn, self.workspace_id)
+            thread_id, created = service.bind_thread(
+                conn, source=self.source, session_id=session,
+                chosen_thread=self.params.thread_id, workspace_id=self.workspace_id,
+                actor=self.actor, now=now,
+            )  # fmt: skip
+            stored, already = service.append_messages(
+                conn, thread_id, self.source, self.ready, now=now
+            )
+        self.thread_id = self.thread_id or thread_id
+        self.thread_created = self.thread_created or created
+        self.imported += len(stored)
+        self.already += already
+        self.redacted += sum(1 for message in stored if message.redacted)
+        for message in stored:
+            if (
+                message.original_bytes is not None
+                and len(self.truncated) < MAX_REPORTED_TRUNCATIONS
+            ):
+                self.truncated.append(
+                    TruncatedTranscriptMessage(
+                        line=message.line,
+                        external_id=message.external_id,
+                        original_bytes=message.original_bytes,
+                    )
+                )
+        self.ready.clear()
+        return bool(stored)
+
+    def _workspace(self, session: str) -> str:
+        params = self.params
+        store = self.rutter.store
+        with store.read() as conn:
+            known = service.known_thread(conn, self.source, session)
+            if known is None and params.thread_id is not None:
+                known = service.thread_in(conn, params.thread_id)
+            if known is not None:
+                if params.workspace_id is not None and params.workspace_id != known.workspace_id:
+                    raise RejectedError(
+                        "thread_in_other_workspace",
+                        f"thread {known.thread_id} belongs to workspace "
+                        f"{known.workspace_id!r}, not {params.workspace_id!r}",
+                        details={
+                            "thread_id": known.thread_id,
+                            "workspace_id": known.workspace_id,
+                        },
+                    )
+                return known.workspace_id
+            if params.workspace_id is not None:
+                return require_workspace(conn, params.workspace_id).workspace_id
+        for directory in (self.reader.cwd, None if self.cwd is None else str(self.cwd)):
+            if directory is None or "\x00" in directory or not Path(directory).is_absolute():
+                continue
+            try:
+                return infer_workspace(store, Path(directory)).workspace_id
+            except (UsageError, OSError, ValueError):
+                continue
+        raise UsageError(
+            "workspace_required",
+            "no registered workspace contains the directory the transcript was recorded in, "
+            "nor the current directory",
+            hint=Hint("choose_workspace"),
+        )
+
+    def result(self) -> TranscriptImport:
+        assert self.thread_id is not None
+        assert self.workspace_id is not None
+        return TranscriptImport(
+            agent=self.agent,
+            thread_id=self.thread_id,
+            workspace_id=self.workspace_id,
+            session_id=self.session_id(),
+            thread_created=self.thread_created,
+            imported=self.imported,
+            already_present=self.already,
+            redacted=self.redacted,
+            truncated=tuple(self.truncated),
+            omitted={reason: self.reader.omitted[reason] for reason in OMIT_REASONS},
+            skipped=tuple(
+                SkippedTranscriptLine(line=skip.line, reason=skip.reason)
+                for skip in self.reader.skipped
+            ),
+            skipped_total=self.reader.skipped_total,
+            lines=self.reader.lines,
+        )
+
+
+def _agent(agent: str) -> Agent:
+    for known in AGENTS:
+        if agent == known:
+            return known
+    raise UsageError(
+        "invalid_agent",
+        f"transcripts are imported from {' or '.join(AGENTS)}",
+        details={"allowed": list(AGENTS)},
+    )
+
+
+class TranscriptOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+
+    def import_transcript(
+        self, params: ImportTranscriptParams, *, actor: OperatorActor, cwd: Path | None = None
+    ) -> TranscriptImport:
+        """Import the whole file as it is now, in one transaction."""
+        run = _Run(self._rutter, params, actor, cwd)
+        with TranscriptFile(params.path) as transcript:
+            while chunk := transcript.read_available():
+                run.take(chunk)
+        run.reader.finish()
+        run.store()
+        return run.result()
+
+    def follow(
+        self,
+        params: ImportTranscriptParams,
+        *,
+        actor: OperatorActor,
+        stop: threading.Event,
+        cwd: Path | None = None,
+        on_progress: Callable[[TranscriptImport], None] | None = None,
+    ) -> TranscriptImport:
+        """Import the file and then what is appended to it, until `stop` is set."""
+        run = _Run(self._rutter, params, actor, cwd)
+        interval = MIN_POLL_SECONDS
+        with TranscriptFile(params.path) as transcript:
+            while True:
+                stopping = stop.is_set()
+                arrived = False
+                while chunk := transcript.read_available():
+                    arrived = True
+                    run.take(chunk)
+                run.reader.require_text()
+                if run.reader.session_id is not None and run.store() and on_progress:
+                    on_progress(run.result())
+                if stopping:
+                    break
+                transcript.require_unchanged()
+                interval = MIN_POLL_SECONDS if arrived else min(interval * 2, MAX_POLL_SECONDS)
+                stop.wait(interval)
+        run.reader.finish()
+        run.store()
+        return run.result()
+
+
+__all__ = [
+    "ImportTranscriptParams",
+    "SkippedTranscriptLine",
+    "TranscriptImport",
+    "TranscriptOperations",
+    "TruncatedTranscriptMessage",
+]

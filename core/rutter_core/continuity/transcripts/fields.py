@@ -1,0 +1,51 @@
+"""Small pure helpers the agents' parsers share: timestamps, IDs, and rendering a tool's input
+or output as text."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+
+def timestamp(value: object) -> str | None:
+    """An ISO 8601 time with a zone (`2025-06-26T10:00:00.123Z`) as RFC 3339 UTC to the second;
+    None for anything else (a time without a zone says nothing certain)."""
+    if not isinstance(value, str) or not 10 <= len(value) <= 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00", 1))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    try:
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError):
+        return None
+
+
+def identifier(value: object) -> str | None:
+    """A non-empty string ID as given; None when missing or not text."""
+    if isinstance(value, str) and value:
+        return value
+    return None
+
+
+def as_json_text(value: object) -> str:
+    """A tool's structured input as JSON text (UTF-8 kept, key order kept)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=None)
+    except (TypeError, ValueError):
+        return ""
+
+
+def joined(parts: list[str]) -> str:
+    return "\n".join(part for part in parts if part)
+
+
+def is_object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+__all__ = ["as_json_text", "identifier", "is_object", "joined", "timestamp"]

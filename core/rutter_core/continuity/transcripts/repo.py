@@ -1,0 +1,59 @@
+"""The only module that touches `transcript_imports` (which thread holds which agent session),
+and the import's bulk reads and writes of a thread's messages (its external IDs; many messages
+in one statement), in the caller's transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.engine import Connection
+
+from rutter_core.store.schema import messages, transcript_imports
+
+
+def thread_of(conn: Connection, source: str, session_id: str) -> str | None:
+    found = conn.execute(
+        select(transcript_imports.c.thread_id).where(
+            transcript_imports.c.source == source,
+            transcript_imports.c.external_session_id == session_id,
+        )
+    ).scalar_one_or_none()
+    return None if found is None else str(found)
+
+
+def insert_import(
+    conn: Connection, *, source: str, session_id: str, thread_id: str, actor: str, now: str
+) -> None:
+    conn.execute(
+        insert(transcript_imports).values(
+            source=source,
+            external_session_id=session_id,
+            thread_id=thread_id,
+            created_by=actor,
+            created_at=now,
+        )
+    )
+
+
+def external_ids(conn: Connection, thread_id: str, source: str) -> set[str]:
+    """The external IDs the thread holds under `source` (by the (thread, source, external_id)
+    index)."""
+    rows = conn.execute(
+        select(messages.c.external_id).where(
+            messages.c.thread_id == thread_id,
+            messages.c.source == source,
+            messages.c.external_id.is_not(None),
+        )
+    ).scalars()
+    return {str(value) for value in rows}
+
+
+def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Many message rows (the columns of `messages`) in one executemany."""
+    if rows:
+        conn.execute(insert(messages), list(rows))
+
+
+__all__ = ["external_ids", "insert_import", "insert_messages", "thread_of"]
