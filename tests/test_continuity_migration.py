@@ -105,7 +105,9 @@ def test_it_upgrades_to_migration_5_with_its_checksum_and_keeps_its_data(
         assert sorted(m.title for m in listed.items) == ["Editor", "Old", "Tests"]
 
     ledger = raw(db, "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
-    assert ledger[: len(MAIN_LEDGER) + 1] == [  # later ones follow (6: tests/test_pins_migration.py)
+    assert ledger[
+        : len(MAIN_LEDGER) + 1
+    ] == [  # later ones follow (6: tests/test_pins_migration.py)
         *MAIN_LEDGER,
         (5, "continuity_content", migration_checksum(MIGRATIONS[4], "sqlite")),
     ]

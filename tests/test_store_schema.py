@@ -17,7 +17,8 @@ from rutter_core.store.schema import metadata
 # Stores record these when they apply a migration and refuse to open when the code's checksum
 # differs: a released migration can never change. 1-3 recorded before the store became a
 # package; 4 as main (949c448) applied it (the ledger of tests/fixtures/schema4/store.sql); 5
-# with issue 13 (session continuity); 6 with issue 15 (pins, proposals, mcp checkpoints), 7 with issue 15 (transcript import).
+# with issue 13 (session continuity); 6 with issue 15 (pins, proposals, mcp checkpoints);
+# 7 with issue 15 (transcript import).
 RELEASED_CHECKSUMS = {
     1: "84050c41c8de4ac7de61c7ff6126f0faa02481e049dd04abdc1ac2b64c7991af",
     2: "b20a78d216606dd03257f1ef8ed2d5cc42396f9cbe29e45d29f5bed697997a1f",
