@@ -83,7 +83,8 @@ def test_it_upgrades_keeping_every_row_index_and_guard(tmp_path: Path) -> None:
         node = rutter.continuity.node(ShowNodeParams(node_id=checkpoint))  # verified snapshot
         assert node.snapshot is not None
     ledger = raw(db, "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
-    assert ledger[-1] == (6, "pins", migration_checksum(MIGRATIONS[5], "sqlite"))
+    assert ledger[5] == (6, "pins", migration_checksum(MIGRATIONS[5], "sqlite"))
+    assert [row[0] for row in ledger] == [m.version for m in MIGRATIONS]
     after = {table: raw(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES}
     assert after == before
     assert schema_objects(db, "continuity_nodes") == objects  # same indexes and guards
