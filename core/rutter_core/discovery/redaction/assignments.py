@@ -4,10 +4,10 @@ the value must be a literal."""
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Final
 
-from detect_secrets.plugins.keyword import DENYLIST as _DS_KEYWORDS
-
+from rutter_core.discovery.redaction import upstream
 from rutter_core.discovery.redaction.kinds import MARKER_PREFIX
 from rutter_core.discovery.redaction.literals import IDENTIFIER, is_literal
 
@@ -24,26 +24,31 @@ def _spellings(word: str) -> tuple[str, ...]:
 # The name must END with the keyword: `password_file: /run/x` and `max_tokens: 4096` are not
 # secrets. detect-secrets' KeywordDetector list (the words our keyword scans reach) plus token,
 # passphrase, a `pass` word of its own and more `*_key` names. Checked with str.endswith.
-_SECRET_NAME_ENDINGS: Final = (
-    *(
-        spelling
-        for word in (
-            *(w for w in _DS_KEYWORDS if w.endswith(("key", "pass", "password", "passwd", "pwd"))),
-            *(w for w in _DS_KEYWORDS if w == "secret"),
-            "token",
-            "passphrase",
-            *(
-                f"{prefix}_?key"
-                for prefix in ("access", "secret", "encryption", "signing", "master")
-            ),
-            "aws_?key",
-        )
-        for spelling in _spellings(word)
-    ),
-    "_pass",
-    ".pass",
-    "-pass",
-)
+@cache
+def _secret_name_endings() -> tuple[str, ...]:
+    keywords = upstream.keywords()
+    return (
+        *(
+            spelling
+            for word in (
+                *(w for w in keywords if w.endswith(("key", "pass", "password", "passwd", "pwd"))),
+                *(w for w in keywords if w == "secret"),
+                "token",
+                "passphrase",
+                *(
+                    f"{prefix}_?key"
+                    for prefix in ("access", "secret", "encryption", "signing", "master")
+                ),
+                "aws_?key",
+            )
+            for spelling in _spellings(word)
+        ),
+        "_pass",
+        ".pass",
+        "-pass",
+    )
+
+
 # AWSKeyDetector's secret-key context: `aws` ... (key|pwd|password|pass|token).
 _AWS_NAME_ENDINGS: Final = ("key", "pwd", "password", "pass", "token", "secret")
 _SECRET_ACCESS_KEY: Final = _spellings("secret_?access_?key")
@@ -79,6 +84,39 @@ _VALUE_ENDS_LINE: Final = re.compile(r"[ \t]*(?:\r?\n|\r|$|#|//|[\"'`])")
 _QUERY_VALUE_END: Final = re.compile(r"[&#]")
 
 
+def _closes_a_string(text: str, pos: int, quote: str) -> bool:
+    """Does the quote at `pos` close a string (or code span) opened earlier on its line?"""
+    line = text[text.rfind("\n", 0, pos) + 1 : pos]
+    if quote != "'":
+        return line.count(quote) % 2 == 1
+    # Apostrophes (`don't`) are not quotes.
+    quotes = sum(
+        1
+        for at, char in enumerate(line)
+        if char == "'"
+        and not (0 < at < len(line) - 1 and line[at - 1].isalnum() and line[at + 1].isalnum())
+    )
+    return quotes % 2 == 1
+
+
+_PASSWORD_NAMES: Final = ("password", "passwd", "pwd", "passphrase", "pass")
+_PROSE_AFTER: Final = re.compile(r"[ \t]+[A-Za-z(]")
+
+
+def _password_in_prose(name: str, text: str, end: int, value: str) -> bool:
+    """`password: hunter2 is …`: a word with letters and digits after a password's name, then
+    more words. Only password names (`token: gpt4o is the model` stays) and only such words."""
+    value = value.rstrip(".")
+    return (
+        name.endswith(_PASSWORD_NAMES)
+        and _PROSE_AFTER.match(text, end) is not None
+        and len(value) >= 6
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and is_literal(value, quoted=False)
+    )
+
+
 def _argument_context(text: str, start: int) -> bool:
     """Is the name at `start` a keyword argument (after `(` or `,`)?"""
     at = start - 1
@@ -98,7 +136,7 @@ def assignment(
     if text.endswith(MARKER_PREFIX, 0, start):
         return None  # the kind name inside one of our own markers
     name = low[start:name_end]
-    generic = name == "pass" or name.endswith(_SECRET_NAME_ENDINGS)
+    generic = name == "pass" or name.endswith(_secret_name_endings())
     aws = ("aws" in name and name.endswith(_AWS_NAME_ENDINGS)) or name.endswith(_SECRET_ACCESS_KEY)
     if not (aws or generic):
         return None
@@ -109,6 +147,8 @@ def assignment(
     if quoted is not None:
         if "f" in quoted.group("prefix").lower():
             return None  # f-string: a template
+        if _closes_a_string(text, pos + len(quoted.group("prefix")), quoted.group("q")):
+            return None  # ``with `api_key=`. Custom``: the quote ends the name's code span
         value_start, value_end = quoted.span("v")
         value = quoted.group("v")
     else:
@@ -128,9 +168,13 @@ def assignment(
         value = raw.rstrip(",;)]}")
         value_start, value_end = pos, pos + len(value)
         # YAML `key: value` must be the whole rest of the line; `password: str = ""` and prose
-        # after a colon are not values.
+        # after a colon are not values, except a password-like word in a sentence
+        # (`password: hunter2 is the staging DB password.`).
         if sep == ":" and _VALUE_ENDS_LINE.match(text, bare.end()) is None:
-            return None
+            if not _password_in_prose(name, text, bare.end(), value):
+                return None
+            value = value.rstrip(".")
+            value_end = value_start + len(value)
         code_name = IDENTIFIER.fullmatch(value) is not None and (
             value != raw  # `secret: clientSecret,` / `token: string;` in code
             or (sep != ":" and bool(ws0 or ws))  # `x = y`
