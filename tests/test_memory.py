@@ -318,6 +318,21 @@ def test_secret_in_content_or_title_is_refused_naming_the_kinds(store: Store) ->
     assert list_memories(store, include_inactive=True).items == ()
 
 
+def test_documented_example_values_are_kept_not_refused(store: Store) -> None:
+    """Issue 18: AWS's documented example key pair is no secret; the memory keeps it as typed."""
+    content = (
+        "aws docs: aws_access_key_id = AKIA" + "IOSFODNN7EXAMPLE\n"
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY\n"
+        "the GitHub token is ghp_… (never the real one)"
+    )
+    record = user_memory(store, title="AWS example keys", content=content)
+    assert (record.content, record.redacted) == (content, False)
+    # One character off the documented value and it is a key again.
+    with _Raises(RejectedError, "secret_detected") as raised:
+        user_memory(store, content="key AKIA" + "IOSFODNN7EXAMPLF")
+    assert "aws_access_key x1 in the content" in raised.error.message
+
+
 def test_redact_sensitive_stores_redacted_text_and_redacted_stays_true(store: Store) -> None:
     record = user_memory(
         store, title=f"key {TOKEN}", content=f"use {TOKEN} here", redact_sensitive=True

@@ -24,6 +24,7 @@ from rutter_core.discovery.redaction.formats import (
     mixed_classes,
     regex_rule,
 )
+from rutter_core.discovery.redaction.normalise import normalise
 from rutter_core.discovery.redaction.providers import PROVIDERS
 
 _Entry = tuple[str, str | None, tuple[Rule, ...]]
@@ -188,6 +189,9 @@ def _anchors() -> tuple[str, ...]:
 
 def _has_anchor(text: str) -> bool:
     """Whether any rule could fire: a text without an anchor is never changed."""
+    copy = normalise(text)
+    if copy is not None and _has_anchor(copy.text):
+        return True
     if any(anchor in text for anchor in _anchors()):
         return True
     low = ascii_lower(text)

@@ -99,6 +99,18 @@ def _closes_a_string(text: str, pos: int, quote: str) -> bool:
     return quotes % 2 == 1
 
 
+# Names ending in `token` that hold a pagination cursor or an idempotency key (API docs are
+# full of them), compared without separators: next_token, nextToken and next-token alike.
+_CURSOR_TOKENS: Final = tuple(
+    spelling
+    for word in (
+        "next_?token", "next_?forward_?token", "next_?backward_?token", "page_?token",
+        "pagination_?token", "continuation_?token", "idempotency_?token", "client_?token",
+        "sync_?token", "resume_?token", "change_?token", "update_?token", "cursor_?token",
+        "request_?token", "max_?token", "num_?token", "lock_?token",
+    )
+    for spelling in _spellings(word)
+)  # fmt: skip
 _PASSWORD_NAMES: Final = ("password", "passwd", "pwd", "passphrase", "pass")
 _PROSE_AFTER: Final = re.compile(r"[ \t]+[A-Za-z(]")
 
@@ -136,12 +148,16 @@ def assignment(
     if text.endswith(MARKER_PREFIX, 0, start):
         return None  # the kind name inside one of our own markers
     name = low[start:name_end]
+    if name.endswith(_CURSOR_TOKENS):
+        return None  # `NextToken`, `page_token`, `IdempotencyToken`: cursors, not credentials
     generic = name == "pass" or name.endswith(_secret_name_endings())
     aws = ("aws" in name and name.endswith(_AWS_NAME_ENDINGS)) or name.endswith(_SECRET_ACCESS_KEY)
     if not (aws or generic):
         return None
     sep, ws0, ws = found.group("sep", "ws0", "ws")
     pos = found.end()
+    if sep == ":" and not ws and text[start - 1 : start] == ":":
+        return None  # a reStructuredText role: :token:`name`
     quoted = _QUOTED.match(text, pos) if text[pos : pos + 1] in _QUOTED_START else None
     code_name = False  # an unquoted bare identifier where code, not config, is likely
     if quoted is not None:
@@ -187,6 +203,8 @@ def assignment(
     # Variable names carry few digits; `Xk9vQ2mP7rT4` or a hex string is a generated secret.
     if code_name and sum(c.isdigit() for c in value) <= 3:
         return None
-    if generic and is_literal(value, quoted=quoted is not None):
+    # A backtick value is a code span: `os.environ["X"]` is read like unquoted code.
+    literal_quote = quoted is not None and quoted.group("q") != "`"
+    if generic and is_literal(value, quoted=literal_quote):
         return "secret_assignment", value_start, value_end
     return None

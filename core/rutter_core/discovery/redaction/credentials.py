@@ -37,8 +37,8 @@ def match_schemeless_login(text: str, pos: int) -> _Span | None:
         return None
     password = found.group("pw")[::-1]
     # A generated or chosen password has a digit, a symbol or mixed case; `team:platform@…`
-    # is an address, not a login.
-    generated = any(not c.isalpha() for c in password) or (
+    # and `notify:john.doe@example.com` are addresses, not logins.
+    generated = any(not c.isalpha() and c not in "._-" for c in password) or (
         password.lower() != password and password.upper() != password
     )
     if not (generated and is_literal(password, quoted=True)):

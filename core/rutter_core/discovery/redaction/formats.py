@@ -161,6 +161,8 @@ def match_private_key(text: str, pos: int) -> _Span | None:
         tail = _PEM_END_TAIL.match(text, at + len(needle))
         body_end = at - 5
         if tail is not None and _PEM_BODY.fullmatch(text, head.end(), body_end):
+            if _is_masked_body(text[head.end() : body_end]):
+                return None  # `-----BEGIN … KEY-----\nXXXX\nXXXX\n-----END …`: a placeholder
             return pos, tail.end()
     # Truncated key (no END line): take the header and the body lines that follow it.
     end = None
@@ -170,6 +172,15 @@ def match_private_key(text: str, pos: int) -> _Span | None:
             end = line.end("b64")
         cursor = line.end()
     return (pos, end) if end is not None else None
+
+
+_BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/]+")
+
+
+def _is_masked_body(body: str) -> bool:
+    """No key material: under 32 base64 characters, or one character repeated."""
+    material = "".join(_BASE64_RUN.findall(body.replace("\\n", "\n").replace("\\r", "\r")))
+    return len(material) < 32 or len(set(material)) <= 2
 
 
 def match_putty(text: str, pos: int) -> _Span | None:
@@ -192,7 +203,8 @@ def match_basic_auth(text: str, pos: int) -> _Span | None:
     if found is None:
         return None
     password = found.group("password")
-    if not any(c.isalnum() for c in password) or is_template(password):
+    # `https://a:b@host`, `https://abc:xyz@example.com`: three characters are an example.
+    if len(password) < 4 or not any(c.isalnum() for c in password) or is_template(password):
         return None
     if normalized(password) in PLACEHOLDER_WORDS or MASK.fullmatch(password):
         return None

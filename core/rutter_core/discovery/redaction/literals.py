@@ -27,7 +27,8 @@ PLACEHOLDER_WORDS: Final = frozenset(
         "ignore", "skip", "always", "never", "random", "generated", "unused", "ignored",
         "notneeded", "notrequired", "notused", "na", "anything", "whatever", "ollama",
         "lmstudio", "sknokeyrequired", "nokey", "local", "missing", "invalid", "expired",
-        "revoked", "error", "mismatch", "unknown", "sktest", "testkey", "testtoken",
+        "revoked", "error", "mismatch", "unknown", "sktest", "testkey", "testtoken", "seconds",
+        "minutes", "hours", "days", "weeks",
     }
 )  # fmt: skip
 _PLACEHOLDER_SHAPE: Final = re.compile(
@@ -35,6 +36,7 @@ _PLACEHOLDER_SHAPE: Final = re.compile(
     r"|^(?:change|replace)[-_ .]?(?:me|it|this)\b|example|placeholder|dummy|redacted"
     r"|^not[-_ .]?(?:needed|required|used|set|a[-_ .]?real)|^(?:sk-)?no[-_ .]?key"
     r"|^(?:sk[-_])?(?:test|fake|mock|dummy|demo)(?:[-_ .]?(?:key|token|secret|password|value))?$"
+    r"|^\[.*\]$|^(?:arn|urn):"
 )
 MASK: Final = re.compile(r"[xX*•·.#_\-]+")
 _NON_ALNUM: Final = re.compile(r"[^a-z0-9]+")
@@ -42,6 +44,11 @@ _LETTER: Final = re.compile(r"[A-Za-z]")
 _NAME_OF_SECRET: Final = re.compile(
     r"[a-z0-9_.\-]*(?:password|passwd|passphrase|pwd|pass|secret|secrets|token|key)"
 )
+# `HEADER.PAYLOAD.SIGNATURE`, `MY_TOKEN`: an upper-case name without digits, not a value.
+_SHOUTED_NAME: Final = re.compile(r"[A-Z][A-Z_.\-]{3,}")
+# `'Password used to generate key'`: four or more words of prose, one of them a small word.
+_SENTENCE: Final = re.compile(r"[A-Za-z]+(?:[ \t]+[A-Za-z]+){3,}[.!]?")
+_SMALL_WORD: Final = re.compile(r"(?i)\b(?:the|a|an|to|for|of|is|are|used|your|here|with|from)\b")
 IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _ATTRIBUTE_PATH: Final = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
 _PATH_LIKE: Final = re.compile(r"(?:~|\.{1,2})?/|[A-Za-z]:[\\/]|file:")
@@ -68,6 +75,8 @@ def is_literal(value: str, *, quoted: bool) -> bool:
     """Is this assigned value a literal secret rather than a reference or a placeholder?"""
     value = value.strip()
     if len(value) < 4 or _LETTER.search(value) is None:
+        return False
+    if _SHOUTED_NAME.fullmatch(value) or (_SENTENCE.fullmatch(value) and _SMALL_WORD.search(value)):
         return False
     lowered = value.lower()
     if (

@@ -46,7 +46,25 @@ def _table() -> dict[str, str]:
 
 
 _TABLE: Final = _table()
-_CHANGING: Final = re.compile("[" + re.escape("".join(_TABLE)) + "]")
+_TOKENISH: Final = frozenset(
+    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-.=@/+"
+)
+# Fullwidth forms that can be part of a token, a URL or a separator (not CJK punctuation such
+# as the fullwidth comma or parentheses, which sit next to code spans in Chinese prose).
+_FULLWIDTH_TOKEN: Final = "".join(
+    chr(code) for code in range(0xFF01, 0xFF5F) if chr(code - 0xFEE0) in _TOKENISH
+)
+_LOOKALIKES: Final = re.escape("".join(_HOMOGLYPHS) + _SPACES + _DASHES + _FULLWIDTH_TOKEN)
+# What changes, in context: invisible characters always; a look-alike, odd space or dash only
+# next to ASCII or another look-alike (a Cyrillic word or CJK punctuation between CJK words is
+# ordinary text, and keeps such documents to one scan); a fullwidth colon only after a name.
+# One character class first (sre then skips to candidates in C), the context after it.
+_CHANGING: Final = re.compile(
+    f"[{re.escape(_INVISIBLE)}{_LOOKALIKES}\uff1a]"
+    f"(?:(?<=[{re.escape(_INVISIBLE)}])"
+    f"|(?<=[!-~{_LOOKALIKES}][{_LOOKALIKES}])|(?<=[{_LOOKALIKES}])(?=[!-~{_LOOKALIKES}])"
+    "|(?<=[A-Za-z0-9_\"'`\\]]\uff1a))"
+)
 
 
 @dataclass(frozen=True, slots=True)
