@@ -43,8 +43,9 @@ for users with every exemption):
   (detect-secrets' validity check, restated in `formats.jwt_valid`).
 - basic_auth_url: only the password of `user:password@host` credentials after `scheme://`;
   user and host stay. Without a scheme (`app:pw@db.internal:5432`) only when the host has a
-  letter TLD, is `localhost` or a dotted quad, and the password has a digit, a symbol or mixed
-  case (`npm:lodash@4.17.21`, `team:platform@example.com` stay).
+  letter TLD, is `localhost` or a dotted quad, and the password has a digit, a symbol (not
+  `._-`) or mixed case (`npm:lodash@4.17.21`, `team:platform@example.com` stay). URL passwords
+  under 4 characters (`https://a:b@host`) are examples.
 - login_password: the password of `curl -u/--user user:pw` and of a `.netrc` `machine ...
   login ... password ...` entry. basic_auth: the base64 `user:pw` of `Authorization: Basic`
   and of a docker config's `"auth"`. bearer_token: an unknown `Bearer` value of 16+ characters
@@ -55,11 +56,15 @@ for users with every exemption):
   quoted literal), quoted or not; the name stays. Not a literal (`literals`): empty, shorter
   than 4, no letter, `$VAR`/`${VAR}`/`%(x)s`/`{{ x }}`/`<x>` templates, masks (`***`, `xxxx`),
   placeholder and settings words (changeme, not-needed, your-token-here, test-key, write, read,
-  none, str, ...), names such as `GITHUB_TOKEN`, paths, URLs; unquoted also calls/indexing,
+  none, str, minutes, ...), names such as `GITHUB_TOKEN` or `HEADER.PAYLOAD`, `[described]`
+  values, four-word prose, paths, URLs, ARNs/URNs; unquoted (or in a backtick code span) also
+  calls/indexing,
   `a.b` attribute paths and references with a TypeScript non-null `!`, YAML tags/anchors/
   aliases, and bare identifiers with at most three digits where code is likely
   (`f(password=pw)`, `token = token_value`, `secret: clientSecret,`). A quote that closes a
-  string or code span opened before the name is no value (``with `api_key=`. Custom``). An
+  string or code span opened before the name is no value (``with `api_key=`. Custom``), nor is
+  a reStructuredText role (``:token:`x` ``), and cursor names (NextToken, page_token,
+  ClientToken, LockToken, ...: `assignments._CURSOR_TOKENS`) hold no credential. An
   unquoted `name: value` counts only when the value ends the line (YAML), not `password: str =
   ""` or prose after a colon, except a password name followed by a word of 6+ characters with
   letters and digits and then more prose (`password: hunter2 is the staging DB password.`). In
@@ -68,7 +73,7 @@ for users with every exemption):
 Exemptions (`literals.is_documented_example`): a value that vendors publish as an example
 (AWS's `...EXAMPLE` keys, jwt.io's sample token, Stripe's documented test key; kept as SHA-256
 digests) or a masked token (one character 8+ times in a row, or `example` in it) is shown as
-written; never a private key block.
+written; never a private key block (one without key material, `\\nXXXX\\n`, is no block).
 
 Variants (`normalise`): text with zero-width or other invisible characters, Cyrillic/Greek
 look-alikes, fullwidth forms or unusual spaces (a fullwidth colon or NBSP after `password`) is

@@ -42,12 +42,30 @@ def _plugins_dir() -> Path:
 
 
 @cache
-def _tree(module: str) -> ast.Module:
+def _source(module: str) -> str:
     path = _plugins_dir() / f"{module}.py"
     try:
-        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (OSError, SyntaxError) as error:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
         raise UpstreamChanged(f"cannot read detect-secrets plugin {module}") from error
+
+
+@cache
+def _tree(module: str, head: str) -> ast.Module:
+    """The top-level statement of `module` that starts with `head`, parsed on its own (parsing
+    the whole keyword plugin would cost more than everything else here)."""
+    source = _source(module)
+    start = source.find("\n" + head)
+    if start < 0:
+        raise UpstreamChanged(f"detect-secrets {module} has no {head.strip()}")
+    lines = source[start + 1 :].splitlines(keepends=True)
+    end = 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t)#"):
+        end += 1
+    try:
+        return ast.parse("".join(lines[:end]))
+    except SyntaxError as error:
+        raise UpstreamChanged(f"cannot parse detect-secrets {module}.{head.strip()}") from error
 
 
 def _flags(node: ast.expr) -> int:
@@ -83,7 +101,7 @@ def _compiled(node: ast.expr) -> Source | None:
 
 def denylist(module: str, detector: str) -> tuple[Source | None, ...]:
     """The plugin's `denylist`, one entry per pattern (None where it is not a literal)."""
-    for node in ast.walk(_tree(module)):
+    for node in _tree(module, f"class {detector}(").body:
         if isinstance(node, ast.ClassDef) and node.name == detector:
             for statement in node.body:
                 if (
@@ -110,7 +128,7 @@ def literal_patterns(module: str, detector: str) -> tuple[Source, ...]:
 
 def keywords() -> tuple[str, ...]:
     """The KeywordDetector's `DENYLIST` (`api_?key`, `password`, ...)."""
-    for node in _tree("keyword").body:
+    for node in _tree("keyword", "DENYLIST = ").body:
         if (
             isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == "DENYLIST" for t in node.targets)
