@@ -198,3 +198,15 @@ def test_benchmark_prints_the_corpus_counts() -> None:
     assert "prose: 14 documents, 1145 lines, 0 findings (false positives)" in done.stdout
     assert "secrets: 991 cases, 993 secrets: 993 found, 0 missed, 0 inexact, 0 extra" in done.stdout
     assert "precision 1.0000, recall 1.0000" in done.stdout
+
+
+def test_curl_user_needs_curl_on_its_command_line() -> None:
+    password = secret_corpus.password(random.Random(3))
+    found = f"curl -sS \\\n  -H 'Accept: */*' \\\n  -u ci:{password} https://h.example.com\n"
+    assert redact(found).text.count("[REDACTED:login_password]") == 1
+    for text in (
+        f"curl https://h.example.com\nssh -u ci:{password} host\n",  # another command
+        f"docker run -u app:{password} image\n",
+        f"run `recurl -u ci:{password}`\n",
+    ):
+        assert find_secrets(text) == [], text

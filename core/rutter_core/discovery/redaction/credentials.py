@@ -46,21 +46,33 @@ def match_schemeless_login(text: str, pos: int) -> _Span | None:
     return pos - found.end("pw"), pos
 
 
-# `curl … -u user:password` / `--user user:password` / `--user=…`, on the curl line or a
-# backslash-continued one.
+# `curl … -u user:password` / `--user user:password` / `--user=…`: found at the option, with
+# `curl` before it on the same (possibly backslash-continued) line, at most 1 KiB back.
 _CURL_USER: Final = re.compile(
-    r"(?:[ \t]|\\\r?\n)(?:-u|--user)(?:[ \t]+|=)(?P<q>[\"']?)[^\s:\"']*:(?P<pw>[^\s\"']+)(?P=q)"
+    r"(?:-u|--user)(?:[ \t]+|=)(?P<q>[\"']?)[^\s:\"']*:(?P<pw>[^\s\"']+)(?P=q)"
 )
-_CURL_LINE_END: Final = re.compile(r"(?<!\\)\r?\n")
+_CURL_REACH: Final = 1024
+
+
+def _curl_before(text: str, pos: int) -> bool:
+    start = text.rfind("curl", max(0, pos - _CURL_REACH), pos)
+    if start < 0 or (start and text[start - 1] not in " \t\n;|&(`$"):
+        return False
+    newline = text.find("\n", start, pos)
+    while newline >= 0:
+        if not text.endswith(("\\", "\\\r"), start, newline):
+            return False  # a new command line
+        newline = text.find("\n", newline + 1, pos)
+    return True
 
 
 def match_curl_user(text: str, pos: int) -> _Span | None:
-    end = _CURL_LINE_END.search(text, pos)
-    stop = end.start() if end is not None else len(text)
-    found = _CURL_USER.search(text, pos, stop)
+    if pos and text[pos - 1] not in " \t":
+        return None
+    found = _CURL_USER.match(text, pos)
     if found is None or not is_literal(found.group("pw"), quoted=True):
         return None
-    return found.span("pw")
+    return found.span("pw") if _curl_before(text, pos) else None
 
 
 # `.netrc`: `machine HOST login USER [account A] password SECRET` (also on several lines).
@@ -123,7 +135,8 @@ CREDENTIAL_ANCHORS: Final[tuple[tuple[str, str | None, tuple[Rule, ...]], ...]] 
         f"(?:{SCHEMELESS_HOST})",
         (Rule("basic_auth_url", match_schemeless_login, context=True),),
     ),
-    ("curl", r"[ \t]", (Rule("login_password", match_curl_user, context=True),)),
+    ("-u", r"(?:[ \t]+|=)", (Rule("login_password", match_curl_user, context=True),)),
+    ("--user", r"(?:[ \t]+|=)", (Rule("login_password", match_curl_user, context=True),)),
     ("machine", r"[ \t]", (Rule("login_password", match_netrc, context=True),)),
     ("Basic", r"[ \t]+[A-Za-z0-9+/]{6}", (Rule("basic_auth", match_basic_header, context=True),)),
     ('"auth"', r"[ \t]*:", (Rule("basic_auth", match_docker_auth, context=True),)),
