@@ -867,7 +867,13 @@ FRAGMENTS = [
     " ", "\t", "\\n", "-----BEGIN ", "-----END ", "RSA ", PRIVATE_KEY, "-----",
     PUTTY + "2: ",
     "[REDACTED:github_token]", "[REDACTED:secret_assignment]", "İ", "密", "\r\n",
+    # issue 18's rules and variants
+    "SG.", "hf_", "ya29.", "shpat_", "dapi", "AC", "-us1", "curl ", " -u ", "--user=",
+    "machine ", " login ", " password ", "Basic ", "Bearer ", '"auth": "', "@", "localhost",
+    "\u200b", "\u00ad", "\u00a0", "\uff1a", "\uff47", "\u0440", "> ", "// ", "# ",
+    "[REDACTED:login_password]", "[REDACTED:basic_auth]",
 ]  # fmt: skip
+CORPUS_GENERATORS = [generate for _kind, _variant, generate in secret_corpus.FORMATS]
 
 
 @st.composite
@@ -883,7 +889,7 @@ def adversarial_texts(draw: st.DrawFn) -> str:
         elif pick == 2:
             parts.append(draw(st.text(max_size=8)))
         else:
-            _kind, generate = draw(st.sampled_from(GENERATORS))
+            generate = draw(st.sampled_from([gen for _kind, gen in GENERATORS] + CORPUS_GENERATORS))
             parts.append(generate(random.Random(draw(seeds))))
     return "".join(parts)
 
