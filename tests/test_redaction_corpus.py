@@ -82,7 +82,9 @@ def test_password_in_a_sentence_is_found_but_not_the_sentence() -> None:
         assert find_secrets(prose) == [], prose
 
 
-@pytest.mark.parametrize("prefix", ["> ", "# ", "// ", "- ", "* ", "| ", ";", "> > ", "\t// "])
+@pytest.mark.parametrize(
+    "prefix", ["> ", "# ", "// ", "- ", "* ", "| ", ";", "> > ", "\t// ", "1. ", "REM ", "> 12) "]
+)
 def test_private_key_block_whatever_precedes_each_line(prefix: str) -> None:
     key = secret_corpus.pem(random.Random(prefix), "RSA ", prefix)
     text = f"Quoted:\n{prefix}{key}\n{prefix}\nAfter.\n"

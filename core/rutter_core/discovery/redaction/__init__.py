@@ -13,9 +13,10 @@ for users with every exemption):
 - private_key: the whole `-----BEGIN <label>PRIVATE KEY-----` ... matching `-----END ...-----`
   block (any label: RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP ... BLOCK, none; SSH2 `---- BEGIN`),
   also with `\\n` escapes inside a JSON string, and whatever non-base64 prefix or suffix each
-  line carries (`> `, `# `, `// `, `- `, `* `, `| `, `;`, quotes: a key quoted or commented in
-  Markdown or code). Without an END line, the header plus the base64 body lines after it; a
-  header with no body is prose and stays. PuTTY `.ppk` blocks.
+  line carries (`> `, `# `, `// `, `- `, `* `, `| `, `;`, quotes, one short word such as
+  `1. ` or `REM `: a key quoted, commented or numbered in Markdown or code). Without an END
+  line, the header plus the base64 body lines after it; a header with no body is prose and
+  stays. PuTTY `.ppk` blocks.
 - aws_access_key: AKIA/ASIA/ABIA/ACCA/A3T + 16 (detect-secrets), not inside an upper-case run.
 - aws_secret_key: a 40-character base64 value assigned to an `aws...key/secret/token` or
   `...secret_access_key` name; an all-hex value (a commit SHA) is not one.

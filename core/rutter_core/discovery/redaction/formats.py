@@ -112,7 +112,10 @@ _PEM_HEAD: Final = re.compile(
 # Whatever may stand before or after a key's line: quote marks and comment leaders (`> `, `# `,
 # `// `, `- `, `* `, `| `, `;`, `"`), anything but base64 and letters, so a block quoted or
 # commented in Markdown or code is still one block, and prose between BEGIN and END is not.
-_LINE_PREFIX: Final = r"(?:[^A-Za-z0-9+/=\r\n\\]|//+(?![A-Za-z0-9+/=]))*"
+_NOT_B64: Final = r"(?:[^A-Za-z0-9+/=\r\n\\]|//+(?![A-Za-z0-9+/=]))*"
+# ... and at most one short word before a space (`1. `, `REM `, `dnl `): numbered lists and
+# comment keywords. One only, so a line of prose never reads as prefix words plus base64.
+_LINE_PREFIX: Final = _NOT_B64 + r"(?:[A-Za-z0-9]{1,4}[.):]?[ \t]" + _NOT_B64 + ")?"
 # One line of a key body: real newline or a `\n` escape (keys pasted into JSON), then base64, an
 # armor header (`Proc-Type: ...`) or nothing, up to the end of that line or of a quoted string.
 _NEWLINE: Final = r"(?:\r?\n|(?:\\r)?\\n)"
