@@ -59,17 +59,17 @@ for users with every exemption):
   placeholder and settings words (changeme, not-needed, your-token-here, test-key, write, read,
   none, str, minutes, ...), names such as `GITHUB_TOKEN` or `HEADER.PAYLOAD`, `[described]`
   values, four-word prose, paths, URLs, ARNs/URNs; unquoted (or in a backtick code span) also
-  calls/indexing,
-  `a.b` attribute paths and references with a TypeScript non-null `!`, YAML tags/anchors/
-  aliases, and bare identifiers with at most three digits where code is likely
+  calls/indexing, `a.b` attribute paths and references with a TypeScript non-null `!`, YAML
+  tags/anchors/aliases, and bare identifiers with at most three digits where code is likely
   (`f(password=pw)`, `token = token_value`, `secret: clientSecret,`). A quote that closes a
   string or code span opened before the name is no value (``with `api_key=`. Custom``), nor is
   a reStructuredText role (``:token:`x` ``), and cursor names (NextToken, page_token,
-  ClientToken, LockToken, ...: `assignments._CURSOR_TOKENS`) hold no credential. An
-  unquoted `name: value` counts only when the value ends the line (YAML), not `password: str =
-  ""` or prose after a colon, except a password name followed by a word of 6+ characters with
-  letters and digits and then more prose (`password: hunter2 is the staging DB password.`). In
-  a URL query (`?token=`) the value stops at `&`/`#`, after `;` (connection strings) at `;`.
+  ClientToken, LockToken, existingSecret, ...: `assignments._CURSOR_TOKENS`) hold no
+  credential. An unquoted `name: value` counts only when the value ends the line (YAML), not
+  `password: str = ""` or prose after a colon, except a password name followed by a word of
+  6+ characters with letters and digits and then more prose (`password: hunter2 is the
+  staging DB password.`). In a URL query (`?token=`) the value stops at `&`/`#`, after `;`
+  (connection strings) at `;`.
 
 Exemptions (`literals.is_documented_example`): a value that vendors publish as an example
 (AWS's `...EXAMPLE` keys, jwt.io's sample token, Stripe's documented test key; kept as SHA-256

@@ -100,7 +100,8 @@ def _closes_a_string(text: str, pos: int, quote: str) -> bool:
 
 
 # Names ending in `token` that hold a pagination cursor or an idempotency key (API docs are
-# full of them), compared without separators: next_token, nextToken and next-token alike.
+# full of them), and names of a secret object rather than its value, in any spelling:
+# next_token, nextToken and next-token alike.
 _CURSOR_TOKENS: Final = tuple(
     spelling
     for word in (
@@ -108,6 +109,8 @@ _CURSOR_TOKENS: Final = tuple(
         "pagination_?token", "continuation_?token", "idempotency_?token", "client_?token",
         "sync_?token", "resume_?token", "change_?token", "update_?token", "cursor_?token",
         "request_?token", "max_?token", "num_?token", "lock_?token",
+        # names of a secret object, not its value (Helm's `existingSecret: api-auth`)
+        "existing_?secret", "external_?secret", "sealed_?secret", "image_?pull_?secret",
     )
     for spelling in _spellings(word)
 )  # fmt: skip
@@ -149,7 +152,7 @@ def assignment(
         return None  # the kind name inside one of our own markers
     name = low[start:name_end]
     if name.endswith(_CURSOR_TOKENS):
-        return None  # `NextToken`, `page_token`, `IdempotencyToken`: cursors, not credentials
+        return None  # `NextToken`, `IdempotencyToken`, `existingSecret`: not credentials
     generic = name == "pass" or name.endswith(_secret_name_endings())
     aws = ("aws" in name and name.endswith(_AWS_NAME_ENDINGS)) or name.endswith(_SECRET_ACCESS_KEY)
     if not (aws or generic):
