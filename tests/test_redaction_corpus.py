@@ -12,8 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.redaction import find_secrets, redact, upstream
 from rutter_core.discovery.redaction.normalise import normalise
+from rutter_core.discovery.snapshot import Limits
+from rutter_core.discovery.walk import discover
+from tests.conftest import write_tree
 from tests.fixtures.redaction import secret_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,3 +216,35 @@ def test_curl_user_needs_curl_on_its_command_line() -> None:
         f"run `recurl -u ci:{password}`\n",
     ):
         assert find_secrets(text) == [], text
+
+
+def test_discovery_delivers_issue_18_formats_redacted_from_real_files(tmp_path: Path) -> None:
+    rng = random.Random(18)
+    key = secret_corpus.pem(rng, "OPENSSH ", "> ")
+    token = "ghp_" + secret_corpus.rand(rng, secret_corpus.ALNUM, 36)
+    hidden = token[:20] + "\u200b" + token[20:]
+    sendgrid = "SG." + secret_corpus.rand(rng, secret_corpus.B64URL, 22) + "."
+    sendgrid += secret_corpus.rand(rng, secret_corpus.B64URL, 43)
+    password = secret_corpus.password(rng)
+    text = (
+        "# Deploy notes\n\n"
+        "permissions:\n  id-token: write\n\n"
+        f"> {key}\n\n"
+        f"Mail goes through {sendgrid}; pushes use {hidden}.\n"
+        f"machine api.example.com login deploy password {password}\n"
+        "The AWS docs use AKIA" + "IOSFODNN7EXAMPLE.\n"
+    )
+    write_tree(tmp_path, {"AGENTS.md": text, "src/x.go": ""})
+    snapshot = discover("demo", str(tmp_path), "src/x.go", reader=FileReader(), limits=Limits())
+    [source] = snapshot.sources
+    for secret in (key, token, token[:20], token[20:], sendgrid, password):
+        assert secret not in source.content
+    assert "id-token: write" in source.content
+    assert "AKIA" + "IOSFODNN7EXAMPLE" in source.content
+    assert "> [REDACTED:private_key]\n" in source.content
+    assert [(item.kind, item.count) for item in source.redactions] == [
+        ("github_token", 1),
+        ("login_password", 1),
+        ("private_key", 1),
+        ("sendgrid_key", 1),
+    ]
