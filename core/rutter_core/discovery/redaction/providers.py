@@ -1,8 +1,9 @@
 """Service tokens with a distinctive prefix, beyond the contract's minimum list.
 
-Each entry is (kind, anchor, regex at the anchor, options). The regex starts at the anchor;
-`glue` lets the token stand glued to a word before it or to another token after it
-(`Bearerghp_…`, `ghp_…ghp_…`), which only prefixes too distinctive to occur in prose may do.
+Each entry is (anchor, regex the text after the anchor must match or None, rules tried at the
+anchor), as in `anchors`. A rule's regex starts at the anchor; `glue` lets the token stand
+glued to a word before it or to another token after it (`Bearerghp_…`, `ghp_…ghp_…`), which
+only prefixes too distinctive to occur in prose may do.
 SendGrid, Twilio and Square come from detect-secrets' own plugins (`upstream`).
 """
 
@@ -23,6 +24,7 @@ from rutter_core.discovery.redaction.formats import (
 )
 
 _HEX: Final = "0-9a-fA-F"
+_GLUE_PREFIX: Final = 5
 _TELEGRAM_HEAD: Final = re.compile(r"\d{8,10}\Z")
 _TELEGRAM_BODY: Final = re.compile(r":[0-9A-Za-z_-]{35}")
 _DISCORD_HEAD: Final = re.compile(r"[MNO][A-Za-z0-9_-]{23,25}\Z")
@@ -184,7 +186,12 @@ def _rules() -> tuple[tuple[str, str | None, tuple[Rule, ...]], ...]:
     ]
     # More services whose tokens carry a registered prefix; all `api_token`.
     for prefix, body in _API_TOKENS:
-        rule = regex_rule("api_token", re.escape(prefix) + body, glue=True)
+        # A prefix of five characters or more is distinctive enough to be found glued to a
+        # word; a shorter one (`r8_`, `oy2`, `xai-`) must stand on its own.
+        if len(prefix) >= _GLUE_PREFIX:
+            rule = regex_rule("api_token", re.escape(prefix) + body, glue=True)
+        else:
+            rule = regex_rule("api_token", re.escape(prefix) + body, lead=ALNUM, trail=ALNUM)
         table.append((prefix, None, (rule,)))
     return tuple(table)
 
@@ -229,8 +236,6 @@ _API_TOKENS: Final = (
     ("tfp_", r"[A-Za-z0-9]{59}"),  # Typeform
     ("oy2", r"[a-z0-9]{43}"),  # NuGet
     ("FlyV1 fm2_", r"[A-Za-z0-9+/=,_-]{40,}"),  # Fly.io
-    ("fo1_", r"[A-Za-z0-9_-]{43}"),  # Fly.io (old)
-    ("vercel_", r"[A-Za-z0-9]{24}"),  # Vercel
     ("sk-or-v1-", r"[a-f0-9]{64}"),  # OpenRouter
 )
 
