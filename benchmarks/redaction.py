@@ -1,14 +1,22 @@
-"""Redaction throughput on instruction-file-sized documents.
+"""Redaction precision and recall on the corpus, and throughput.
 
-Three corpora, each cut into 64 KiB documents (the per-source bound) and redacted one document
-per call, as discovery does:
+First the corpus of tests/fixtures/redaction (`secret_corpus.py`): benign instruction and
+documentation prose (every finding there is a false positive) and generated secrets in many
+formats and contexts (each must be replaced exactly, with its kind). It prints the counts:
+findings, false positives, misses, inexact spans, extra findings, then precision and
+recall.
+tests/test_redaction_corpus.py asserts the same counts.
+
+Then throughput. Four corpora, each cut into 64 KiB documents (the per-source bound) and
+redacted one document per call, as discovery does:
 
 - prose: synthetic AGENTS.md-style text with headings, lists, inline code, code fences, URLs,
   commit SHAs, UUIDs, digests, and the words token/key/password/secret, but no secrets;
 - secrets: the same prose with a generated (never valid) credential about every 2 KiB;
 - near-miss: tests/corpus/redaction/clean repeated; every line is a placeholder or reference
   next to a keyword, so it is the slow path for the assignment rule (a stress case, not a
-  typical file).
+  typical file);
+- corpus: the redaction corpus above (prose and secret cases) repeated.
 
 Prints the median MB/s (UTF-8 megabytes per second) over the repetitions, with min and max, by
 wall clock and by process CPU time (the steadier figure on a shared machine).
@@ -22,11 +30,16 @@ import argparse
 import random
 import statistics
 import string
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rutter_core.discovery.redaction import redact
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.fixtures
+
+from rutter_core.discovery.redaction import find_secrets, redact
+from rutter_core.discovery.redaction.anchors import pivots
+from tests.fixtures.redaction import secret_corpus
 
 DOC_BYTES = 64 * 1024
 ALNUM = string.ascii_letters + string.digits
@@ -138,6 +151,26 @@ def measure(docs: list[str], repeat: int) -> tuple[list[float], list[float], int
     return wall, cpu, findings
 
 
+def report_corpus() -> None:
+    started = time.perf_counter()
+    pivots.cache_clear()
+    pivots()
+    built = time.perf_counter() - started
+    score = secret_corpus.score(find_secrets)
+    print(
+        f"prose: {score.prose_documents} documents, {score.prose_lines} lines, "
+        f"{score.false_positives} findings (false positives)"
+    )
+    print(
+        f"secrets: {score.cases} cases, {score.secrets} secrets: {score.found} found, "
+        f"{score.missed} missed, {score.inexact} inexact, {score.extra} extra"
+    )
+    print(f"precision {score.precision:.4f}, recall {score.recall:.4f}")
+    for note in score.notes:
+        print(f"  {note}")
+    print(f"rule table built in {built * 1000:.1f} ms (first use in a process)\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--size-mb", type=float, default=4.0)
@@ -145,11 +178,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     size = int(args.size_mb * 1e6)
+    report_corpus()
     near_miss = "".join(path.read_text(encoding="utf-8") for path in sorted(CLEAN.glob("*.md")))
+    corpus_text = "".join(text for _name, text in secret_corpus.prose_documents())
+    corpus_text += "".join(case.text for case in secret_corpus.secret_cases())
     corpora = {
         "prose": build(size, random.Random(args.seed)),
         "secrets": build(size, random.Random(args.seed), secret_every=2048),
         "near-miss": split_docs(near_miss * max(1, size // max(1, len(near_miss.encode())))),
+        "corpus": split_docs(corpus_text * max(1, size // max(1, len(corpus_text.encode())))),
     }
     print(f"{'corpus':<10} {'MB':>6} {'docs':>5} {'findings':>8}  MB/s median (min..max)")
     for name, docs in corpora.items():

@@ -36,7 +36,7 @@ from rutter_core.store import Store
 from tests.conftest import write_tree
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
-AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS = "AKIA" + "Q3ZJ7WLD5MRT2XKF"  # not AWS's documented EXAMPLE key, which is no secret
 PRIVATE_KEY = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
     "MIIEowIBAAKCAQEA1Zx0l3l2Ylm8R4mOa8Zc1K8sV0l5Q2lq9Nn3vH2q0aYv6s8h\n"

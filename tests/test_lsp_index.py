@@ -56,7 +56,7 @@ def writes(body: bytes) -> Callable[[Path], None]:
         ("a/AGENTS.md", writes(b" \n\t\n"), "empty_source"),
         ("a/.prayu/rules/x.md", writes(b"x" * 121), "too_large"),
         # Within the raw bound, over it once each key is replaced by its longer marker.
-        ("a/CLAUDE.md", writes(b"AKIAIOSFODNN7EXAMPLE\n" * 5), "too_large"),
+        ("a/CLAUDE.md", writes(b"AKIAQ3ZJ7WLD5MRT2XKF\n" * 5), "too_large"),
     ],
 )
 def test_one_files_refusal_is_the_one_discovery_reports(

@@ -319,6 +319,46 @@ def test_secret_in_content_or_title_is_refused_naming_the_kinds(store: Store) ->
     assert list_memories(store, include_inactive=True).items == ()
 
 
+def test_documented_example_values_are_kept_not_refused(store: Store) -> None:
+    """Issue 18: AWS's documented example key pair is no secret; the memory keeps it as typed."""
+    content = (
+        "aws docs: aws_access_key_id = AKIA" + "IOSFODNN7EXAMPLE\n"
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY\n"
+        "the GitHub token is ghp_… (never the real one)"
+    )
+    record = user_memory(store, title="AWS example keys", content=content)
+    assert (record.content, record.redacted) == (content, False)
+    # One character off the documented value and it is a key again.
+    with _Raises(RejectedError, "secret_detected") as raised:
+        user_memory(store, content="key AKIA" + "IOSFODNN7EXAMPLF")
+    assert "aws_access_key x1 in the content" in raised.error.message
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        ("mail via SG." + "Zk3" * 7 + "Q." + "Pw9x" * 10 + "Abc", "sendgrid_key"),
+        ("bot 7261934058:AA" + "Hq3" * 11, "telegram_bot_token"),
+        ("curl -u deploy:Xk9vQ2mP7rT4 https://api.example.com", "login_password"),
+        ("push with ghp_" + "A1b2C3d4E5" * 2 + "\u200b" + "F6g7H8i9J0K1l2M3", "github_token"),
+        ("password\uff1aXk9vQ2mP7rT4", "secret_assignment"),
+        (
+            "> -----BEGIN OPENSSH PRIVATE"
+            + " KEY-----\n> "
+            + "b3BlbnNzaC1rZXktdjEAAAAA" * 3
+            + "\n> -----END OPENSSH PRIVATE"
+            + " KEY-----",
+            "private_key",
+        ),
+    ],
+)
+def test_issue_18_formats_are_refused_as_memory(store: Store, content: str, kind: str) -> None:
+    with _Raises(RejectedError, "secret_detected") as raised:
+        user_memory(store, content=content)
+    assert f"{kind} x1 in the content" in raised.error.message
+    assert content not in json.dumps(raised.error.to_json())
+
+
 def test_redact_sensitive_stores_redacted_text_and_redacted_stays_true(store: Store) -> None:
     record = user_memory(
         store, title=f"key {TOKEN}", content=f"use {TOKEN} here", redact_sensitive=True

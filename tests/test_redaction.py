@@ -30,6 +30,7 @@ from rutter_core.discovery.redaction import (
 )
 from rutter_core.discovery.redaction.anchors import _has_anchor
 from rutter_core.discovery.redaction.engine import _merge, _to_original
+from tests.fixtures.redaction import secret_corpus
 
 CORPUS = Path(__file__).parent / "corpus" / "redaction"
 UPPER = string.ascii_uppercase
@@ -341,7 +342,9 @@ def test_private_key_block_in_context(label: str, context: str) -> None:
 
 def test_every_kind_is_exercised() -> None:
     kinds = {case.partition("/")[0] for case in CONTEXT_CASES} | {"private_key"}
-    assert kinds == REDACTION_KINDS
+    corpus = {kind for case in secret_corpus.secret_cases() for kind, *_span in case.expected}
+    assert kinds <= REDACTION_KINDS
+    assert kinds | corpus == REDACTION_KINDS
 
 
 @pytest.mark.parametrize("template", sorted((CORPUS / "templates").iterdir()), ids=lambda p: p.name)
@@ -475,7 +478,41 @@ NOT_SECRETS = [
     "host:port",
     # near-miss formats
     "ghp_tooshort",
-    "xghp_" + "a" * 36,
+    "xghp_" + "a" * 36,  # a masked token: one character eight times in a row
+    "ghp_" + "x" * 36,
+    "AKIA" + "IOSFODNN7" + "EXAMPLE",  # AWS's documented example key
+    # issue 11: real prose that was redacted
+    "permissions:\n  contents: read\n  id-token: write\n",
+    "`id-token: write`",
+    "  apiKey: process.env.SUPPORT_API_KEY!,",
+    "Pass it with `api_key=`. Custom providers must also set `base_url=`.",
+    "Tune it with `token_threshold=` or by supplying `message_count_threshold`.",
+    "OpenAIProvider(base_url=url, api_key='not-needed')",
+    'if (token === undefined) throw new Error("token: missing");',
+    # every exemption docs/file-conventions.md lists, one by one
+    'password = "#{db_password}"',
+    "api_key: ••••••••",
+    "password: &default_pw hunter",
+    "token: my-github-token",
+    "api_key: insert your key",
+    "secret: add-yours",
+    "password: replace_me",
+    "token: not-set",
+    "api_key: sk-no-key-required",
+    "password: demo",
+    "existingSecret: api-auth",
+    "image_pull_secret: ghcr-pull",
+    '"NextToken": "eyJwYWdlIjogMn0="',
+    '"ClientToken": "a1b2c3d4e5f6a7b8"',
+    "See :token:`value_name` for the grammar.",
+    '"encryptionKey": "arn:aws:kms:us-west-2:123456789012:alias/aws/s3"',
+    '"IdToken": "minutes"',
+    '"token": "[Pagination token]"',
+    '"id_token": "HEADER.PAYLOAD.SIGNATURE"',
+    "const password = 'Password used to generate key';",
+    "new URL('https://abc:xyz@example.com')",
+    "npm:lodash@4.17.21 and team:platform@example.com",
+    "notificationEmail:john.doe@example.com",
     "AKIA" + "A" * 15,
     "sk-learn-compatible-estimators-are-great",
     "sk-" + "a" * 48,
@@ -672,11 +709,21 @@ def test_jwt_requires_three_segments_and_json() -> None:
     assert find_secrets(jwt) == [SecretFinding("jwt", 0, len(jwt))]
 
 
-def test_token_inside_a_longer_word_is_not_that_token() -> None:
+def test_distinctive_token_glued_to_a_word_is_still_that_token() -> None:
+    """Issue 18: `ghp_` cannot occur in prose, so a token glued to a word is found."""
     token = gen_github_classic(random.Random(11))
-    assert find_secrets("x" + token) == []
-    assert find_secrets(token + "x") == []
+    assert find_secrets("x" + token) == [SecretFinding("github_token", 1, 41)]
+    assert find_secrets(token + "x") == [SecretFinding("github_token", 0, 40)]
     assert find_secrets(f"({token})") == [SecretFinding("github_token", 1, 41)]
+
+
+def test_weak_prefix_inside_a_longer_word_is_not_that_token() -> None:
+    rng = random.Random(19)
+    npm, aws = gen_npm(rng), "AKIA" + rand(rng, UPPER + DIGITS, 16)
+    assert find_secrets("x" + npm) == []
+    assert find_secrets(npm + "x") == []
+    assert find_secrets("X" + aws) == []  # inside an upper-case run
+    assert find_secrets("key" + aws) == [SecretFinding("aws_access_key", 3, 23)]
 
 
 def test_offsets_are_str_offsets_with_non_ascii_text() -> None:
@@ -748,6 +795,10 @@ def test_api_shapes() -> None:
         "private_key", "aws_access_key", "aws_secret_key", "github_token", "gitlab_token",
         "slack_token", "stripe_key", "openai_api_key", "anthropic_api_key", "google_api_key",
         "npm_token", "pypi_token", "jwt", "basic_auth_url", "secret_assignment",
+        "google_oauth", "sendgrid_key", "twilio_key", "huggingface_token", "mailgun_key",
+        "mailchimp_key", "shopify_token", "digitalocean_token", "telegram_bot_token",
+        "discord_token", "square_token", "databricks_token", "atlassian_token", "api_token",
+        "basic_auth", "bearer_token", "login_password",
     } == REDACTION_KINDS  # fmt: skip
     assert marker("github_token") == "[REDACTED:github_token]"
     with pytest.raises(ValueError, match="unknown redaction kind"):
@@ -840,7 +891,13 @@ FRAGMENTS = [
     " ", "\t", "\\n", "-----BEGIN ", "-----END ", "RSA ", PRIVATE_KEY, "-----",
     PUTTY + "2: ",
     "[REDACTED:github_token]", "[REDACTED:secret_assignment]", "İ", "密", "\r\n",
+    # issue 18's rules and variants
+    "SG.", "hf_", "ya29.", "shpat_", "dapi", "AC", "-us1", "curl ", " -u ", "--user=",
+    "machine ", " login ", " password ", "Basic ", "Bearer ", '"auth": "', "@", "localhost",
+    "\u200b", "\u00ad", "\u00a0", "\uff1a", "\uff47", "\u0440", "> ", "// ", "# ",
+    "[REDACTED:login_password]", "[REDACTED:basic_auth]",
 ]  # fmt: skip
+CORPUS_GENERATORS = [generate for _kind, _variant, generate in secret_corpus.FORMATS]
 
 
 @st.composite
@@ -856,7 +913,7 @@ def adversarial_texts(draw: st.DrawFn) -> str:
         elif pick == 2:
             parts.append(draw(st.text(max_size=8)))
         else:
-            _kind, generate = draw(st.sampled_from(GENERATORS))
+            generate = draw(st.sampled_from([gen for _kind, gen in GENERATORS] + CORPUS_GENERATORS))
             parts.append(generate(random.Random(draw(seeds))))
     return "".join(parts)
 

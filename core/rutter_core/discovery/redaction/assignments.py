@@ -4,10 +4,10 @@ the value must be a literal."""
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Final
 
-from detect_secrets.plugins.keyword import DENYLIST as _DS_KEYWORDS
-
+from rutter_core.discovery.redaction import upstream
 from rutter_core.discovery.redaction.kinds import MARKER_PREFIX
 from rutter_core.discovery.redaction.literals import IDENTIFIER, is_literal
 
@@ -24,26 +24,31 @@ def _spellings(word: str) -> tuple[str, ...]:
 # The name must END with the keyword: `password_file: /run/x` and `max_tokens: 4096` are not
 # secrets. detect-secrets' KeywordDetector list (the words our keyword scans reach) plus token,
 # passphrase, a `pass` word of its own and more `*_key` names. Checked with str.endswith.
-_SECRET_NAME_ENDINGS: Final = (
-    *(
-        spelling
-        for word in (
-            *(w for w in _DS_KEYWORDS if w.endswith(("key", "pass", "password", "passwd", "pwd"))),
-            *(w for w in _DS_KEYWORDS if w == "secret"),
-            "token",
-            "passphrase",
-            *(
-                f"{prefix}_?key"
-                for prefix in ("access", "secret", "encryption", "signing", "master")
-            ),
-            "aws_?key",
-        )
-        for spelling in _spellings(word)
-    ),
-    "_pass",
-    ".pass",
-    "-pass",
-)
+@cache
+def _secret_name_endings() -> tuple[str, ...]:
+    keywords = upstream.keywords()
+    return (
+        *(
+            spelling
+            for word in (
+                *(w for w in keywords if w.endswith(("key", "pass", "password", "passwd", "pwd"))),
+                *(w for w in keywords if w == "secret"),
+                "token",
+                "passphrase",
+                *(
+                    f"{prefix}_?key"
+                    for prefix in ("access", "secret", "encryption", "signing", "master")
+                ),
+                "aws_?key",
+            )
+            for spelling in _spellings(word)
+        ),
+        "_pass",
+        ".pass",
+        "-pass",
+    )
+
+
 # AWSKeyDetector's secret-key context: `aws` ... (key|pwd|password|pass|token).
 _AWS_NAME_ENDINGS: Final = ("key", "pwd", "password", "pass", "token", "secret")
 _SECRET_ACCESS_KEY: Final = _spellings("secret_?access_?key")
@@ -79,6 +84,54 @@ _VALUE_ENDS_LINE: Final = re.compile(r"[ \t]*(?:\r?\n|\r|$|#|//|[\"'`])")
 _QUERY_VALUE_END: Final = re.compile(r"[&#]")
 
 
+def _closes_a_string(text: str, pos: int, quote: str) -> bool:
+    """Does the quote at `pos` close a string (or code span) opened earlier on its line?"""
+    line = text[text.rfind("\n", 0, pos) + 1 : pos]
+    if quote != "'":
+        return line.count(quote) % 2 == 1
+    # Apostrophes (`don't`) are not quotes.
+    quotes = sum(
+        1
+        for at, char in enumerate(line)
+        if char == "'"
+        and not (0 < at < len(line) - 1 and line[at - 1].isalnum() and line[at + 1].isalnum())
+    )
+    return quotes % 2 == 1
+
+
+# Names ending in `token` that hold a pagination cursor or an idempotency key (API docs are
+# full of them), and names of a secret object rather than its value, in any spelling:
+# next_token, nextToken and next-token alike.
+_CURSOR_TOKENS: Final = tuple(
+    spelling
+    for word in (
+        "next_?token", "next_?forward_?token", "next_?backward_?token", "page_?token",
+        "pagination_?token", "continuation_?token", "idempotency_?token", "client_?token",
+        "sync_?token", "resume_?token", "change_?token", "update_?token", "cursor_?token",
+        "request_?token", "max_?token", "num_?token", "lock_?token",
+        # names of a secret object, not its value (Helm's `existingSecret: api-auth`)
+        "existing_?secret", "external_?secret", "sealed_?secret", "image_?pull_?secret",
+    )
+    for spelling in _spellings(word)
+)  # fmt: skip
+_PASSWORD_NAMES: Final = ("password", "passwd", "pwd", "passphrase", "pass")
+_PROSE_AFTER: Final = re.compile(r"[ \t]+[A-Za-z(]")
+
+
+def _password_in_prose(name: str, text: str, end: int, value: str) -> bool:
+    """`password: hunter2 is …`: a word with letters and digits after a password's name, then
+    more words. Only password names (`token: gpt4o is the model` stays) and only such words."""
+    value = value.rstrip(".")
+    return (
+        name.endswith(_PASSWORD_NAMES)
+        and _PROSE_AFTER.match(text, end) is not None
+        and len(value) >= 6
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and is_literal(value, quoted=False)
+    )
+
+
 def _argument_context(text: str, start: int) -> bool:
     """Is the name at `start` a keyword argument (after `(` or `,`)?"""
     at = start - 1
@@ -98,17 +151,23 @@ def assignment(
     if text.endswith(MARKER_PREFIX, 0, start):
         return None  # the kind name inside one of our own markers
     name = low[start:name_end]
-    generic = name == "pass" or name.endswith(_SECRET_NAME_ENDINGS)
+    if name.endswith(_CURSOR_TOKENS):
+        return None  # `NextToken`, `IdempotencyToken`, `existingSecret`: not credentials
+    generic = name == "pass" or name.endswith(_secret_name_endings())
     aws = ("aws" in name and name.endswith(_AWS_NAME_ENDINGS)) or name.endswith(_SECRET_ACCESS_KEY)
     if not (aws or generic):
         return None
     sep, ws0, ws = found.group("sep", "ws0", "ws")
     pos = found.end()
+    if sep == ":" and not ws and text[start - 1 : start] == ":":
+        return None  # a reStructuredText role: :token:`name`
     quoted = _QUOTED.match(text, pos) if text[pos : pos + 1] in _QUOTED_START else None
     code_name = False  # an unquoted bare identifier where code, not config, is likely
     if quoted is not None:
         if "f" in quoted.group("prefix").lower():
             return None  # f-string: a template
+        if _closes_a_string(text, pos + len(quoted.group("prefix")), quoted.group("q")):
+            return None  # ``with `api_key=`. Custom``: the quote ends the name's code span
         value_start, value_end = quoted.span("v")
         value = quoted.group("v")
     else:
@@ -128,9 +187,13 @@ def assignment(
         value = raw.rstrip(",;)]}")
         value_start, value_end = pos, pos + len(value)
         # YAML `key: value` must be the whole rest of the line; `password: str = ""` and prose
-        # after a colon are not values.
+        # after a colon are not values, except a password-like word in a sentence
+        # (`password: hunter2 is the staging DB password.`).
         if sep == ":" and _VALUE_ENDS_LINE.match(text, bare.end()) is None:
-            return None
+            if not _password_in_prose(name, text, bare.end(), value):
+                return None
+            value = value.rstrip(".")
+            value_end = value_start + len(value)
         code_name = IDENTIFIER.fullmatch(value) is not None and (
             value != raw  # `secret: clientSecret,` / `token: string;` in code
             or (sep != ":" and bool(ws0 or ws))  # `x = y`
@@ -143,6 +206,8 @@ def assignment(
     # Variable names carry few digits; `Xk9vQ2mP7rT4` or a hex string is a generated secret.
     if code_name and sum(c.isdigit() for c in value) <= 3:
         return None
-    if generic and is_literal(value, quoted=quoted is not None):
+    # A backtick value is a code span: `os.environ["X"]` is read like unquoted code.
+    literal_quote = quoted is not None and quoted.group("q") != "`"
+    if generic and is_literal(value, quoted=literal_quote):
         return "secret_assignment", value_start, value_end
     return None

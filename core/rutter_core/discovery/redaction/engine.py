@@ -6,10 +6,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 
-from rutter_core.discovery.redaction.anchors import PIVOTS, ascii_lower
+from rutter_core.discovery.redaction.anchors import ascii_lower, pivots
 from rutter_core.discovery.redaction.assignments import KEYWORD_SCANS, assignment
 from rutter_core.discovery.redaction.formats import TOKEN_CHARS
 from rutter_core.discovery.redaction.kinds import MARKERS, RedactionResult, SecretFinding
+from rutter_core.discovery.redaction.literals import is_documented_example
+from rutter_core.discovery.redaction.normalise import normalise
 
 # (context?, -length, -rank, start, end, kind): sorting gives the order in which overlapping
 # candidates are preferred.
@@ -18,7 +20,7 @@ _Candidate = tuple[bool, int, int, int, int, str]
 
 def _candidates(text: str) -> Iterable[_Candidate]:
     seen: set[tuple[int, int, str]] = set()
-    for pivot in PIVOTS:
+    for pivot in pivots():
         for hit in pivot.scan.finditer(text):
             pivot_at = hit.start()
             for anchor, index, after, rules in pivot.anchors:
@@ -29,7 +31,9 @@ def _candidates(text: str) -> Iterable[_Candidate]:
                     continue
                 for rule in rules:
                     span = rule.match(text, start)
-                    if span is not None and (span[0], span[1], rule.kind) not in seen:
+                    if span is None or _example(text, span, rule.kind):
+                        continue
+                    if (span[0], span[1], rule.kind) not in seen:
                         seen.add((span[0], span[1], rule.kind))
                         yield rule.context, span[0] - span[1], -rule.rank, *span, rule.kind
     low = ascii_lower(text)
@@ -38,10 +42,15 @@ def _candidates(text: str) -> Iterable[_Candidate]:
         for hit in scan.finditer(low):
             reversed_low = reversed_low or low[::-1]
             found = assignment(text, low, reversed_low, hit)
-            if found is not None:
+            if found is not None and not _example(text, found[1:], found[0]):
                 kind, start, end = found
                 rank = 1 if kind == "secret_assignment" else 2
                 yield True, start - end, -rank, start, end, kind
+
+
+def _example(text: str, span: tuple[int, int], kind: str) -> bool:
+    """Documented example values and masked tokens are shown, never a private key block."""
+    return kind != "private_key" and is_documented_example(text[span[0] : span[1]])
 
 
 def _select(text: str) -> list[SecretFinding]:
@@ -116,6 +125,26 @@ def _merge(findings: list[SecretFinding]) -> list[SecretFinding]:
 
 def find_secrets(text: str) -> list[SecretFinding]:
     """Secrets in `text`, sorted by start and never overlapping.
+
+    Text with look-alike or invisible characters is scanned twice, as written and as its
+    ASCII matching copy (`normalise`); findings in the copy are mapped back to the original
+    span and joined with the others.
+    """
+    findings = _find(text)
+    copy = normalise(text)
+    if copy is None:
+        return findings
+    extra = [
+        SecretFinding(found.kind, *copy.original(found.start, found.end))
+        for found in _find(copy.text)
+    ]
+    if not extra:
+        return findings
+    return _merge([*findings, *extra])
+
+
+def _find(text: str) -> list[SecretFinding]:
+    """One text's findings, sorted by start and never overlapping.
 
     Boundaries are judged on the neighbours a secret has in `text`; once a neighbour is
     replaced by a marker another secret can stand free (a token glued to a key header). So

@@ -23,6 +23,24 @@ REDACTION_KINDS: Final[frozenset[str]] = frozenset(
         "jwt",
         "basic_auth_url",
         "secret_assignment",
+        # issue 18: more services and login formats
+        "google_oauth",
+        "sendgrid_key",
+        "twilio_key",
+        "huggingface_token",
+        "mailgun_key",
+        "mailchimp_key",
+        "shopify_token",
+        "digitalocean_token",
+        "telegram_bot_token",
+        "discord_token",
+        "square_token",
+        "databricks_token",
+        "atlassian_token",
+        "api_token",
+        "basic_auth",
+        "bearer_token",
+        "login_password",
     }
 )
 

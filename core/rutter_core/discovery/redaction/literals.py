@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Final
 
@@ -19,11 +20,23 @@ PLACEHOLDER_WORDS: Final = frozenset(
         # type names in annotations and schemas
         "str", "string", "int", "integer", "bool", "boolean", "bytes", "any", "object",
         "secretstr", "secretbytes", "text", "char", "varchar",
+        # settings that are words, not secrets (`id-token: write` in GitHub Actions)
+        "read", "write", "readwrite", "readonly", "admin", "enabled", "disabled", "enable",
+        "disable", "auto", "inherit", "public", "private", "internal", "bearer", "basic",
+        "oauth", "oauth2", "header", "query", "cookie", "env", "file", "vault", "prompt", "ask",
+        "ignore", "skip", "always", "never", "random", "generated", "unused", "ignored",
+        "notneeded", "notrequired", "notused", "na", "anything", "whatever", "ollama",
+        "lmstudio", "sknokeyrequired", "nokey", "local", "missing", "invalid", "expired",
+        "revoked", "error", "mismatch", "unknown", "sktest", "testkey", "testtoken", "seconds",
+        "minutes", "hours", "days", "weeks",
     }
 )  # fmt: skip
 _PLACEHOLDER_SHAPE: Final = re.compile(
     r"^(?:your|insert|enter|paste|put|add)|^my[-_ .]|[-_ .]here$"
     r"|^(?:change|replace)[-_ .]?(?:me|it|this)\b|example|placeholder|dummy|redacted"
+    r"|^not[-_ .]?(?:needed|required|used|set|a[-_ .]?real)|^(?:sk-)?no[-_ .]?key"
+    r"|^(?:sk[-_])?(?:test|fake|mock|dummy|demo)(?:[-_ .]?(?:key|token|secret|password|value))?$"
+    r"|^\[.*\]$|^(?:arn|urn):"
 )
 MASK: Final = re.compile(r"[xX*•·.#_\-]+")
 _NON_ALNUM: Final = re.compile(r"[^a-z0-9]+")
@@ -31,6 +44,11 @@ _LETTER: Final = re.compile(r"[A-Za-z]")
 _NAME_OF_SECRET: Final = re.compile(
     r"[a-z0-9_.\-]*(?:password|passwd|passphrase|pwd|pass|secret|secrets|token|key)"
 )
+# `HEADER.PAYLOAD.SIGNATURE`, `MY_TOKEN`: an upper-case name without digits, not a value.
+_SHOUTED_NAME: Final = re.compile(r"[A-Z][A-Z_.\-]{3,}")
+# `'Password used to generate key'`: four or more words of prose, one of them a small word.
+_SENTENCE: Final = re.compile(r"[A-Za-z]+(?:[ \t]+[A-Za-z]+){3,}[.!]?")
+_SMALL_WORD: Final = re.compile(r"(?i)\b(?:the|a|an|to|for|of|is|are|used|your|here|with|from)\b")
 IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _ATTRIBUTE_PATH: Final = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
 _PATH_LIKE: Final = re.compile(r"(?:~|\.{1,2})?/|[A-Za-z]:[\\/]|file:")
@@ -58,6 +76,8 @@ def is_literal(value: str, *, quoted: bool) -> bool:
     value = value.strip()
     if len(value) < 4 or _LETTER.search(value) is None:
         return False
+    if _SHOUTED_NAME.fullmatch(value) or (_SENTENCE.fullmatch(value) and _SMALL_WORD.search(value)):
+        return False
     lowered = value.lower()
     if (
         MARKER_PREFIX.lower() in lowered
@@ -75,6 +95,36 @@ def is_literal(value: str, *, quoted: bool) -> bool:
     if quoted:
         return True
     # Unquoted: YAML tags/anchors/aliases, decorators, calls, indexing, attribute paths.
+    # A TypeScript non-null assertion (`process.env.API_KEY!`) is still a reference.
+    bare = value.rstrip("!")
     return not (
-        value[0] in "!&*@" or "(" in value or "[" in value or _ATTRIBUTE_PATH.fullmatch(value)
+        value[0] in "!&*@"
+        or "(" in value
+        or "[" in value
+        or _ATTRIBUTE_PATH.fullmatch(bare)
+        or (bare != value and IDENTIFIER.fullmatch(bare))
+    )
+
+
+# Values published in vendors' documentation as examples (AWS's `AKIAIOSFODNN7EXAMPLE` and its
+# secret key, jwt.io's sample token, Stripe's documented test key): quoting them is not a leak.
+# Kept as SHA-256 digests so no key-shaped string sits in the source.
+_DOCUMENTED_EXAMPLES: Final = frozenset(
+    {
+        "7f75367e7881255134e1375e723d1dea8ad5f6a4fdb79d938df1f1754a830606",  # jwt.io sample
+        "2cafc0970149a84f3b9e62eaf169f36f59907a3b3e31f7b82e68c69cd27f7326",  # Stripe docs
+        "f2d6ca16515033e5dce14eba840b979d27b5cbae24bb3e5bf484339667f86397",  # Stripe docs, older
+    }
+)
+# A token whose body is a mask (`ghp_xxxxxxxx…`, `AKIA0000000000000000`: one character eight
+# times in a row, which a random token of these lengths practically never has) or says EXAMPLE.
+_MASKED_TOKEN: Final = re.compile(r"(.)\1{7,}|example", re.IGNORECASE | re.DOTALL)
+
+
+def is_documented_example(value: str) -> bool:
+    """A vendor's published example value or a masked token: shown in docs, grants nothing."""
+    if _MASKED_TOKEN.search(value):
+        return True
+    return (
+        hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest() in _DOCUMENTED_EXAMPLES
     )
