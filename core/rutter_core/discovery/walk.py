@@ -76,6 +76,8 @@ def normalize_target(target: str) -> str:
             path=target if _is_utf8(target) else None,
         )
 
+    if not target:
+        reject("is empty (give `.` for the whole workspace)")
     if not _is_utf8(target):
         reject("is not valid UTF-8")
     if "\x00" in target:
