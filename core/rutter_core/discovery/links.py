@@ -96,7 +96,7 @@ def _step(root: str, rel: str, start: str, text: str) -> str:
     component, refusing a step out of the root or through a linked directory."""
     if os.path.isabs(text):
         if not _inside(root, os.path.normpath(text)):
-            _refuse(rel, "it leads outside the workspace", "outside the workspace")
+            _refuse(rel, "it points outside the workspace")
         # An absolute link into the workspace: walk it from the root like a relative one.
         text = os.path.relpath(os.path.normpath(text), root)
         start = root
@@ -105,7 +105,7 @@ def _step(root: str, rel: str, start: str, text: str) -> str:
     for index, part in enumerate(parts):
         if part == "..":
             if current == root:
-                _refuse(rel, "it leads outside the workspace", "outside the workspace")
+                _refuse(rel, "it points outside the workspace")
             current = os.path.dirname(current)
             continue
         current = os.path.join(current, part)
