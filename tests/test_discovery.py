@@ -184,7 +184,9 @@ def test_directory_target_includes_its_own_level(workspace_root: Path) -> None:
 def test_root_target_and_missing_target_file(workspace_root: Path) -> None:
     write_tree(workspace_root, {"AGENTS.md": "root\n", "internal/AGENTS.md": "i\n"})
     assert paths(run(workspace_root, ".")) == ["AGENTS.md"]
-    assert paths(run(workspace_root, "")) == ["AGENTS.md"]
+    with pytest.raises(RutterError) as empty:  # issue 18: '' is not the whole workspace
+        run(workspace_root, "")
+    assert empty.value.code == "invalid_target"
     # A file not written yet still gets its directory's instructions.
     assert paths(run(workspace_root, "internal/new.go")) == ["AGENTS.md", "internal/AGENTS.md"]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from rutter_core.discovery.fsread import SETTLED_MS, FileReader
+from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import (
     AGENTS_NAME,
     CLAUDE_DIR,
@@ -137,7 +137,6 @@ def _assemble(stack: Stack, loaded_at: str) -> Snapshot:
         "sources": sources,
         "ignored": [entry.model_dump(exclude_none=True) for entry in stack.ignored],
         "conflicts": [conflict.model_dump() for conflict in stack.conflicts],
-        "settled_ms": SETTLED_MS,
     }
     document["fingerprint"] = snapshot_fingerprint(document)
     return Snapshot.model_validate(document)

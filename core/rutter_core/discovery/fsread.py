@@ -30,7 +30,7 @@ DEFAULT_RACY_WINDOW_NS = 2_000_000_000
 # A file modified less than this long ago may still be being written (see _read_verified): it
 # is read again once it is this old, and any change in between is refused. A writer that pauses
 # mid-write for longer than this (with discovery inside the pause, after the interval) is the
-# limit no interval removes: the snapshot states it as `settled_ms`, the threat model says why.
+# limit no interval removes (the threat model states it with this figure, `settled_ms`).
 # 100 ms catches the 50 ms pauses of issue 18 with margin and costs a read of a file saved
 # moments ago at most 100 ms; files older than it (all cached ones) cost nothing.
 # Filesystem timestamps come from a coarse clock that lags by up to a tick (~4 ms).

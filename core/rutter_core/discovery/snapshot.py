@@ -115,19 +115,13 @@ class Snapshot(_Frozen):
     sources: list[Source]
     ignored: list[IgnoredEntry]
     conflicts: list[Conflict]
-    settled_ms: int | None = None
-    """How long after its last change a source is read again and compared (a writer pausing
-    mid-write for longer may go unnoticed; threat model). Absent in snapshots from before it
-    was stated; not part of the fingerprint."""
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
 
 
 # Fields that describe when/where a snapshot was taken rather than what it says.
-SNAPSHOT_FINGERPRINT_EXCLUDES = frozenset(
-    {"fingerprint", "loaded_at", "workspace_id", "settled_ms"}
-)
+SNAPSHOT_FINGERPRINT_EXCLUDES = frozenset({"fingerprint", "loaded_at", "workspace_id"})
 SOURCE_FINGERPRINT_EXCLUDES = frozenset({"content", "loaded_at", "why_effective"})
 
 
