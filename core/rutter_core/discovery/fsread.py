@@ -334,8 +334,9 @@ class FileReader:
             if exc.errno == errno.ELOOP:
                 raise discovery_error(
                     "symlink",
-                    f"{rel} became a symbolic link while it was read; replace the link with "
-                    "the file itself",
+                    f"{rel} became a symbolic link while it was read; nothing was delivered. "
+                    "Try again; if it stays a link, point it at a regular file inside the "
+                    f"workspace or exclude {rel} in .prayu/instructions.ignore",
                     path=rel,
                 ) from exc
             if exc.errno in _MISSING_ERRNOS:
