@@ -374,3 +374,28 @@ def test_final_file_replaced_by_a_link_during_the_read_is_refused(
     hook = _OnRead(monkeypatch, final, swap)
     assert refused(workspace_root, "concurrent_modification").path == "CLAUDE.md"
     assert hook.fired
+
+
+def test_absolute_link_climbing_out_through_dotdot_is_refused(workspace_root: Path) -> None:
+    """`/root/sub/../../x` leaves the root on the way, though the text names a path whose
+    lexical form is inside it only by accident of the workspace's own name."""
+    write_tree(workspace_root, {"sub/a.md": "a\n", "AGENTS.md": "root\n"})
+    (workspace_root / "CLAUDE.md").symlink_to(
+        f"{workspace_root}/sub/../../{workspace_root.name}/AGENTS.md"
+    )
+    assert "outside the workspace" in refused(workspace_root, "symlink").message
+
+
+def test_absolute_link_through_a_linked_directory_is_refused(workspace_root: Path) -> None:
+    write_tree(workspace_root, {"real/guide.md": "g\n"})
+    (workspace_root / "linkdir").symlink_to("real", target_is_directory=True)
+    (workspace_root / "CLAUDE.md").symlink_to(f"{workspace_root}/linkdir/guide.md")
+    assert "linked directory" in refused(workspace_root, "symlink").message
+
+
+def test_linked_override_to_a_blank_file_falls_back(workspace_root: Path) -> None:
+    write_tree(workspace_root, {"AGENTS.md": "agents\n", "blank.md": "\n"})
+    (workspace_root / "AGENTS.override.md").symlink_to("blank.md")
+    found = snap(workspace_root)
+    assert list(sources(found)) == ["AGENTS.md"]
+    assert ignored(found)["AGENTS.override.md"]["reason"] == "blank_override"
