@@ -184,7 +184,7 @@ def _read_linked(
         text = read_source(reader, end.rel, end.path, end.st, limits)
     except RutterError as error:
         if error.code in ("symlink", "concurrent_modification"):
-            verify_unchanged(root, rel, end)  # the link moved: say so, naming the link
+            verify_unchanged(rel, end)  # the link moved: say so, naming the link
             if error.code == "symlink":  # the final file itself became a link mid-read
                 raise discovery_error(
                     "concurrent_modification",
@@ -193,7 +193,7 @@ def _read_linked(
                     path=rel,
                 ) from error
         raise
-    verify_unchanged(root, rel, end)
+    verify_unchanged(rel, end)
     return text
 
 

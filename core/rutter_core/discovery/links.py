@@ -19,7 +19,7 @@ from typing import Final, NoReturn
 
 from rutter_core.discovery.fsread import FileIdentity, identity_of, is_link, lstat_or_none
 from rutter_core.discovery.ignore import IGNORE_FILE
-from rutter_core.kernel.errors import RutterError, discovery_error
+from rutter_core.kernel.errors import discovery_error
 
 MAX_LINK_HOPS: Final = 8
 """A chain of 8 links is followed; a 9th is refused."""
@@ -152,9 +152,11 @@ def stub_target(dir_path: str, raw: bytes) -> str | None:
     return path
 
 
-def verify_unchanged(root: str, rel: str, end: LinkEnd) -> None:
-    """After the final file was read: the chain still leads there (`concurrent_modification`
-    otherwise, naming the link)."""
+def verify_unchanged(rel: str, end: LinkEnd) -> None:
+    """After the final file was read: every link of the chain still holds the same text (same
+    identity) and the final file is the same file (`concurrent_modification` otherwise, naming
+    the link). The directories on the way were real when resolved; the read itself refuses a
+    landing anywhere but the canonical path (`fsread`)."""
     for link_path, identity, text in end.chain:
         st = lstat_or_none(link_path)
         try:
@@ -163,12 +165,8 @@ def verify_unchanged(root: str, rel: str, end: LinkEnd) -> None:
             again = None
         if st is None or identity_of(st) != identity or again != text:
             _changed(rel)
-    try:
-        start = end.chain[0][0] if end.chain else end.path
-        current = resolve_link(root, rel, start, stub=end.stub)
-    except RutterError:
-        _changed(rel)
-    if current.path != end.path or identity_of(current.st) != identity_of(end.st):
+    final = lstat_or_none(end.path)
+    if final is None or identity_of(final) != identity_of(end.st):
         _changed(rel)
 
 
