@@ -140,3 +140,21 @@ def test_refused_link_through_the_cli_names_link_and_way_out(
     assert "outside the workspace" in error["message"]
     assert str(tmp_path) not in error["message"]
     assert ".prayu/instructions.ignore" in error["message"]
+
+
+def test_run_pins_a_linked_source_and_drifts_when_its_file_changes(
+    tmp_path: Path, repos: tuple[Path, Path]
+) -> None:
+    origin, _ = repos
+    cli = Cli(tmp_path / "home", tmp_path)
+    cli.json("workspace", "register", "pai", str(origin))
+    created = cli.json("run", "create", "--goal", "g", "--target", "clai.py", cwd=origin / "clai")
+    (origin / "clai" / "CONTRIBUTING.md").write_text("clai contributions, revised\n")
+    review = cli.json("context", "instructions", "--run", created["run_id"])
+    assert review["stale"] is True
+    assert review["diff"]["changed"] == ["clai/CLAUDE.md"]
+    [pinned] = [s for s in review["pinned"]["sources"] if s["path"] == "clai/CLAUDE.md"]
+    [live] = [s for s in review["live"]["sources"] if s["path"] == "clai/CLAUDE.md"]
+    assert (pinned["link_target"], live["link_target"]) == ("clai/CONTRIBUTING.md",) * 2
+    assert pinned["content"] == FILES["clai/CONTRIBUTING.md"]
+    assert live["content"] == "clai contributions, revised\n"
