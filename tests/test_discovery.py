@@ -12,7 +12,8 @@ import pytest
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import classify, precedence
 from rutter_core.discovery.snapshot import Limits, Snapshot, snapshot_fingerprint
-from rutter_core.discovery.walk import discover, normalize_target
+from rutter_core.discovery.targets import normalize_target
+from rutter_core.discovery.walk import discover
 from rutter_core.kernel.errors import DiscoveryError, DiscoveryNotFoundError, RutterError
 from tests.conftest import write_tree
 

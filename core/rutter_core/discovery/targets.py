@@ -1,7 +1,8 @@
 """Targets as people type them (contract section 4, `--target`): relative to the current
 directory when it is inside the workspace, workspace-relative otherwise, or absolute inside
 the workspace root. The one place every surface's `--target` is resolved; the answer is the
-canonical workspace-relative path discovery takes (`walk.normalize_target`).
+canonical workspace-relative path discovery takes (`normalize_target`, which the walk applies
+to every target it is given).
 
 Resolution is lexical: a linked target keeps its own path (discovery resolves the link, 5.6),
 and `..` is resolved against the typed path, refused only where it leaves the root.
@@ -13,8 +14,42 @@ import os
 import posixpath
 from typing import NoReturn
 
-from rutter_core.discovery.walk import normalize_target
 from rutter_core.kernel.errors import discovery_error
+
+
+def normalize_target(target: str) -> str:
+    """The canonical workspace-relative form of `target` (`.` for the root), or `invalid_target`."""
+
+    def reject(why: str) -> NoReturn:
+        raise discovery_error(
+            "invalid_target",
+            f"target {target!r} {why}; give a path relative to the workspace root, "
+            "with `/` separators, e.g. src/main.go",
+            path=target if is_utf8(target) else None,
+        )
+
+    if not target:
+        reject("is empty (give `.` for the whole workspace)")
+    if not is_utf8(target):
+        reject("is not valid UTF-8")
+    if "\x00" in target:
+        reject("contains a NUL character")
+    if "\\" in target:
+        reject("contains a backslash")
+    if target.startswith("/") or (len(target) >= 2 and target[1] == ":" and target[0].isalpha()):
+        reject("is absolute")
+    segments = [segment for segment in target.split("/") if segment not in ("", ".")]
+    if ".." in segments:
+        reject("contains a `..` segment")
+    return "/".join(segments) or "."
+
+
+def is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _within(root: str, path: str) -> str | None:

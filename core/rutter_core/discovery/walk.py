@@ -14,7 +14,6 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NoReturn
 
 from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.chain import Level, walk_chain
@@ -57,47 +56,13 @@ from rutter_core.discovery.snapshot import (
 )
 from rutter_core.discovery.sourcetext import SourceText
 from rutter_core.discovery.stack import Stack, StackSource, conflicts_of
+from rutter_core.discovery.targets import is_utf8, normalize_target
 from rutter_core.kernel.clock import utc_now
 from rutter_core.kernel.errors import RutterError, discovery_error
 
 # Entries looked at under one .prayu/rules tree, Markdown or not: bounds the work a hostile
 # tree can cause before the source bound applies.
 MAX_RULES_ENTRIES = 4096
-
-
-def normalize_target(target: str) -> str:
-    """The canonical workspace-relative form of `target` (`.` for the root), or `invalid_target`."""
-
-    def reject(why: str) -> NoReturn:
-        raise discovery_error(
-            "invalid_target",
-            f"target {target!r} {why}; give a path relative to the workspace root, "
-            "with `/` separators, e.g. src/main.go",
-            path=target if _is_utf8(target) else None,
-        )
-
-    if not target:
-        reject("is empty (give `.` for the whole workspace)")
-    if not _is_utf8(target):
-        reject("is not valid UTF-8")
-    if "\x00" in target:
-        reject("contains a NUL character")
-    if "\\" in target:
-        reject("contains a backslash")
-    if target.startswith("/") or (len(target) >= 2 and target[1] == ":" and target[0].isalpha()):
-        reject("is absolute")
-    segments = [segment for segment in target.split("/") if segment not in ("", ".")]
-    if ".." in segments:
-        reject("contains a `..` segment")
-    return "/".join(segments) or "."
-
-
-def _is_utf8(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 @dataclass(slots=True)
@@ -340,7 +305,7 @@ class _Walk:
                     path=dir_rel,
                     details={"limit": MAX_RULES_ENTRIES},
                 )
-            if not _is_utf8(entry.name):
+            if not is_utf8(entry.name):
                 raise discovery_error(
                     "invalid_utf8",
                     f"{dir_rel} holds an entry whose name is not valid UTF-8; rename it",
