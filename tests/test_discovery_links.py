@@ -399,3 +399,23 @@ def test_linked_override_to_a_blank_file_falls_back(workspace_root: Path) -> Non
     found = snap(workspace_root)
     assert list(sources(found)) == ["AGENTS.md"]
     assert ignored(found)["AGENTS.override.md"]["reason"] == "blank_override"
+
+
+@pytest.mark.parametrize(
+    "final",
+    [".env", "config/.env.local", "prod.env", ".envrc", ".netrc", "keys/id_ed25519",
+     "certs/server.pem", "deploy.key", ".git/config", "sub/.git/HEAD", "aws/credentials"],
+)  # fmt: skip
+def test_link_to_a_file_that_may_hold_secrets_is_refused(workspace_root: Path, final: str) -> None:
+    """A repository can ship `CLAUDE.md -> .env` for a file that only exists on your machine."""
+    write_tree(workspace_root, {final: "API_TOKEN=local-only-value\n", "AGENTS.md": "a\n"})
+    (workspace_root / "CLAUDE.md").symlink_to(final)
+    error = refused(workspace_root, "symlink")
+    assert error.path == "CLAUDE.md"
+    assert "may hold secrets" in error.message
+    assert "local-only-value" not in error.message
+
+
+def test_git_stub_naming_an_env_file_is_text_not_a_link(workspace_root: Path) -> None:
+    write_tree(workspace_root, {".env": "API_TOKEN=x\n", "CLAUDE.md": ".env"})
+    assert sources(snap(workspace_root))["CLAUDE.md"]["content"] == ".env"  # not .md: no stub

@@ -79,6 +79,13 @@ def resolve_link(root: str, rel: str, path: str, *, stub: bool = False) -> LinkE
                 _refuse(rel, "it ends at a directory, not a file", here)
             if not stat.S_ISREG(st.st_mode):
                 _refuse(rel, "it ends at something that is not a regular file", here)
+            if _may_hold_secrets(here):
+                _refuse(
+                    rel,
+                    "it ends at a file that may hold secrets (an environment file, a key, a "
+                    "credential store or git's own files), which a link never delivers",
+                    here,
+                )
             return LinkEnd(here, current, st, stub, tuple(chain))
         if current in seen:
             _refuse(rel, "its chain of links forms a loop", here)
@@ -89,6 +96,31 @@ def resolve_link(root: str, rel: str, path: str, *, stub: bool = False) -> LinkE
         text = os.readlink(current)
         chain.append((current, identity_of(st), text))
         current = _step(root, rel, os.path.dirname(current), text)
+
+
+# Where a link may not lead although it stays in the workspace: a repository can ship a link
+# (`CLAUDE.md -> .env`) to a file that only exists on your machine and was never meant for an
+# agent. Redaction would catch known secret formats, not everything such a file holds.
+_SECRET_NAMES: Final = frozenset(
+    {".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass",
+     "credentials", "credentials.json", ".htpasswd"}
+)  # fmt: skip
+_KEY_NAMES: Final = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+_KEY_SUFFIXES: Final = (".pem", ".key", ".p12", ".pfx", ".ppk", ".jks", ".kdbx", ".keystore")
+
+
+def _may_hold_secrets(rel: str) -> bool:
+    parts = rel.split("/")
+    name = parts[-1].casefold()
+    return (
+        ".git" in parts[:-1]
+        or name in _SECRET_NAMES
+        or name == ".env"
+        or name.startswith(".env.")
+        or name.endswith(".env")
+        or name.startswith(_KEY_NAMES)
+        or name.endswith(_KEY_SUFFIXES)
+    )
 
 
 def _step(root: str, rel: str, start: str, text: str) -> str:
