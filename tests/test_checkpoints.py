@@ -317,7 +317,7 @@ def test_instructions_and_configuration_follow_the_run_and_the_disk(setup: Setup
     # Discovery failing closed: the configuration is null with its reason; still a checkpoint.
     target = setup.root / "src" / "AGENTS.md"
     target.unlink()
-    target.symlink_to(setup.root / "AGENTS.md")
+    target.symlink_to(setup.root.parent / "outside.md")  # out of the workspace: refused
     failing = snapshot_of(setup.checkpoint())["project_configuration"]
     assert failing == {
         "basis": "live_instructions", "fingerprint": None, "matches_pinned": False,

@@ -12,7 +12,8 @@ import pytest
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import classify, precedence
 from rutter_core.discovery.snapshot import Limits, Snapshot, snapshot_fingerprint
-from rutter_core.discovery.walk import discover, normalize_target
+from rutter_core.discovery.targets import normalize_target
+from rutter_core.discovery.walk import discover
 from rutter_core.kernel.errors import DiscoveryError, DiscoveryNotFoundError, RutterError
 from tests.conftest import write_tree
 
@@ -184,7 +185,9 @@ def test_directory_target_includes_its_own_level(workspace_root: Path) -> None:
 def test_root_target_and_missing_target_file(workspace_root: Path) -> None:
     write_tree(workspace_root, {"AGENTS.md": "root\n", "internal/AGENTS.md": "i\n"})
     assert paths(run(workspace_root, ".")) == ["AGENTS.md"]
-    assert paths(run(workspace_root, "")) == ["AGENTS.md"]
+    with pytest.raises(RutterError) as empty:  # issue 18: '' is not the whole workspace
+        run(workspace_root, "")
+    assert empty.value.code == "invalid_target"
     # A file not written yet still gets its directory's instructions.
     assert paths(run(workspace_root, "internal/new.go")) == ["AGENTS.md", "internal/AGENTS.md"]
 

@@ -92,7 +92,18 @@ NOISE_LINES = ("", "# comment", "#!not a negation", "   ", "!", "/", "# a\\b ../
 INVALID_LINES = ("../x.md", "a/../b", "..", "!../AGENTS.md", "a\\b.md", "C:/x.md", "x\x00.md")
 
 NodeKind = Literal["file", "link", "fifo"]
-LinkTo = Literal["outside_file", "outside_dir", "dangling", "root"]
+LinkTo = Literal["outside_file", "outside_dir", "dangling", "root", "inside_file"]
+LINKED_DIR = "linked"
+"""Where `inside_file` links lead (contract 5.6): one regular file per link, never on a chain."""
+
+
+def linked_rel(rel: str) -> str:
+    """The file the `inside_file` link at `rel` ends at."""
+    return f"{LINKED_DIR}/{rel.replace('/', '_')}"
+
+
+def linked_body(rel: str) -> bytes:
+    return f"linked from {rel}\n".encode()
 
 
 @dataclass(frozen=True)
@@ -150,6 +161,8 @@ def good_bodies(draw: st.DrawFn) -> bytes:
 @st.composite
 def nodes(draw: st.DrawFn, *, allow_bad: bool, override: bool = False, md: bool = True) -> Node:
     choices = ["good"] * 6
+    if md:
+        choices.append("inside_link")  # followed (contract 5.6); a non-.md rule link is not
     if override:
         choices += ["blank"] * 2  # a blank override is not bad: the level falls back
     if allow_bad:
@@ -159,6 +172,8 @@ def nodes(draw: st.DrawFn, *, allow_bad: bool, override: bool = False, md: bool 
     choice = draw(st.sampled_from(choices))
     if choice == "good":
         return Node("file", draw(good_bodies()))
+    if choice == "inside_link":
+        return Node("link", link_to="inside_file")
     if choice == "blank":
         return Node("file", draw(st.sampled_from(BLANK_BODIES)))
     if choice == "invalid":
@@ -167,11 +182,15 @@ def nodes(draw: st.DrawFn, *, allow_bad: bool, override: bool = False, md: bool 
         return Node("file", draw(st.sampled_from(NUL_BODIES)))
     if choice == "fifo":
         return Node("fifo")
-    link_to: LinkTo = draw(st.sampled_from(["outside_file", "outside_dir", "dangling", "root"]))
+    link_to: LinkTo = draw(
+        st.sampled_from(["outside_file", "outside_dir", "dangling", "root", "inside_file"])
+    )
     return Node("link", link_to=link_to)
 
 
 def is_bad(node: Node, *, override: bool = False) -> bool:
+    if node.kind == "link" and node.link_to == "inside_file":
+        return False  # followed (contract 5.6)
     if node.kind != "file":
         return True
     body = node.body.removeprefix(BOM)
@@ -231,6 +250,7 @@ def trees(draw: st.DrawFn, *, allow_bad: bool | None = None) -> Tree:
                 put(join(level, ".prayu/rules", *sub, name), node, harmless=True)
             else:
                 put(join(level, ".prayu/rules", *sub, name), node)
+                bad = bad or (node.kind == "link" and not md)  # a linked non-rule: refused
     for _ in range(draw(st.integers(0, 2))):
         rel = join(draw(st.sampled_from(levels)), draw(st.sampled_from(DECOYS)))
         put(rel, draw(nodes(allow_bad=allow_bad)), harmless=True)
@@ -318,6 +338,11 @@ def build(base: Path, tree: Tree) -> Path:
             path.write_bytes(node.body)
         elif node.kind == "fifo":
             os.mkfifo(path)
+        elif node.link_to == "inside_file":
+            final = root / linked_rel(rel)
+            final.parent.mkdir(exist_ok=True)
+            final.write_bytes(linked_body(rel))
+            path.symlink_to(final)  # absolute, into the workspace
         else:
             path.symlink_to(link_targets[node.link_to])
     if tree.ignore is not None:
@@ -339,8 +364,11 @@ class Expectation:
     rules: IgnoreRules = field(default_factory=IgnoreRules.empty)
 
 
-def decoded(node: Node) -> tuple[str | None, str | None]:
-    """(error code, text) of a node as discovery must see it."""
+def decoded(node: Node, rel: str, *, follow: bool = True) -> tuple[str | None, str | None]:
+    """(error code, text) of a node at `rel` as discovery must see it (`follow`: a link there
+    is followed when it stays inside the workspace)."""
+    if node.kind == "link" and follow and node.link_to == "inside_file":
+        return None, linked_body(rel).decode()
     if node.kind == "link":
         return "symlink", None
     if node.kind == "fifo":
@@ -372,12 +400,14 @@ def expect(tree: Tree) -> Expectation:
         out.ignored.add((rel, "ignore_file", None))
         return True
 
-    def read(rel: str, node: Node) -> str | None:
-        code, text = decoded(node)
+    def read(rel: str, node: Node, *, follow: bool = True) -> str | None:
+        code, text = decoded(node, rel, follow=follow)
         if code is not None:
             out.errors.add((code, rel))
         elif node.kind == "file":
             out.read_sizes[rel] = len(node.body)
+        else:  # a followed link: the file it ends at is read
+            out.read_sizes[rel] = len(linked_body(rel))
         return text
 
     def deliver(rel: str, kind: str, level: str, slot: int, node: Node, text: str) -> bool:
@@ -385,7 +415,8 @@ def expect(tree: Tree) -> Expectation:
             out.errors.add(("empty_source", rel))
             return False
         depth = level.count("/") + 1 if level else 0
-        row = (rel, kind, level or ".", depth, 100 * depth + slot, text, len(node.body))
+        size = len(linked_body(rel)) if node.kind == "link" else len(node.body)
+        row = (rel, kind, level or ".", depth, 100 * depth + slot, text, size)
         out.sources.append(row)
         return True
 
@@ -419,7 +450,8 @@ def expect(tree: Tree) -> Expectation:
                 chosen = deliver(override_rel, "agents_override", level, 0, override, text)
         agents = nodes_.get(agents_rel)
         if agents is not None and not excluded(agents_rel):
-            if chosen and agents.kind == "file":
+            followed = agents.kind == "link" and agents.link_to == "inside_file"
+            if chosen and (agents.kind == "file" or followed):
                 out.ignored.add((agents_rel, "superseded", override_rel))
             elif chosen:  # a superseded AGENTS.md must still be a regular file
                 out.errors.add(
@@ -456,7 +488,7 @@ def expect(tree: Tree) -> Expectation:
                 continue
             if excluded(rel):
                 continue
-            text = read(rel, rule)
+            text = read(rel, rule, follow=rel.lower().endswith(".md"))
             if text is not None and deliver(rel, "prayu_rule", level, 10 + index, rule, text):
                 index += 1
     return out
@@ -536,6 +568,10 @@ def check_structure(snapshot: Snapshot, tree: Tree, root: Path) -> None:
             }[source.kind]
             assert local == expected_name
         path = root / source.path
+        if source.link_target is not None:  # a followed link: its own file is the link
+            assert path.is_symlink()
+            assert source.link_target == linked_rel(source.path)
+            path = root / source.link_target
         assert stat.S_ISREG(path.lstat().st_mode)
         assert path.resolve().is_relative_to(root)
         assert OUTSIDE_MARK not in source.content
@@ -627,6 +663,8 @@ def test_discovery_on_random_trees(tree: Tree, data: st.DataObject) -> None:
         else:
             sources = min(len(outcome.sources), 10)
             event(f"snapshot: {sources}+ sources, {len(outcome.ignored)} ignored")
+            if any(source.link_target for source in outcome.sources):
+                event("snapshot with a followed link")
 
         # (e) it fails exactly when the tree holds a reason to, with that reason.
         if tree.clean:

@@ -92,7 +92,7 @@ class Session:
 def build_tree(base: Path) -> dict[str, Path]:
     demo = base / "demo"
     write_tree(demo, DEMO)
-    (demo / "bad-symlink" / "AGENTS.md").symlink_to("real.md")
+    (demo / "bad-symlink" / "AGENTS.md").symlink_to("missing.md")  # dangling: refused
     (demo / "bad-fifo").mkdir()
     os.mkfifo(demo / "bad-fifo" / "CLAUDE.md")
     broken = base / "broken-ignore"
@@ -505,7 +505,7 @@ async def error_of(session: Session, key: str, code: str) -> types.Diagnostic:
 async def test_error_for_symlinked_agents_md(session: Session) -> None:
     item = await error_of(session, "bad-symlink/AGENTS.md", "symlink")
     assert span(item)[:2] == (0, 0)
-    assert "symbolic link" in item.message
+    assert "is a link that discovery cannot follow: it is dangling" in item.message
 
 
 async def test_error_for_oversized_rule(session: Session) -> None:

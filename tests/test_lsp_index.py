@@ -26,7 +26,12 @@ def folder_of(root: Path) -> Folder:
 
 def make_symlink(path: Path) -> None:
     (path.parent / "elsewhere.md").write_text("real\n")
-    path.symlink_to("elsewhere.md")
+    path.symlink_to("../../elsewhere.md")  # out of the workspace: a link 5.6 refuses
+
+
+def make_link_to_blank(path: Path) -> None:
+    (path.parent / "blank.md").write_text(" \n")
+    path.symlink_to("blank.md")  # followed (inside the root); the file it ends at is refused
 
 
 def make_directory(path: Path) -> None:
@@ -49,6 +54,7 @@ def writes(body: bytes) -> Callable[[Path], None]:
     ("rel", "make", "code"),
     [
         ("a/CLAUDE.md", make_symlink, "symlink"),
+        ("a/CLAUDE.md", make_link_to_blank, "empty_source"),
         ("a/CLAUDE.md", make_directory, "not_regular_file"),
         ("a/.prayu/instructions.md", make_fifo, "not_regular_file"),
         ("a/AGENTS.md", writes(b"ok\x00"), "nul_byte"),

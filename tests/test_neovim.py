@@ -316,7 +316,8 @@ def test_diagnostics_for_broken_and_secret_bearing_files(tmp_path: Path, ws: Pat
     (ws / "services/web/.prayu/rules").mkdir(parents=True)
     (ws / "services/web/.prayu/rules/broken.md").write_bytes(b"# Broken rule\n\nbad \xff byte\n")
     (ws / "tools").mkdir()
-    (ws / "tools/AGENTS.md").symlink_to("../AGENTS.md")
+    (ws.parent / "outside.md").write_text("outside the workspace\n", encoding="utf-8")
+    (ws / "tools/AGENTS.md").symlink_to("../../outside.md")  # out of the workspace: refused
     token = github_token()
     (ws / "docs").mkdir()
     (ws / "docs/CLAUDE.md").write_text(f"# Docs\n\nDeploy token: {token}\n", encoding="utf-8")

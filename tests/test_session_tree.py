@@ -210,7 +210,7 @@ def test_instruction_markers_pinned_against_live(setup: Setup) -> None:
     assert changed["live_fingerprint"] not in (None, pinned)
     target = setup.root / "src" / "AGENTS.md"
     target.unlink()
-    target.symlink_to(setup.root / "AGENTS.md")
+    target.symlink_to(setup.root.parent / "outside.md")  # out of the workspace: refused
     failing = setup.nodes()[node.node_id]["drift"]["instructions"]
     assert (failing["live_fingerprint"], failing["live_error"], failing["changed"]) == (
         None, "symlink", True,

@@ -19,7 +19,11 @@ def context_instructions(
     ctx: typer.Context,
     target: Annotated[
         str | None,
-        typer.Option("--target", help="Workspace-relative path of a file or directory."),
+        typer.Option(
+            "--target",
+            help="A file or directory: relative to the current directory inside the "
+            "workspace, else to the workspace root; or absolute inside it.",
+        ),
     ] = None,
     workspace_id: WorkspaceOption = None,
     run_id: Annotated[
@@ -76,7 +80,7 @@ def context_instructions(
     params = EffectiveInstructionsParams(
         target=target,
         workspace_id=workspace_id,
-        directory=None if workspace_id is not None else str(Path.cwd()),
+        directory=str(Path.cwd()),
     )
     with cli_app(ctx) as rutter:
         snapshot = rutter.instructions.effective(params)

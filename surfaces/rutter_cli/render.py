@@ -25,7 +25,12 @@ def render_snapshot(console: Console, snapshot: Snapshot) -> None:
         table.add_column("precedence", justify="right")
         table.add_column("why", overflow="fold", ratio=4)
         for source in snapshot.sources:
-            path = source.path + (" (redacted)" if source.redacted else "")
+            path = source.path
+            if source.link_target is not None:
+                path += f" → {source.link_target}" + (
+                    " (git link stub)" if source.link_stub else ""
+                )
+            path += " (redacted)" if source.redacted else ""
             table.add_row(
                 str(source.ordinal),
                 escape(path),
@@ -55,6 +60,9 @@ def render_snapshot(console: Console, snapshot: Snapshot) -> None:
                 why = f"superseded by {entry.superseded_by}"
             elif entry.reason == "blank_override":
                 why = "blank override; the level falls back to AGENTS.md"
+            elif entry.reason == "alias":
+                how = "a git link stub naming it" if entry.link_stub else "a link to it"
+                why = f"alias of {entry.alias_of} ({how}; not delivered twice)"
             else:
                 why = f"excluded by .prayu/instructions.ignore:{entry.line} ({entry.pattern})"
             console.print(escape(f"  - {entry.path}: {why}"), highlight=False)

@@ -22,7 +22,6 @@ from rutter_cli.render_runs import (
 )
 from rutter_core.app.runs import (
     DEFAULT_MODE,
-    DEFAULT_TARGET,
     ConfirmRefreshParams,
     CreateRunParams,
     InspectRunParams,
@@ -62,11 +61,14 @@ def run_create(
         str, typer.Option("--mode", metavar="ask|auto|full", help="Approval mode.")
     ] = DEFAULT_MODE,
     target: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--target", help="Workspace-relative file or directory whose instructions to pin."
+            "--target",
+            help="File or directory whose instructions to pin: relative to the current "
+            "directory inside the workspace, else to the workspace root; or absolute inside "
+            "it (default: the workspace root).",
         ),
-    ] = DEFAULT_TARGET,
+    ] = None,
     thread_id: Annotated[
         str | None,
         typer.Option("--thread", metavar="THREAD_ID", help="Continue this thread."),

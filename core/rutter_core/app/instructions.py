@@ -19,6 +19,7 @@ from rutter_core.app.models import Params
 from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.discovery.stack import Stack
+from rutter_core.discovery.targets import typed_target
 from rutter_core.discovery.walk import discover_stack
 from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
 
@@ -36,11 +37,15 @@ __all__ = [
 
 class EffectiveInstructionsParams(Params):
     target: str
-    """Workspace-relative path of a file or directory (need not exist yet)."""
+    """A file or directory (need not exist yet), as typed: relative to `directory` when that
+    is inside the workspace, else workspace-relative, or absolute inside the root (contract
+    section 4; `typed_target`)."""
     workspace_id: str | None = None
     """The registered workspace; None: the deepest one containing `directory`."""
     directory: str | None = None
-    """Without `workspace_id`: a directory inside the workspace (the CLI's working directory)."""
+    """The surface's working directory (the CLI's): picks the workspace without
+    `workspace_id`, and a relative `target` is resolved against it when it is inside the
+    workspace."""
 
     @model_validator(mode="after")
     def _names_a_workspace(self) -> EffectiveInstructionsParams:
@@ -61,7 +66,8 @@ class InstructionOperations:
             workspace = infer_workspace(self._rutter.store, Path(params.directory))
         else:
             workspace = self.workspace(params.workspace_id)
-        return self.snapshot(self.stack(workspace, params.target))
+        target = typed_target(params.target, workspace.root, params.directory)
+        return self.snapshot(self.stack(workspace, target))
 
     def workspace(self, workspace_id: str) -> Workspace:
         """The registration discovery is confined to (`not_registered` when there is none)."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field, StrictBool, StrictStr
 
 from rutter_core.app.models import Params
+from rutter_core.discovery.targets import typed_target
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.errors import Hint, RutterError, UsageError
 from rutter_core.runs import service
@@ -58,9 +59,11 @@ class CreateRunParams(Params):
     )
     profile: StrictStr | None = Field(None, description="execution profile name (a label)")
     mode: StrictStr = Field(DEFAULT_MODE, description="approval mode: ask, auto or full")
-    target: StrictStr = Field(
-        DEFAULT_TARGET,
-        description="workspace-relative file or directory whose instructions to pin",
+    target: StrictStr | None = Field(
+        None,
+        description="file or directory whose instructions to pin, as typed: relative to the "
+        "surface's directory when that is inside the workspace, else workspace-relative, or "
+        "absolute inside the workspace root (default: the workspace root)",
     )
     thread_id: StrictStr | None = Field(None, description="continue this thread")
 
@@ -147,7 +150,8 @@ class RunOperations:
     ) -> CreatedRun:
         """Mission, session, thread, root node and revision 1 of the pinned instructions, in
         one transaction. Without `params.workspace_id`, the registered workspace containing
-        `cwd` (the surface's directory; contract section 4)."""
+        `cwd` (the surface's directory; contract section 4); a relative `params.target` is
+        resolved against `cwd` when it is inside the workspace (`typed_target`)."""
         store = self._rutter.store
         workspace_id = params.workspace_id
         if workspace_id is None:
@@ -158,6 +162,12 @@ class RunOperations:
                     hint=Hint("choose_workspace"),
                 )
             workspace_id = infer_workspace(store, cwd).workspace_id
+        root = get_workspace(store, workspace_id).root
+        target = (
+            DEFAULT_TARGET
+            if params.target is None
+            else typed_target(params.target, root, None if cwd is None else str(cwd))
+        )
         return service.create_run(
             store,
             workspace_id=workspace_id,
@@ -166,7 +176,7 @@ class RunOperations:
             actor=actor,
             profile=params.profile,
             mode=params.mode,
-            target=params.target,
+            target=target,
             thread_id=params.thread_id,
         )
 

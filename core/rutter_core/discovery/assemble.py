@@ -91,6 +91,9 @@ def _assemble(stack: Stack, loaded_at: str) -> Snapshot:
     sources: list[dict[str, Any]] = []
     for index, item in enumerate(stack.sources):
         why = [_label(item), _reach(item, target, target_dir), *item.notes]
+        if item.link_target is not None:
+            how = "a git link stub naming" if item.link_stub else "a link to"
+            why.insert(1, f"{how} {item.link_target}, whose content it delivers")
         if item.kind == "claude_dir":
             why.append(f"its scope is {item.scope}, the directory holding .claude/")
         why.extend(f"overrides {rel} where they conflict" for rel in wins_over.get(item.path, []))
@@ -99,28 +102,31 @@ def _assemble(stack: Stack, loaded_at: str) -> Snapshot:
             for rel in loses_to.get(item.path, [])
         )
         text = item.text
-        sources.append(
-            {
-                "ordinal": index + 1,
-                "path": item.path,
-                "kind": item.kind,
-                "scope": item.scope,
-                "depth": item.depth,
-                "precedence": item.precedence,
-                "bytes": text.raw_bytes,
-                "content": text.content,
-                "content_sha256": text.content_sha256,
-                "loaded_at": loaded_at,
-                "trust": TRUST_CLASS,
-                "applicable_to": [target],
-                "why_effective": "; ".join(why),
-                "redacted": text.redaction.redacted,
-                "redactions": [
-                    {"kind": kind, "count": count} for kind, count in text.redaction.counts()
-                ],
-                "authority": AUTHORITY_JSON,
-            }
-        )
+        source: dict[str, Any] = {
+            "ordinal": index + 1,
+            "path": item.path,
+            "kind": item.kind,
+            "scope": item.scope,
+            "depth": item.depth,
+            "precedence": item.precedence,
+            "bytes": text.raw_bytes,
+            "content": text.content,
+            "content_sha256": text.content_sha256,
+            "loaded_at": loaded_at,
+            "trust": TRUST_CLASS,
+            "applicable_to": [target],
+            "why_effective": "; ".join(why),
+            "redacted": text.redaction.redacted,
+            "redactions": [
+                {"kind": kind, "count": count} for kind, count in text.redaction.counts()
+            ],
+            "authority": AUTHORITY_JSON,
+        }
+        if item.link_target is not None:  # absent otherwise: link-free fingerprints unchanged
+            source["link_target"] = item.link_target
+            if item.link_stub:
+                source["link_stub"] = True
+        sources.append(source)
     document: dict[str, Any] = {
         "protocol_version": PROTOCOL_VERSION,
         "workspace_id": stack.workspace_id,

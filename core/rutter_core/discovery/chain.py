@@ -8,6 +8,7 @@ import stat
 from dataclasses import dataclass
 
 from rutter_core.discovery.fsread import is_link, lstat_or_none
+from rutter_core.discovery.links import resolve_link
 from rutter_core.discovery.snapshot import Limits
 from rutter_core.kernel.errors import discovery_error
 
@@ -66,10 +67,15 @@ def walk_chain(root: str, target: str, limits: Limits) -> list[Level]:
                 path=rel,
             )
         if is_link(st):
+            if last:
+                # A linked target (contract 5.6): it must end at a file inside the root; its
+                # own directory is the one walked.
+                resolve_link(root, rel, path)
+                break
             raise discovery_error(
                 "symlink",
-                f"{rel} is a symbolic link; discovery never follows links out of the "
-                "directory tree",
+                f"{rel} is a symbolic link to a directory on the way to {target}; discovery "
+                "never walks through a linked directory: give the target by its real path",
                 path=rel,
             )
         if stat.S_ISDIR(st.st_mode):

@@ -8,14 +8,23 @@ definition, so a file the editor calls fine is one discovery delivers.
 
 from __future__ import annotations
 
+import os
 import stat
+from dataclasses import dataclass
 from os import stat_result
 
 from rutter_core.discovery.fsread import FileReader, is_link
 from rutter_core.discovery.ignore import IGNORE_FILE, IgnoreRules
+from rutter_core.discovery.links import (
+    MAX_STUB_BYTES,
+    LinkEnd,
+    resolve_link,
+    stub_target,
+    verify_unchanged,
+)
 from rutter_core.discovery.snapshot import Limits, SourceKind
 from rutter_core.discovery.sourcetext import SourceText, decode_source
-from rutter_core.kernel.errors import discovery_error
+from rutter_core.kernel.errors import RutterError, discovery_error
 
 
 def file_type(st: stat_result) -> str:
@@ -39,8 +48,8 @@ def require_regular(rel: str, st: stat_result) -> None:
     if is_link(st):
         raise discovery_error(
             "symlink",
-            f"{rel} is a symbolic link; instruction files must be regular files inside the "
-            "workspace (replace the link with the file itself)",
+            f"{rel} is a symbolic link where discovery follows none; make it a regular file "
+            f"or exclude {rel} in {IGNORE_FILE}",
             path=rel,
         )
     if not stat.S_ISREG(st.st_mode):
@@ -57,8 +66,8 @@ def require_real_dir(rel: str, st: stat_result) -> bool:
     if is_link(st):
         raise discovery_error(
             "symlink",
-            f"{rel} is a symbolic link; discovery never follows links (replace it with "
-            "a real directory)",
+            f"{rel} is a symbolic link to a directory; discovery never follows a linked "
+            "directory (make it a real directory, or link the files inside it instead)",
             path=rel,
         )
     return stat.S_ISDIR(st.st_mode)
@@ -98,6 +107,60 @@ def require_deliverable(rel: str, text: SourceText, limits: Limits) -> None:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A candidate source that passed its own checks: its text, and where a link led."""
+
+    text: SourceText
+    link_target: str | None = None
+    """For a link (or a git stub): the final file, workspace-relative (contract 5.6)."""
+    link_stub: bool = False
+
+
+def require_candidate(root: str | None, rel: str, path: str, st: stat_result) -> None:
+    """A candidate that is not read (superseded): a regular file, or a link 5.6 accepts."""
+    if is_link(st) and root is not None:
+        resolve_link(root, rel, path)
+    else:
+        require_regular(rel, st)
+
+
+def check_candidate(
+    reader: FileReader,
+    rel: str,
+    path: str,
+    st: stat_result,
+    *,
+    kind: SourceKind,
+    limits: Limits,
+    root: str | None,
+) -> Checked | None:
+    """Every refusal that concerns this one (not ignored) source, as discovery applies them,
+    following a link inside the workspace at `root` (contract 5.6; no links without `root`).
+
+    Returns its text, or None for a blank `AGENTS.override.md` (skipped, not refused). What
+    depends on the other sources (counts, the total size, aliases) is the walk's to check.
+    """
+    end: LinkEnd | None = None
+    if is_link(st) and root is not None:
+        end = resolve_link(root, rel, path)
+        text = _read_linked(reader, root, rel, end, limits)
+    else:
+        require_regular(rel, st)
+        text = read_source(reader, rel, path, st, limits)
+        if root is not None and text.raw_bytes <= MAX_STUB_BYTES and not text.redaction.redacted:
+            named = stub_target(os.path.dirname(path), text.content.encode("utf-8"))
+            if named is not None and named != path:
+                end = resolve_link(root, rel, named, stub=True)
+                text = _read_linked(reader, root, rel, end, limits)
+    if kind == "agents_override" and text.blank:
+        return None
+    require_deliverable(end.rel if end is not None else rel, text, limits)
+    if end is None:
+        return Checked(text)
+    return Checked(text, end.rel, end.stub)
+
+
 def check_source(
     reader: FileReader,
     rel: str,
@@ -106,17 +169,31 @@ def check_source(
     *,
     kind: SourceKind,
     limits: Limits,
+    root: str | None = None,
 ) -> SourceText | None:
-    """Every refusal that concerns this one (not ignored) source, as discovery applies them.
+    """`check_candidate`'s text alone (the editor checking one file)."""
+    checked = check_candidate(reader, rel, path, st, kind=kind, limits=limits, root=root)
+    return None if checked is None else checked.text
 
-    Returns its text, or None for a blank `AGENTS.override.md` (skipped, not refused). What
-    depends on the other sources (counts, the total size) is the walk's to check.
-    """
-    require_regular(rel, st)
-    text = read_source(reader, rel, path, st, limits)
-    if kind == "agents_override" and text.blank:
-        return None
-    require_deliverable(rel, text, limits)
+
+def _read_linked(
+    reader: FileReader, root: str, rel: str, end: LinkEnd, limits: Limits
+) -> SourceText:
+    """The final file of a link, read by its canonical path; the chain re-checked after."""
+    try:
+        text = read_source(reader, end.rel, end.path, end.st, limits)
+    except RutterError as error:
+        if error.code in ("symlink", "concurrent_modification"):
+            verify_unchanged(rel, end)  # the link moved: say so, naming the link
+            if error.code == "symlink":  # the final file itself became a link mid-read
+                raise discovery_error(
+                    "concurrent_modification",
+                    f"{end.rel}, which {rel} links to, was replaced while it was read; "
+                    "discovery was stopped so no mixed content is delivered; try again",
+                    path=rel,
+                ) from error
+        raise
+    verify_unchanged(rel, end)
     return text
 
 

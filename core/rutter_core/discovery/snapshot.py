@@ -13,7 +13,7 @@ PROTOCOL_VERSION: Final = "project_instruction_snapshot.v1"
 SourceKind = Literal[
     "agents_override", "agents", "claude", "claude_dir", "prayu_instructions", "prayu_rule"
 ]
-IgnoreReason = Literal["superseded", "blank_override", "ignore_file"]
+IgnoreReason = Literal["superseded", "blank_override", "ignore_file", "alias"]
 TRUST_CLASS: Final = "project_workflow_untrusted"
 
 
@@ -79,6 +79,11 @@ class Source(_Frozen):
     redacted: bool
     redactions: list[RedactionCount]
     authority: Authority = Authority()
+    link_target: str | None = None
+    """A link (contract 5.6): the workspace-relative regular file it ends at, whose content
+    this is. Absent for a regular file."""
+    link_stub: Literal[True] | None = None
+    """True when the link is a git `core.symlinks=false` stub file; absent otherwise."""
 
 
 class IgnoredEntry(_Frozen):
@@ -87,6 +92,10 @@ class IgnoredEntry(_Frozen):
     superseded_by: str | None = None
     line: int | None = None
     pattern: str | None = None
+    alias_of: str | None = None
+    """Reason `alias`: the source this link ends at (contract 5.6)."""
+    link_stub: Literal[True] | None = None
+    """Reason `alias`: the link is a git `core.symlinks=false` stub file."""
 
 
 class Conflict(_Frozen):

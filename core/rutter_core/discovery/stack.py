@@ -23,6 +23,9 @@ class StackSource:
     text: SourceText
     notes: tuple[str, ...] = ()
     """Extra reasons (fallbacks, replacements), in the order they arose."""
+    link_target: str | None = None
+    """A link's final file (contract 5.6), workspace-relative; None for a regular file."""
+    link_stub: bool = False
 
     @property
     def precedence(self) -> int:

@@ -14,14 +14,15 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NoReturn
 
 from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.chain import Level, walk_chain
 from rutter_core.discovery.checks import (
-    check_source,
+    Checked,
+    check_candidate,
     file_type,
     load_ignore_rules,
+    require_candidate,
     require_real_dir,
     require_regular,
 )
@@ -55,45 +56,13 @@ from rutter_core.discovery.snapshot import (
 )
 from rutter_core.discovery.sourcetext import SourceText
 from rutter_core.discovery.stack import Stack, StackSource, conflicts_of
+from rutter_core.discovery.targets import is_utf8, normalize_target
 from rutter_core.kernel.clock import utc_now
 from rutter_core.kernel.errors import RutterError, discovery_error
 
 # Entries looked at under one .prayu/rules tree, Markdown or not: bounds the work a hostile
 # tree can cause before the source bound applies.
 MAX_RULES_ENTRIES = 4096
-
-
-def normalize_target(target: str) -> str:
-    """The canonical workspace-relative form of `target` (`.` for the root), or `invalid_target`."""
-
-    def reject(why: str) -> NoReturn:
-        raise discovery_error(
-            "invalid_target",
-            f"target {target!r} {why}; give a path relative to the workspace root, "
-            "with `/` separators, e.g. src/main.go",
-            path=target if _is_utf8(target) else None,
-        )
-
-    if not _is_utf8(target):
-        reject("is not valid UTF-8")
-    if "\x00" in target:
-        reject("contains a NUL character")
-    if "\\" in target:
-        reject("contains a backslash")
-    if target.startswith("/") or (len(target) >= 2 and target[1] == ":" and target[0].isalpha()):
-        reject("is absolute")
-    segments = [segment for segment in target.split("/") if segment not in ("", ".")]
-    if ".." in segments:
-        reject("contains a `..` segment")
-    return "/".join(segments) or "."
-
-
-def _is_utf8(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 @dataclass(slots=True)
@@ -106,6 +75,8 @@ class _Found:
     slot: int
     text: SourceText
     notes: list[str] = field(default_factory=list)
+    link_target: str | None = None
+    link_stub: bool = False
 
 
 @dataclass(slots=True)
@@ -129,16 +100,27 @@ class _Walk:
             )
         return match
 
-    def source(self, rel: str, abs_path: str, st: os.stat_result, kind: SourceKind) -> SourceText:
-        """A source that must be delivered: every refusal of its own (`check_source`)."""
-        text = check_source(self.reader, rel, abs_path, st, kind=kind, limits=self.limits)
-        assert text is not None  # only a blank override is skipped, and that is not asked here
-        return text
+    def source(self, rel: str, abs_path: str, st: os.stat_result, kind: SourceKind) -> Checked:
+        """A source that must be delivered: every refusal of its own (`check_candidate`)."""
+        checked = check_candidate(
+            self.reader, rel, abs_path, st, kind=kind, limits=self.limits,
+            root=self.workspace_root,
+        )  # fmt: skip
+        assert checked is not None  # only a blank override is skipped, not asked here
+        return checked
 
     def admit(
-        self, rel: str, kind: SourceKind, level: Level, slot: int, text: SourceText
-    ) -> _Found:
-        """Deliver a checked source, within the bounds on all sources together."""
+        self, rel: str, kind: SourceKind, level: Level, slot: int, checked: Checked
+    ) -> _Found | None:
+        """Deliver a checked source, within the bounds on all sources together; a link to a
+        source already delivered is an alias instead (contract 5.6; see `_aliases` for one
+        whose final file is delivered later in the walk)."""
+        text = checked.text
+        if checked.link_target is not None and any(
+            item.rel == checked.link_target for item in self.found
+        ):
+            self.ignored.append(_alias(rel, checked.link_target, checked.link_stub))
+            return None
         if len(self.found) >= self.limits.max_files:
             raise discovery_error(
                 "too_many_files",
@@ -157,7 +139,10 @@ class _Walk:
                 path=rel,
                 details={"bytes": self.total_bytes, "limit": self.limits.max_total_bytes},
             )
-        item = _Found(rel=rel, kind=kind, level=level, slot=slot, text=text)
+        item = _Found(
+            rel=rel, kind=kind, level=level, slot=slot, text=text,
+            link_target=checked.link_target, link_stub=checked.link_stub,
+        )  # fmt: skip
         self.found.append(item)
         return item
 
@@ -248,28 +233,33 @@ class _Walk:
                 )
             else:
                 override_path = os.path.join(level.path, OVERRIDE_NAME)
-                text = check_source(
+                checked = check_candidate(
                     self.reader, override_rel, override_path, override_st,
-                    kind="agents_override", limits=self.limits,
+                    kind="agents_override", limits=self.limits, root=self.workspace_root,
                 )  # fmt: skip
-                if text is None:
+                if checked is None:
                     self.ignored.append(IgnoredEntry(path=override_rel, reason="blank_override"))
                     fallback_note = f"used because {override_rel} is blank"
                 else:
-                    chosen = self.admit(override_rel, "agents_override", level, SLOT_AGENTS, text)
+                    chosen = self.admit(
+                        override_rel, "agents_override", level, SLOT_AGENTS, checked
+                    )
+                    if chosen is None:  # an alias of a source above: this level has none
+                        fallback_note = f"used because {override_rel} links to a source above"
         agents_st = entries.get(AGENTS_NAME)
         if agents_st is None or self.ignored_by_file(agents_rel) is not None:
             return
-        require_regular(agents_rel, agents_st)
+        agents_path = os.path.join(level.path, AGENTS_NAME)
+        require_candidate(self.workspace_root, agents_rel, agents_path, agents_st)
         if chosen is not None:
             self.ignored.append(
                 IgnoredEntry(path=agents_rel, reason="superseded", superseded_by=override_rel)
             )
             chosen.notes.append(f"replaces {agents_rel}, which is not delivered")
             return
-        text = self.source(agents_rel, os.path.join(level.path, AGENTS_NAME), agents_st, "agents")
-        found = self.admit(agents_rel, "agents", level, SLOT_AGENTS, text)
-        if fallback_note is not None:
+        checked = self.source(agents_rel, agents_path, agents_st, "agents")
+        found = self.admit(agents_rel, "agents", level, SLOT_AGENTS, checked)
+        if found is not None and fallback_note is not None:
             found.notes.append(fallback_note)
 
     def rules(self, level: Level, rules_path: str, rules_st: os.stat_result) -> None:
@@ -285,8 +275,8 @@ class _Walk:
         self.collect_rules(rules_rel, rules_path, rules_st, 1, files, budget)
         files.sort(key=lambda item: item[0])
         for index, (_, rel, abs_path, st) in enumerate(files):
-            text = self.source(rel, abs_path, st, "prayu_rule")
-            self.admit(rel, "prayu_rule", level, SLOT_FIRST_RULE + index, text)
+            checked = self.source(rel, abs_path, st, "prayu_rule")
+            self.admit(rel, "prayu_rule", level, SLOT_FIRST_RULE + index, checked)
 
     def collect_rules(
         self,
@@ -315,7 +305,7 @@ class _Walk:
                     path=dir_rel,
                     details={"limit": MAX_RULES_ENTRIES},
                 )
-            if not _is_utf8(entry.name):
+            if not is_utf8(entry.name):
                 raise discovery_error(
                     "invalid_utf8",
                     f"{dir_rel} holds an entry whose name is not valid UTF-8; rename it",
@@ -331,7 +321,8 @@ class _Walk:
                 continue  # a plain non-Markdown file next to the rules: not a rule, harmless
             if self.ignored_by_file(rel) is not None:
                 continue
-            require_regular(rel, entry.st)
+            if not (is_rule and is_link(entry.st)):  # a linked rule is followed when read
+                require_regular(rel, entry.st)
             files.append((rel.encode("utf-8"), rel, path, entry.st))
 
 
@@ -385,8 +376,29 @@ class SharedLevels:
 def _frozen(item: _Found) -> StackSource:
     return StackSource(
         item.rel, item.kind, item.level.scope, item.level.depth, item.slot, item.text,
-        tuple(item.notes),
+        tuple(item.notes), item.link_target, item.link_stub,
     )  # fmt: skip
+
+
+def _alias(rel: str, alias_of: str, stub: bool) -> IgnoredEntry:
+    return IgnoredEntry(
+        path=rel, reason="alias", alias_of=alias_of, link_stub=True if stub else None
+    )
+
+
+def _aliases(
+    sources: tuple[StackSource, ...], ignored: list[IgnoredEntry]
+) -> tuple[StackSource, ...]:
+    """Links whose final file turned out to be a source delivered later in the walk (a root
+    link to a nested AGENTS.md): listed as aliases, not delivered twice (contract 5.6)."""
+    delivered = {item.path for item in sources}
+    kept: list[StackSource] = []
+    for item in sources:
+        if item.link_target is not None and item.link_target in delivered:
+            ignored.append(_alias(item.path, item.link_target, item.link_stub))
+        else:
+            kept.append(item)
+    return sources if len(kept) == len(sources) else tuple(kept)
 
 
 def discover_stack(
@@ -415,6 +427,8 @@ def discover_stack(
             sources = _walk_shared(walk, levels, shared)
     except OSError as exc:
         raise _unreadable(exc, workspace_root) from exc
+    ignored = list(walk.ignored)
+    sources = _aliases(sources, ignored)
     return Stack(
         workspace_id,
         workspace_root,
@@ -422,7 +436,7 @@ def discover_stack(
         levels[-1].scope,
         limits,
         sources,
-        tuple(walk.ignored),
+        tuple(ignored),
         conflicts_of(sources),
     )
 

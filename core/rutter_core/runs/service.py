@@ -25,7 +25,8 @@ from rutter_core.continuity.nodes import BranchPoint
 from rutter_core.continuity.sessions import close_session
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import Snapshot
-from rutter_core.discovery.walk import discover, normalize_target
+from rutter_core.discovery.targets import normalize_target
+from rutter_core.discovery.walk import discover
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, RutterError
 from rutter_core.runs import repo

@@ -3,7 +3,8 @@
  * active file as view nodes. Pure: no editor state is read here.
  *
  * Sources come first, in delivery order (label = path, description = kind · scope ·
- * precedence, tooltip = why_effective, click opens the file); then the groups Conflicts,
+ * precedence, and `→ target` for a link, tooltip = why_effective, click opens the file);
+ * then the groups Conflicts,
  * Ignored (with reasons) and Redactions, each only when it has entries; then the fingerprint.
  * A failed answer is one error node with the typed reason.
  */
@@ -28,9 +29,19 @@ function withOpen(node: ViewNode, path: string | undefined): ViewNode {
   return command === undefined ? node : { ...node, command };
 }
 
-/** `kind · scope · precedence`. */
-export function sourceDescription(source: { kind: string; scope: string; precedence: number }): string {
-  return `${source.kind} · ${source.scope} · ${source.precedence}`;
+/** `kind · scope · precedence`, then `· → target` for a link (`· stub → target` for a git stub). */
+export function sourceDescription(source: {
+  kind: string;
+  scope: string;
+  precedence: number;
+  link_target?: string;
+  link_stub?: boolean;
+}): string {
+  const base = `${source.kind} · ${source.scope} · ${source.precedence}`;
+  if (source.link_target === undefined) {
+    return base;
+  }
+  return `${base} · ${source.link_stub === true ? "stub " : ""}→ ${source.link_target}`;
 }
 
 /** Why an ignored entry is not delivered, as one phrase. */
@@ -42,6 +53,8 @@ export function ignoredReason(entry: IgnoredEntry): string {
       return `ignored by ${IGNORE_FILE}:${entry.line ?? "?"} (pattern ${entry.pattern ?? "?"})`;
     case "blank_override":
       return "blank override: skipped, the level falls back to AGENTS.md";
+    case "alias":
+      return `alias of ${entry.alias_of ?? "?"} (${entry.link_stub === true ? "a git link stub naming it" : "a link to it"}; not delivered twice)`;
     default:
       return entry.reason;
   }
@@ -122,7 +135,7 @@ export function snapshotNodes(snapshot: Snapshot, root: string | undefined): Vie
           label: source.path,
           description: sourceDescription(source),
           tooltip: source.why_effective,
-          icon: source.redacted ? "shield" : "file",
+          icon: source.redacted ? "shield" : source.link_target !== undefined ? "file-symlink-file" : "file",
           contextValue: "source",
         },
         resolvePath(root, source.path),

@@ -75,15 +75,22 @@ export interface Source {
   content_sha256: string;
   /** The redacted text (present in snapshots; the review shows its changes). */
   content?: string;
+  /** A link inside the workspace: the file it ends at, whose content this is (contract 5.6). */
+  link_target?: string;
+  /** The link is a git `core.symlinks=false` stub file. */
+  link_stub?: boolean;
 }
 
 export interface IgnoredEntry {
   path: string;
-  /** `superseded`, `blank_override` or `ignore_file` (contract section 5.5). */
+  /** `superseded`, `blank_override`, `ignore_file` or `alias` (contract sections 5.5, 5.6). */
   reason: string;
   superseded_by?: string;
   line?: number;
   pattern?: string;
+  /** `alias`: the source this link ends at; it is not delivered twice. */
+  alias_of?: string;
+  link_stub?: boolean;
 }
 
 export interface Conflict {

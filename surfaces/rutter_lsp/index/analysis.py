@@ -145,8 +145,8 @@ def build_index(results: Iterable[DirResult], docs: Sequence[OpenDoc]) -> Index:
 
 
 FileState = Literal[
-    "effective", "superseded", "ignored", "blank_override", "failed", "blocked", "control",
-    "not_read",
+    "effective", "superseded", "ignored", "blank_override", "alias", "failed", "blocked",
+    "control", "not_read",
 ]  # fmt: skip
 
 
@@ -220,13 +220,16 @@ def file_status(
                 )  # fmt: skip
     for entry in found.ignored:
         if entry.path == file.rel:
-            state: FileState = (
-                "superseded"
-                if entry.reason == "superseded"
-                else ("blank_override" if entry.reason == "blank_override" else "ignored")
-            )
+            state: FileState = _IGNORED_STATES.get(entry.reason, "ignored")
             return FileStatus(folder, file, state, ignored=entry, stack=stack)
     return FileStatus(folder, file, "not_read", stack=stack)
+
+
+_IGNORED_STATES: dict[str, FileState] = {
+    "superseded": "superseded",
+    "blank_override": "blank_override",
+    "alias": "alias",
+}
 
 
 def check_file(
@@ -240,7 +243,9 @@ def check_file(
         if st is None or _ignored(folder, file.rel, reader, limits):
             return None
         if file.kind != "ignore_file":
-            check_source(reader, file.rel, path, st, kind=file.kind, limits=limits)
+            check_source(
+                reader, file.rel, path, st, kind=file.kind, limits=limits, root=folder.root
+            )
     except RutterError as error:
         return ErrorInfo.of(error)
     except OSError:

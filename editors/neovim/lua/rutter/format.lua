@@ -58,6 +58,12 @@ function M.ignored_reason(entry)
     )
   elseif reason == "blank_override" then
     return "blank override: skipped, the level falls back to AGENTS.md"
+  elseif reason == "alias" then
+    return string.format(
+      "alias of %s (%s; not delivered twice)",
+      str(entry.alias_of),
+      entry.link_stub == true and "a git link stub naming it" or "a link to it"
+    )
   end
   return reason
 end
@@ -178,6 +184,11 @@ function M.lines(result, opts)
           pad_right(str(source.kind), w_kind),
           path
         )
+        if str(source.link_target) ~= "" then
+          -- A link inside the workspace (contract 5.6): where its content comes from.
+          local arrow = source.link_stub == true and "  stub → " or "  → "
+          row = row .. arrow .. str(source.link_target)
+        end
         if source.redacted == true then
           row = row .. "  [redacted]"
         end

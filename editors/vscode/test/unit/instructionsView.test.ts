@@ -136,3 +136,48 @@ describe("ignored reasons", () => {
     assert.equal(ignoredReason({ path: "x", reason: "something_new" }), "something_new");
   });
 });
+
+describe("links inside the workspace (contract 5.6)", () => {
+  function linked(): Snapshot {
+    const base = snapshot();
+    return {
+      ...base,
+      sources: [
+        ...base.sources.slice(0, 1),
+        {
+          ordinal: 2, path: "docs/CLAUDE.md", kind: "claude", scope: "docs", depth: 1, precedence: 101,
+          why_effective: "docs/CLAUDE.md; a link to docs/CONTRIBUTING.md, whose content it delivers",
+          redacted: false, redactions: [], content_sha256: "d".repeat(64), link_target: "docs/CONTRIBUTING.md",
+        },
+        {
+          ordinal: 3, path: "stubs/CLAUDE.md", kind: "claude", scope: "stubs", depth: 1, precedence: 101,
+          why_effective: "stubs/CLAUDE.md", redacted: false, redactions: [], content_sha256: "e".repeat(64),
+          link_target: "stubs/NOTES.md", link_stub: true,
+        },
+      ],
+      ignored: [
+        { path: "CLAUDE.md", reason: "alias", alias_of: "AGENTS.md" },
+        { path: "win/CLAUDE.md", reason: "alias", alias_of: "win/AGENTS.md", link_stub: true },
+      ],
+      conflicts: [],
+    };
+  }
+
+  it("shows where a linked source leads, and an alias with the source it repeats", () => {
+    assert.deepEqual(outline(instructionNodes(linked(), ROOT)), [
+      "AGENTS.md — agents · . · 0",
+      "docs/CLAUDE.md — claude · docs · 101 · → docs/CONTRIBUTING.md",
+      "stubs/CLAUDE.md — claude · stubs · 101 · stub → stubs/NOTES.md",
+      "Ignored (2)",
+      "  CLAUDE.md — alias of AGENTS.md (a link to it; not delivered twice)",
+      "  win/CLAUDE.md — alias of win/AGENTS.md (a git link stub naming it; not delivered twice)",
+      "Fingerprint — 9ac7a4ccb96c",
+    ]);
+  });
+
+  it("marks a linked source with the link icon and opens the link itself", () => {
+    const [, link] = instructionNodes(linked(), ROOT);
+    assert.equal(link?.icon, "file-symlink-file");
+    assert.deepEqual(link?.command?.arguments, ["/src/monorepo/docs/CLAUDE.md"]);
+  });
+});

@@ -26,6 +26,8 @@ def register(server: RutterServer) -> None:
         if status.state == "effective":
             count = len(status.applies_to)
             title = f"rutter: applies to {count} open file{'' if count == 1 else 's'}"
+            if status.source is not None and status.source.link_target is not None:
+                title += f" · link to {status.source.link_target}"
         else:
             title = f"rutter: {headline(status)}"
         command = types.Command(

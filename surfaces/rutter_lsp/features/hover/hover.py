@@ -49,7 +49,9 @@ def headline(status: FileStatus) -> str:
     """One line: the file and its state (also used by the code lens)."""
     entry = status.ignored
     if status.state == "effective":
-        return "effective"
+        return "effective" + _link_note(status)
+    if status.state == "alias" and entry is not None:
+        return f"alias of {entry.alias_of}: not delivered twice"
     if status.state == "superseded" and entry is not None:
         return f"superseded by {entry.superseded_by}"
     if status.state == "ignored" and entry is not None:
@@ -64,6 +66,14 @@ def headline(status: FileStatus) -> str:
     if status.state == "control":
         return "control file: never delivered"
     return "not read by discovery"
+
+
+def _link_note(status: FileStatus) -> str:
+    """` · link to X` for a delivered link (contract 5.6), else nothing."""
+    source = status.source
+    if source is None or source.link_target is None:
+        return ""
+    return f" · {'git link stub' if source.link_stub else 'link'} to {source.link_target}"
 
 
 def render(server: RutterServer, status: FileStatus, line: int | None = None) -> str:
@@ -84,6 +94,9 @@ def render(server: RutterServer, status: FileStatus, line: int | None = None) ->
         )
     else:
         lines.append(f"- precedence: {precedence} if it were delivered")
+    if source is not None and source.link_target is not None:
+        how = "a git link stub (core.symlinks=false) naming" if source.link_stub else "a link to"
+        lines.append(f"- {how} {_code(source.link_target)}: its content is what is delivered here")
     if source is not None:
         lines.append(f"- why: {source.why_effective}")
         uris = list(status.applies_to)
@@ -108,6 +121,12 @@ def render(server: RutterServer, status: FileStatus, line: int | None = None) ->
         )
     if status.state == "blank_override":
         lines.append("- blank: the level falls back to AGENTS.md")
+    if status.state == "alias" and entry is not None:
+        how = "a git link stub naming" if entry.link_stub else "a link to"
+        lines.append(
+            f"- alias: {how} {_code(entry.alias_of or '')}, which is already a source here, "
+            "so it delivers nothing again"
+        )
     if status.error is not None:
         lines.append(f"- fails closed ({_code(status.error.code)}): {status.error.message}")
     if status.blocking is not None and status.blocking.path != file.rel:
