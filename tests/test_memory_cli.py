@@ -230,7 +230,9 @@ def test_workspace_remove_is_refused_while_project_memories_exist(cli: Cli, demo
     refused = error_of(cli, 4, "workspace", "remove", "demo")
     assert refused["code"] == "conflict"
     assert "still has 1 project memory" in refused["message"]
-    assert refused["details"] == {"workspace_id": "demo", "project_memories": 1}
+    assert refused["details"] == {
+        "workspace_id": "demo", "runs": 0, "sessions": 0, "project_memories": 1
+    }  # fmt: skip
     cli.json("context", "memory", "delete", created["id"], "--version", "1")
     assert cli.json("workspace", "remove", "demo")["removed"] is True
 

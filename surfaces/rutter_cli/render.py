@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rutter_core.app.instructions import Snapshot
-from rutter_core.app.workspaces import Workspace
+from rutter_core.app.workspaces import RemovedContents, Workspace
 
 
 def render_snapshot(console: Console, snapshot: Snapshot) -> None:
@@ -77,3 +77,28 @@ def render_workspaces(console: Console, workspaces: list[Workspace]) -> None:
     for workspace in workspaces:
         table.add_row(workspace.workspace_id, escape(workspace.root), workspace.created_at)
     console.print(table)
+
+
+_CONTENT_NOUNS = (
+    ("runs", "run", "runs"),
+    ("missions", "mission", "missions"),
+    ("revisions", "pinned revision", "pinned revisions"),
+    ("sessions", "session", "sessions"),
+    ("threads", "thread", "threads"),
+    ("nodes", "continuity node", "continuity nodes"),
+    ("checkpoints", "checkpoint", "checkpoints"),
+    ("messages", "message", "messages"),
+    ("notes", "note", "notes"),
+    ("project_memories", "project memory", "project memories"),
+)
+
+
+def render_removed_contents(deleted: RemovedContents) -> str:
+    """`Deleted with it: 2 runs, 1 checkpoint, ...` (only what there was)."""
+    counts = deleted.model_dump()
+    parts = [
+        f"{counts[field]} {one if counts[field] == 1 else many}"
+        for field, one, many in _CONTENT_NOUNS
+        if counts[field]
+    ]
+    return "Deleted with it: " + (", ".join(parts) if parts else "nothing else") + "."
