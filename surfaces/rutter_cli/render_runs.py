@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 
 from rich.console import Console
@@ -21,9 +22,11 @@ MAX_GOAL_IN_TABLE = 60
 
 
 def _goal_line(goal: str) -> str:
+    """The goal's first line, shortened between words to `MAX_GOAL_IN_TABLE` characters."""
     first = goal.splitlines()[0] if goal else ""
     if len(first) > MAX_GOAL_IN_TABLE or first != goal:
-        return first[: MAX_GOAL_IN_TABLE - 1] + "…"
+        cut = textwrap.shorten(first, width=MAX_GOAL_IN_TABLE - 2, placeholder="")
+        return (cut or first[: MAX_GOAL_IN_TABLE - 2]) + " …"
     return first
 
 
