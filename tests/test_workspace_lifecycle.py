@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from rutter_cli.errors import message_of
 from rutter_core.app.branches import ForkParams
@@ -314,3 +315,11 @@ def test_move_refusals(store: Store, two: tuple[Path, Path], tmp_path: Path) -> 
     assert refused("nope", str(tmp_path)).code == "not_registered"
     assert refused("Bad ID", str(tmp_path)).code == "invalid_workspace_id"
     assert app.workspaces.show(ShowWorkspaceParams(workspace_id="demo")).root == str(demo)
+
+
+def test_cascade_is_a_real_boolean() -> None:
+    # A surface that sends "yes" or 1 must not delete a workspace's history by accident.
+    for value in ("yes", "true", 1):
+        with pytest.raises(ValidationError):
+            RemoveWorkspaceParams.model_validate({"workspace_id": "demo", "cascade": value})
+    assert RemoveWorkspaceParams(workspace_id="demo", cascade=True).cascade is True

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import StrictBool
 from sqlalchemy.engine import Connection
 
 from rutter_core.app.models import Params, Result
@@ -68,7 +69,7 @@ class ShowWorkspaceParams(Params):
 
 class RemoveWorkspaceParams(Params):
     workspace_id: str
-    cascade: bool = False
+    cascade: StrictBool = False
     """Remove it with everything that belongs to it (runs, sessions, threads with their
     messages, notes and checkpoints, pinned revisions, project memories)."""
 
