@@ -665,6 +665,11 @@ def test_retention_accepts_durations_and_rfc3339_times() -> None:
         ("2027-01-01T00:00:00", "invalid_retention"),  # no offset
         ("2027-02-30T00:00:00Z", "invalid_retention"),
         ("forever", "invalid_retention"),
+        # Digits of other scripts are digits to `\d` and `int`, not to a duration (issue 18).
+        ("\u0661h", "invalid_retention"),  # ARABIC-INDIC DIGIT ONE
+        ("\uff11h", "invalid_retention"),  # FULLWIDTH DIGIT ONE
+        ("1\u0660d", "invalid_retention"),
+        ("\uff12\uff10\uff12\uff17-01-01T00:00:00Z", "invalid_retention"),
         # Valid RFC 3339 whose UTC moment falls outside Python's datetime range.
         ("9999-12-31T23:59:59-01:00", "retention_out_of_bounds"),
         ("0001-01-01T00:00:00+01:00", "retention_out_of_bounds"),

@@ -19,10 +19,14 @@ RETENTION_NONE: Final = "none"
 
 _TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
 
-_DURATION = re.compile(r"(?:\d{1,9}[wdhms])+")
-_DURATION_PART = re.compile(r"(\d{1,9})([wdhms])")
+# ASCII digits only (re.ASCII): `\d` would also take Arabic-Indic or fullwidth digits, which
+# `int` then reads as numbers.
+_DURATION = re.compile(r"(?:\d{1,9}[wdhms])+", re.ASCII)
+_DURATION_PART = re.compile(r"(\d{1,9})([wdhms])", re.ASCII)
 _UNIT_SECONDS: Final = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
-_RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:[Zz]|[+-]\d\d:\d\d)")
+_RFC3339 = re.compile(
+    r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:[Zz]|[+-]\d\d:\d\d)", re.ASCII
+)
 
 
 def parse_stored_time(text: str) -> datetime:
