@@ -5,7 +5,9 @@ and show drift as usual, and the language server serves the moved folder under t
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -104,6 +106,43 @@ async def test_the_server_serves_a_moved_folder_under_its_id(
         assert moved["workspace_id"] == "demo"
         old = await effective(client, uri(tmp_path / "second" / "AGENTS.md"))
         assert old["error"]["code"] == "not_registered"
+        assert [w.workspace_id for w in registered(tmp_path / "home")] == ["demo"]
+        assert cli.json("run", "show", run["run_id"])["workspace_id"] == "demo"
+    finally:
+        await stop(client)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("client_name", CLIENTS)
+async def test_a_running_server_follows_a_move_onto_its_folder(
+    tmp_path: Path, client_name: str
+) -> None:
+    # The editor opened the moved directory before `move`: the server registered the folder
+    # under a new ID. Freeing that root and moving the workspace there is followed live.
+    cli = Cli(tmp_path / "home", tmp_path)
+    write_tree(tmp_path / "old", TREE)
+    cli.json("workspace", "register", "demo", "old")
+    run = cli.json("run", "create", "--workspace", "demo", "--goal", "fix it")
+    (tmp_path / "old").rename(tmp_path / "new")
+    client = await start(tmp_path / "home", capabilities(client_name), [folder(tmp_path / "new")])
+    try:
+        doc = uri(tmp_path / "new" / "AGENTS.md")
+        assert (await served(client, doc))["workspace_id"] == "new"
+        refused = cli.json("workspace", "move", "demo", "new", code=4)["error"]
+        assert refused["hint"] == {"fix": "use_or_remove_holder", "workspace_id": "new"}
+        assert cli.json("workspace", "remove", "new")["removed"] is True
+        # The server does not take the root back in between: the move succeeds.
+        assert cli.json("workspace", "move", "demo", "new")["moved"] is True
+
+        async def served_as_demo() -> dict[str, Any]:
+            while True:
+                answer = await effective(client, doc)
+                if answer.get("workspace_id") == "demo":
+                    return answer
+                await asyncio.sleep(0.05)
+
+        answer = await asyncio.wait_for(served_as_demo(), 60)
+        assert [s["path"] for s in answer["sources"]] == ["AGENTS.md"]
         assert [w.workspace_id for w in registered(tmp_path / "home")] == ["demo"]
         assert cli.json("run", "show", run["run_id"])["workspace_id"] == "demo"
     finally:

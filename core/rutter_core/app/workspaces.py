@@ -22,6 +22,7 @@ from rutter_core.workspaces.model import Workspace
 from rutter_core.workspaces.service import (
     delete_workspace,
     ensure_workspace,
+    find_workspace_by_root,
     get_workspace,
     infer_workspace,
     list_workspaces,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EnsureWorkspaceParams",
+    "FindWorkspaceParams",
     "InferWorkspaceParams",
     "ListWorkspacesParams",
     "MoveWorkspaceParams",
@@ -80,6 +82,11 @@ class MoveWorkspaceParams(Params):
     """The workspace's new directory: existing; stored resolved (realpath)."""
     cwd: str
     """The directory a relative `root` is taken from."""
+
+
+class FindWorkspaceParams(Params):
+    root: str
+    """A directory's absolute path: the registration of exactly this root is looked up."""
 
 
 class InferWorkspaceParams(Params):
@@ -160,6 +167,10 @@ class WorkspaceOperations:
         """The deepest registered workspace containing the directory (`workspace_required`
         when none does)."""
         return infer_workspace(self._rutter.store, Path(params.directory))
+
+    def find_by_root(self, params: FindWorkspaceParams) -> Workspace | None:
+        """The registration of exactly this (resolved) root, or None; registers nothing."""
+        return find_workspace_by_root(self._rutter.store, params.root, cwd=Path(params.root))
 
     def ensure(self, params: EnsureWorkspaceParams) -> Workspace:
         """The registration of an editor folder, created under a free ID when there is none."""
