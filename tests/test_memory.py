@@ -747,6 +747,11 @@ def test_retention_accepts_durations_and_rfc3339_times() -> None:
         ("2027-01-01T00:00:00", "invalid_retention"),  # no offset
         ("2027-02-30T00:00:00Z", "invalid_retention"),
         ("forever", "invalid_retention"),
+        # Digits of other scripts are digits to `\d` and `int`, not to a duration (issue 18).
+        ("\u0661h", "invalid_retention"),  # ARABIC-INDIC DIGIT ONE
+        ("\uff11h", "invalid_retention"),  # FULLWIDTH DIGIT ONE
+        ("1\u0660d", "invalid_retention"),
+        ("\uff12\uff10\uff12\uff17-01-01T00:00:00Z", "invalid_retention"),
         # Valid RFC 3339 whose UTC moment falls outside Python's datetime range.
         ("9999-12-31T23:59:59-01:00", "retention_out_of_bounds"),
         ("0001-01-01T00:00:00+01:00", "retention_out_of_bounds"),
@@ -1153,7 +1158,9 @@ def test_removing_a_workspace_with_project_memories_is_a_conflict(store: Store) 
     with _Raises(ConflictError, "conflict") as raised:
         Rutter(store).workspaces.remove(remove)
     assert "still has 2 project memories" in raised.error.message
-    assert raised.error.details == {"workspace_id": "demo", "project_memories": 2}
+    assert raised.error.details == {
+        "workspace_id": "demo", "runs": 0, "sessions": 0, "project_memories": 2
+    }  # fmt: skip
     for record in records:
         delete_memory(store, record.memory_id, version=record.version, actor="cli")
     assert Rutter(store).workspaces.remove(remove).workspace_id == "demo"

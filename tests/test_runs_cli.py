@@ -202,7 +202,9 @@ def test_invalid_status(cli: Cli, demo: Path) -> None:
 def test_workspace_with_runs_cannot_be_removed(cli: Cli, demo: Path) -> None:
     create(cli)
     body = cli.json("workspace", "remove", "demo", code=4)
-    assert body["error"]["details"] == {"workspace_id": "demo", "runs": 1}
+    assert body["error"]["details"] == {
+        "workspace_id": "demo", "runs": 1, "sessions": 1, "project_memories": 0
+    }  # fmt: skip
     assert [w["workspace_id"] for w in cli.json("workspace", "list")["workspaces"]] == ["demo"]
 
 

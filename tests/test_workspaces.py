@@ -18,6 +18,7 @@ from rutter_core.app.workspaces import (
     EnsureWorkspaceParams,
     InferWorkspaceParams,
     ListWorkspacesParams,
+    MoveWorkspaceParams,
     RegisterWorkspaceParams,
     RemovedWorkspace,
     RemoveWorkspaceParams,
@@ -55,6 +56,10 @@ def projects(tmp_path: Path) -> Path:
     (base / "app" / "services" / "api").mkdir(parents=True)
     (base / "lib").mkdir()
     return base
+
+
+NOTHING_DELETED = ("runs", "missions", "revisions", "sessions", "threads", "checkpoints", "nodes",
+                   "messages", "notes", "project_memories")  # fmt: skip
 
 
 def realpath(path: Path) -> str:
@@ -159,9 +164,10 @@ def test_same_id_other_root_is_a_conflict(store: Store, projects: Path) -> None:
     assert info.value.code == "conflict"
     assert first.root in info.value.message
     assert "rutter" not in info.value.message  # surface-neutral: the CLI words the hint
-    assert info.value.hint == Hint("remove_workspace_or_choose_another_id", {"workspace_id": "app"})
+    assert info.value.hint == Hint("move_workspace_or_choose_another_id", {"workspace_id": "app"})
     assert message_of(info.value).endswith(
-        "; remove it first (`rutter workspace remove app`) or choose another ID"
+        "; if its directory moved, point it there with `rutter workspace move app NEWROOT`; "
+        "otherwise choose another ID"
     )
     assert list_workspaces(store) == [first]
 
@@ -172,6 +178,10 @@ def test_other_id_same_root_is_a_conflict(store: Store, projects: Path) -> None:
         register_workspace(store, "app2", projects / "app", cwd=projects)
     assert info.value.code == "conflict"
     assert "'app'" in info.value.message
+    assert message_of(info.value).endswith(
+        "; use that ID, or free the root with `rutter workspace remove app` (it says what "
+        "belongs to it)"
+    )
     assert list_workspaces(store) == [first]
 
 
@@ -207,7 +217,13 @@ def test_find_by_root(store: Store, projects: Path) -> None:
 def test_remove_workspace(store: Store, projects: Path) -> None:
     workspace, _ = register_workspace(store, "app", projects / "app", cwd=projects)
     removed = remove_workspace(store, "app")
-    assert removed.to_json() == {**workspace.to_json(), "removed": True}
+    assert removed.to_json() == {
+        **workspace.to_json(),
+        "removed": True,
+        "cascade": False,
+        "deleted": dict.fromkeys(NOTHING_DELETED, 0),
+        "purged": True,
+    }
     assert list_workspaces(store) == []
     with pytest.raises(NotFoundError) as info:
         remove_workspace(store, "app")
@@ -339,8 +355,16 @@ def test_operations_answer_the_documented_json(store: Store, projects: Path) -> 
         == workspace
     )
     removed = operations.remove(RemoveWorkspaceParams(workspace_id="app")).to_json()
-    assert list(removed) == ["workspace_id", "root", "created_at", "removed"]
-    assert removed == {**workspace, "removed": True}
+    assert list(removed) == [
+        "workspace_id", "root", "created_at", "removed", "cascade", "deleted", "purged"
+    ]  # fmt: skip
+    assert removed == {
+        **workspace,
+        "removed": True,
+        "cascade": False,
+        "deleted": dict.fromkeys(NOTHING_DELETED, 0),
+        "purged": True,
+    }
 
 
 @pytest.mark.parametrize(
@@ -348,7 +372,8 @@ def test_operations_answer_the_documented_json(store: Store, projects: Path) -> 
     [
         (RegisterWorkspaceParams, {"workspace_id": "a", "root": "/", "cwd": "/", "force": True}),
         (ShowWorkspaceParams, {"workspace_id": "a", "workspace": "a"}),
-        (RemoveWorkspaceParams, {"workspace_id": "a", "cascade": True}),
+        (RemoveWorkspaceParams, {"workspace_id": "a", "cascade": True, "force": True}),
+        (MoveWorkspaceParams, {"workspace_id": "a", "root": "/", "cwd": "/", "force": True}),
         (ListWorkspacesParams, {"all": True}),
         (InferWorkspaceParams, {"directory": "/", "cwd": "/"}),
         (EnsureWorkspaceParams, {"root": "/", "preferred_id": "a", "id": "a"}),

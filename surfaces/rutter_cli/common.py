@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import typer
 from rich.console import Console
 
+from rutter_cli.flags import hide_flag_types
 from rutter_core.store import Store, open_store, resolve_database_url
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
+
+hide_flag_types()  # every command's help: `--json`, not `--json <bool>`
 
 ACTOR: Final = "cli"
 """Who every change made from the command line is recorded as (never taken from input)."""
@@ -69,8 +72,7 @@ def print_json(document: Any) -> None:
 
 
 def make_console() -> Console:
-    # Piped output gets a wide page rather than rich's 80-column default; COLUMNS still wins.
-    found = Console(highlight=False)
-    if not found.is_terminal and "COLUMNS" not in os.environ:
-        found = Console(highlight=False, width=160)
-    return found
+    """Tables that fit the terminal; plain text that depends on no width off a terminal."""
+    from rutter_cli.console import make_console as console_for_people
+
+    return console_for_people()

@@ -51,16 +51,26 @@ HINT_WORDING: dict[str, HintWording] = {
         if params.get("workspace_id")
         else "register it with `rutter workspace register ID ROOT`"
     ),
-    "remove_workspace_or_choose_another_id": lambda params: (
-        f"remove it first (`rutter workspace remove {params['workspace_id']}`) or choose another ID"
+    "move_workspace_or_choose_another_id": lambda params: (
+        "if its directory moved, point it there with "
+        f"`rutter workspace move {params['workspace_id']} NEWROOT`; otherwise choose another ID"
     ),
-    "delete_project_memories": lambda params: (
-        "export them (`rutter context memory export --scope project --workspace "
-        f"{params['workspace_id']} --all`) and delete each (`rutter context memory delete ID "
-        "--version N`) before removing the workspace"
+    "use_or_remove_holder": lambda params: (
+        f"use that ID, or free the root with `rutter workspace remove {params['workspace_id']}` "
+        "(it says what belongs to it)"
     ),
-    "list_runs": lambda params: (
-        f"see them with `rutter run list --workspace {params['workspace_id']} --all`"
+    "move_or_cascade_workspace": lambda params: (
+        "if its directory moved, point it there with "
+        f"`rutter workspace move {params['workspace_id']} NEWROOT`; to delete it with all of "
+        f"that, `rutter workspace remove {params['workspace_id']} --cascade` (see "
+        f"`rutter run list --workspace {params['workspace_id']} --all` first)"
+    ),
+    "move_workspace": lambda params: (
+        f"if the directory moved, `rutter workspace move {params['workspace_id']} NEWROOT`; "
+        f"otherwise `rutter workspace remove {params['workspace_id']} --cascade`"
+        if params.get("workspace_id")
+        else "if the directory moved, `rutter workspace move ID NEWROOT` (see "
+        "`rutter workspace list`); otherwise `rutter workspace remove ID --cascade`"
     ),
     # -- runs
     "find_run": lambda _: "see `rutter run list --all` for the runs in the store",

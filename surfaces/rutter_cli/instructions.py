@@ -9,10 +9,20 @@ from typing import Annotated
 
 import typer
 
-from rutter_cli.common import JsonFlag, WorkspaceOption, cli_app, make_console, print_json
+from rutter_cli.common import (
+    JsonFlag,
+    WorkspaceOption,
+    cli_app,
+    make_console,
+    print_json,
+    settings_of,
+)
 from rutter_cli.render import render_snapshot
+from rutter_cli.render_runs import render_inspection
 from rutter_cli.runs import check_instructions_options, run_instructions
 from rutter_core.app.instructions import EffectiveInstructionsParams
+from rutter_core.app.runs import InspectRunParams
+from rutter_core.kernel.errors import UsageError
 
 
 def context_instructions(
@@ -54,6 +64,14 @@ def context_instructions(
             help="With --confirm: the live fingerprint you reviewed.",
         ),
     ] = None,
+    show_diff: Annotated[
+        bool,
+        typer.Option(
+            "--diff",
+            help="With --run: also print each drifted source as a unified diff (pinned → live, "
+            "redacted) before the confirm command.",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Show which project instructions apply to TARGET, in order, and why; or, with --run,
@@ -66,6 +84,13 @@ def context_instructions(
         expected=expected,
         expected_live=expected_live,
     )
+    if show_diff:
+        if run_id is None or confirm:
+            raise UsageError(
+                "usage", "--diff goes with --run RUN alone (not --confirm): it shows a run's drift"
+            )
+        review_run(ctx, run_id, as_json=as_json)
+        return
     if run_id is not None:
         run_instructions(
             ctx,
@@ -88,3 +113,18 @@ def context_instructions(
         print_json(snapshot.to_json())
         return
     render_snapshot(make_console(), snapshot)
+
+
+def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:
+    """`--run RUN --diff`: the inspection with the text of its drift, then the confirm command."""
+    with cli_app(ctx) as rutter:
+        review = rutter.runs.review(InspectRunParams(run_id=run_id))
+    if as_json:
+        print_json(review.to_json())
+        return
+    render_inspection(
+        make_console(),
+        review,
+        database_url=settings_of(ctx).database_url,
+        diff_text=review.diff_text,
+    )

@@ -2,59 +2,80 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from rutter_core.app.instructions import Snapshot
-from rutter_core.app.workspaces import Workspace
+from rutter_core.app.workspaces import RemovedContents, Workspace
+
+
+def _out(console: Console, text: str, *, indent: int = 0, hang: int = 0) -> None:
+    """`text` as it is (never markup), wrapped between words to a terminal's width; off a
+    terminal, one line whatever its length. `hang`: the extra indent of continuation lines."""
+    first, rest = " " * indent, " " * (indent + hang)
+    if not console.is_terminal:
+        console.out(first + text, highlight=False)
+        return
+    lines = textwrap.wrap(
+        text,
+        width=console.width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    for line in lines or [first]:
+        console.out(line, highlight=False)
 
 
 def render_snapshot(console: Console, snapshot: Snapshot) -> None:
-    # Paths and prose come from the workspace: escaped, so `[...]` in a name is never markup.
-    console.print(
-        f"[bold]Effective instructions[/bold] for [cyan]{escape(snapshot.target_path)}[/cyan] "
-        f"in workspace [cyan]{escape(snapshot.workspace_id)}[/cyan]"
+    # Paths and prose come from the workspace: printed with `out`, never read as markup.
+    _out(
+        console,
+        f"Effective instructions for {snapshot.target_path} in workspace {snapshot.workspace_id}",
     )
-    if snapshot.sources:
-        table = Table(show_lines=True)
-        table.add_column("#", justify="right")
-        table.add_column("path", overflow="fold", ratio=2)
-        table.add_column("kind")
-        table.add_column("scope", overflow="fold", ratio=1)
-        table.add_column("precedence", justify="right")
-        table.add_column("why", overflow="fold", ratio=4)
-        for source in snapshot.sources:
-            path = source.path
-            if source.link_target is not None:
-                path += f" → {source.link_target}" + (
-                    " (git link stub)" if source.link_stub else ""
-                )
-            path += " (redacted)" if source.redacted else ""
-            table.add_row(
-                str(source.ordinal),
-                escape(path),
-                source.kind,
-                escape(source.scope),
-                str(source.precedence),
-                escape(source.why_effective),
-            )
-        console.print(table)
+    count = len(snapshot.sources)
+    if not count:
+        console.out("No instruction file applies to this target.", highlight=False)
     else:
-        console.print("No instruction file applies to this target.")
+        files = "1 file applies" if count == 1 else f"{count} files apply"
+        _out(console, f"{files}, from the widest scope to the nearest; a later one takes "
+                      "precedence where they differ:")  # fmt: skip
+    for source in snapshot.sources:
+        console.out("", highlight=False)
+        number = f"{source.ordinal:>2}. "
+        redacted = " (redacted)" if source.redacted else ""
+        link = ""
+        if source.link_target is not None:
+            stub = " (git link stub)" if source.link_stub else ""
+            link = f" → {source.link_target}{stub}"
+        _out(console, f"{number}{source.path}{link}{redacted}", hang=len(number))
+        _out(
+            console,
+            f"{source.kind}, scope {source.scope}, precedence {source.precedence}",
+            indent=len(number),
+        )
+        _out(console, source.why_effective, indent=len(number))
 
     if snapshot.conflicts:
-        console.print("\n[bold]Conflicts[/bold]")
+        pairs = len(snapshot.conflicts)
+        noun = "1 pair of files applies" if pairs == 1 else f"{pairs} pairs of files apply"
+        console.out("", highlight=False)
+        _out(console, f"Layering: {noun} together; where they differ, the nearer file wins:")
         for conflict in snapshot.conflicts:
-            console.print(
-                escape(
-                    f"  - {conflict.role}: {conflict.lower_precedence_path} vs "
-                    f"{conflict.higher_precedence_path}: {conflict.resolution}"
-                ),
-                highlight=False,
+            _out(
+                console,
+                f"- {conflict.lower_precedence_path}, then {conflict.higher_precedence_path} "
+                f"(nearer; {conflict.role})",
+                indent=2,
+                hang=2,
             )
     if snapshot.ignored:
-        console.print("\n[bold]Ignored[/bold]")
+        console.out("", highlight=False)
+        console.out("Ignored:", highlight=False)
         for entry in snapshot.ignored:
             if entry.reason == "superseded":
                 why = f"superseded by {entry.superseded_by}"
@@ -65,14 +86,16 @@ def render_snapshot(console: Console, snapshot: Snapshot) -> None:
                 why = f"alias of {entry.alias_of} ({how}; not delivered twice)"
             else:
                 why = f"excluded by .prayu/instructions.ignore:{entry.line} ({entry.pattern})"
-            console.print(escape(f"  - {entry.path}: {why}"), highlight=False)
-    redacted = [source for source in snapshot.sources if source.redacted]
-    if redacted:
-        console.print("\n[bold]Redactions[/bold]")
-        for source in redacted:
+            _out(console, f"- {entry.path}: {why}", indent=2, hang=2)
+    redacted_sources = [source for source in snapshot.sources if source.redacted]
+    if redacted_sources:
+        console.out("", highlight=False)
+        console.out("Redactions:", highlight=False)
+        for source in redacted_sources:
             kinds = ", ".join(f"{item.kind} x{item.count}" for item in source.redactions)
-            console.print(escape(f"  - {source.path}: {kinds}"), highlight=False)
-    console.print(f"\nfingerprint {snapshot.fingerprint}", highlight=False)
+            _out(console, f"- {source.path}: {kinds}", indent=2, hang=2)
+    console.out("", highlight=False)
+    console.out(f"fingerprint {snapshot.fingerprint}", highlight=False)
 
 
 def render_workspaces(console: Console, workspaces: list[Workspace]) -> None:
@@ -85,3 +108,28 @@ def render_workspaces(console: Console, workspaces: list[Workspace]) -> None:
     for workspace in workspaces:
         table.add_row(workspace.workspace_id, escape(workspace.root), workspace.created_at)
     console.print(table)
+
+
+_CONTENT_NOUNS = (
+    ("runs", "run", "runs"),
+    ("missions", "mission", "missions"),
+    ("revisions", "pinned revision", "pinned revisions"),
+    ("sessions", "session", "sessions"),
+    ("threads", "thread", "threads"),
+    ("nodes", "continuity node", "continuity nodes"),
+    ("checkpoints", "checkpoint", "checkpoints"),
+    ("messages", "message", "messages"),
+    ("notes", "note", "notes"),
+    ("project_memories", "project memory", "project memories"),
+)
+
+
+def render_removed_contents(deleted: RemovedContents) -> str:
+    """`Deleted with it: 2 runs, 1 checkpoint, ...` (only what there was)."""
+    counts = deleted.model_dump()
+    parts = [
+        f"{counts[field]} {one if counts[field] == 1 else many}"
+        for field, one, many in _CONTENT_NOUNS
+        if counts[field]
+    ]
+    return "Deleted with it: " + (", ".join(parts) if parts else "nothing else") + "."

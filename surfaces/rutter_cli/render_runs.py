@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+import textwrap
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,9 +22,11 @@ MAX_GOAL_IN_TABLE = 60
 
 
 def _goal_line(goal: str) -> str:
+    """The goal's first line, shortened between words to `MAX_GOAL_IN_TABLE` characters."""
     first = goal.splitlines()[0] if goal else ""
     if len(first) > MAX_GOAL_IN_TABLE or first != goal:
-        return first[: MAX_GOAL_IN_TABLE - 1] + "…"
+        cut = textwrap.shorten(first, width=MAX_GOAL_IN_TABLE - 2, placeholder="")
+        return (cut or first[: MAX_GOAL_IN_TABLE - 2]) + " …"
     return first
 
 
@@ -112,7 +116,11 @@ def confirm_command(inspection: RunInspection, *, database_url: str | None = Non
 
 
 def render_inspection(
-    console: Console, inspection: RunInspection, *, database_url: str | None = None
+    console: Console,
+    inspection: RunInspection,
+    *,
+    database_url: str | None = None,
+    diff_text: Mapping[str, str] | None = None,
 ) -> None:
     run, pinned, diff = inspection.run, inspection.pinned, inspection.diff
     console.print(
@@ -170,6 +178,8 @@ def render_inspection(
         console.print("  order of the sources in both changed")
     if diff.ignored_changed:
         console.print("  ignored files changed")
+    if diff_text is not None:
+        render_diff_text(console, diff_text, diff.changed_fields)
     keeps = "without instructions" if pinned is None else f"on revision {pinned.revision}"
     if run.is_terminal:  # a confirmation would only be refused (run_terminal)
         console.print(
@@ -179,6 +189,29 @@ def render_inspection(
         return
     command = confirm_command(inspection, database_url=database_url)
     console.print(
-        f"\nThe run stays {keeps} until you confirm. After reviewing the drift, run:",
+        f"\nThe run stays {keeps} until you confirm. After reviewing the drift"
+        + ("" if diff_text is not None else " (`--diff` shows it as text)")
+        + ", run:",
+        soft_wrap=True,
     )
     console.print(f"  {escape(command or '')}", highlight=False, soft_wrap=True)
+
+
+# Control characters a terminal would act on (ESC starts a sequence that can rewrite the screen):
+# shown as \xNN instead. Tab and newline stay.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _shown(text: str) -> str:
+    return _CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
+def render_diff_text(
+    console: Console, diff_text: Mapping[str, str], changed_fields: Mapping[str, Sequence[str]]
+) -> None:
+    """Each drifted source's unified diff, byte for byte as `diff -u` writes it (tabs kept,
+    never read as markup), apart from control characters."""
+    for path, text in diff_text.items():
+        fields = ", ".join(changed_fields.get(path, ())) or "its place"
+        shown = text or f"{path}: same text; only {fields} changed\n"
+        console.file.write("\n" + _shown(shown))

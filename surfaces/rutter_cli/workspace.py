@@ -6,17 +6,21 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from rutter_cli.common import JsonFlag, cli_app, make_console, print_json
-from rutter_cli.render import render_workspaces
+from rutter_cli.render import render_removed_contents, render_workspaces
 from rutter_core.app.workspaces import (
     ListWorkspacesParams,
+    MoveWorkspaceParams,
     RegisterWorkspaceParams,
     RemoveWorkspaceParams,
     ShowWorkspaceParams,
 )
 
-workspace_app = typer.Typer(help="Register and inspect workspaces.", no_args_is_help=True)
+workspace_app = typer.Typer(
+    help="Register, inspect, move and remove workspaces.", no_args_is_help=True
+)
 
 
 @workspace_app.command("register")
@@ -63,17 +67,56 @@ def workspace_show(
     render_workspaces(make_console(), [workspace])
 
 
+@workspace_app.command("move")
+def workspace_move(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
+    new_root: Annotated[
+        str, typer.Argument(metavar="NEWROOT", help="The workspace's directory now (existing).")
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Point workspace ID at NEWROOT, where its directory moved or was cloned. Runs, memories
+    and history keep the ID; each run shows its drift against NEWROOT as usual."""
+    params = MoveWorkspaceParams(workspace_id=workspace_id, root=new_root, cwd=str(Path.cwd()))
+    with cli_app(ctx) as rutter:
+        moved = rutter.workspaces.move(params)
+    if as_json:
+        print_json(moved.to_json())
+        return
+    console = make_console()
+    if not moved.moved:
+        console.print(f"Workspace {moved.workspace_id} is already at {escape(moved.root)}")
+        return
+    console.print(
+        f"Moved workspace {moved.workspace_id}: {escape(moved.previous_root)} -> "
+        f"{escape(moved.root)}"
+    )
+
+
 @workspace_app.command("remove")
 def workspace_remove(
     ctx: typer.Context,
     workspace_id: Annotated[str, typer.Argument(metavar="ID")],
+    cascade: Annotated[
+        bool,
+        typer.Option(
+            "--cascade",
+            help="Also delete every run, session, checkpoint, message, note, pinned revision and "
+            "project memory of it (not recoverable).",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Remove a workspace registration (the directory itself is not touched)."""
-    params = RemoveWorkspaceParams(workspace_id=workspace_id)
+    """Remove a workspace registration (the directory itself is not touched). Refused while
+    runs, sessions or project memories belong to it, unless --cascade."""
+    params = RemoveWorkspaceParams(workspace_id=workspace_id, cascade=cascade)
     with cli_app(ctx) as rutter:
         removed = rutter.workspaces.remove(params)
     if as_json:
         print_json(removed.to_json())
         return
-    make_console().print(f"Removed workspace {removed.workspace_id} ({removed.root})")
+    console = make_console()
+    console.print(f"Removed workspace {removed.workspace_id} ({escape(removed.root)})")
+    if removed.cascade:
+        console.print(render_removed_contents(removed.deleted))

@@ -21,6 +21,7 @@ from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.discovery.stack import Stack
 from rutter_core.discovery.targets import typed_target
 from rutter_core.discovery.walk import discover_stack
+from rutter_core.kernel.errors import Hint, RutterError
 from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
 
 if TYPE_CHECKING:
@@ -76,10 +77,21 @@ class InstructionOperations:
     def stack(self, workspace: Workspace, target: str) -> Stack:
         """Discovery's walk for `target` in a registered `workspace`: what applies, what is
         ignored, the conflicts. Stacks of an unchanged tree compare equal, cheaply."""
-        return discover_stack(
-            workspace.workspace_id, workspace.root, target, reader=self._rutter.reader
-        )
+        try:
+            return discover_stack(
+                workspace.workspace_id, workspace.root, target, reader=self._rutter.reader
+            )
+        except RutterError as error:
+            raise naming_workspace(error, workspace.workspace_id) from None
 
     def snapshot(self, stack: Stack) -> Snapshot:
         """The snapshot of a walk, `loaded_at` now."""
         return snapshot_of(stack, reader=self._rutter.reader)
+
+
+def naming_workspace(error: RutterError, workspace_id: str) -> RutterError:
+    """`error`, its `move_workspace` hint (discovery found the root gone or linked, and does not
+    know the ID) completed with the workspace's ID so the advice can name it."""
+    if error.hint is not None and error.hint.fix == "move_workspace" and not error.hint.params:
+        error.hint = Hint("move_workspace", {"workspace_id": workspace_id})
+    return error

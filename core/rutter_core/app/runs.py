@@ -44,6 +44,7 @@ from rutter_core.runs.model import (
     SnapshotDiff,
     UnreadableRun,
 )
+from rutter_core.runs.textdiff import source_diffs
 from rutter_core.workspaces.service import get_workspace, infer_workspace
 
 if TYPE_CHECKING:
@@ -100,6 +101,13 @@ class ActiveRunsParams(Params):
     workspace_id: StrictStr | None = Field(
         None, description="only this workspace's active runs (default: every served workspace)"
     )
+
+
+class ReviewedInspection(RunInspection):
+    """An inspection with the text of its drift (`rutter context instructions --run --diff`):
+    `diff_text` maps each changed, added or removed source path to its unified diff."""
+
+    diff_text: dict[str, str]
 
 
 class ReviewedRefresh(ConfirmedRefresh):
@@ -205,6 +213,12 @@ class RunOperations:
         """The run's pinned instructions against the disk now. Read-only."""
         return service.inspect_run(self._rutter.store, params.run_id, reader=self._rutter.reader)
 
+    def review(self, params: InspectRunParams) -> ReviewedInspection:
+        """`inspect`, plus the text of the drift: a unified diff per changed source (pinned →
+        live, both redacted) and added or removed sources whole, under `diff_text`."""
+        inspection = self.inspect(params)
+        return ReviewedInspection(**_fields(inspection, diff_text=source_diffs(inspection)))
+
     def confirm_refresh(
         self, params: ConfirmRefreshParams, *, actor: OperatorActor
     ) -> ConfirmedRefresh:
@@ -268,6 +282,7 @@ __all__ = [
     "ListedRun",
     "LiveFailure",
     "PinnedRevision",
+    "ReviewedInspection",
     "ReviewedRefresh",
     "RunInspection",
     "RunList",

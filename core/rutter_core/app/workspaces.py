@@ -1,8 +1,11 @@
 """Operations on the workspace registry: params and result models, and `WorkspaceOperations`.
 
-Removal is the one operation that spans areas: a workspace that still has project memories or
-runs is not removed, and those counts belong to the memory and runs services. This layer asks
-them and deletes the registration in one write transaction, so nothing can be added in between.
+Removal is the one operation that spans areas. Without `cascade`, a workspace that still has
+runs, sessions or project memories is not removed: the counts belong to the runs, continuity and
+memory services, and this layer asks them and deletes the registration in one write transaction,
+so nothing can be added in between. With `cascade`, the same transaction deletes all of it
+through those services, with the append-only guards lifted for its duration only
+(`Store.append_only_lifted`), then purges the store so no deleted text stays in its files.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import StrictBool
 from sqlalchemy.engine import Connection
 
 from rutter_core.app.models import Params, Result
@@ -18,10 +22,13 @@ from rutter_core.workspaces.model import Workspace
 from rutter_core.workspaces.service import (
     delete_workspace,
     ensure_workspace,
+    find_workspace_by_root,
     get_workspace,
     infer_workspace,
     list_workspaces,
+    move_workspace,
     register_workspace,
+    require_workspace,
 )
 
 if TYPE_CHECKING:
@@ -29,11 +36,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EnsureWorkspaceParams",
+    "FindWorkspaceParams",
     "InferWorkspaceParams",
     "ListWorkspacesParams",
+    "MoveWorkspaceParams",
+    "MovedWorkspace",
     "RegisterWorkspaceParams",
     "RegisteredWorkspace",
     "RemoveWorkspaceParams",
+    "RemovedContents",
     "RemovedWorkspace",
     "ShowWorkspaceParams",
     "Workspace",
@@ -60,6 +71,22 @@ class ShowWorkspaceParams(Params):
 
 class RemoveWorkspaceParams(Params):
     workspace_id: str
+    cascade: StrictBool = False
+    """Remove it with everything that belongs to it (runs, sessions, threads with their
+    messages, notes and checkpoints, pinned revisions, project memories)."""
+
+
+class MoveWorkspaceParams(Params):
+    workspace_id: str
+    root: str
+    """The workspace's new directory: existing; stored resolved (realpath)."""
+    cwd: str
+    """The directory a relative `root` is taken from."""
+
+
+class FindWorkspaceParams(Params):
+    root: str
+    """A directory's absolute path: the registration of exactly this root is looked up."""
 
 
 class InferWorkspaceParams(Params):
@@ -81,8 +108,36 @@ class RegisteredWorkspace(Workspace, Result):
     """Whether this call registered it (False: it already was, with the same root)."""
 
 
+class RemovedContents(Result):
+    """How many records a removal deleted with the registration (all 0 without `cascade`)."""
+
+    runs: int = 0
+    missions: int = 0
+    revisions: int = 0
+    """Pinned instruction snapshot revisions."""
+    sessions: int = 0
+    threads: int = 0
+    checkpoints: int = 0
+    nodes: int = 0
+    """Continuity nodes: each run's root or branch marker, and its checkpoints."""
+    messages: int = 0
+    notes: int = 0
+    project_memories: int = 0
+
+
 class RemovedWorkspace(Workspace, Result):
     removed: Literal[True] = True
+    cascade: bool
+    deleted: RemovedContents
+    purged: bool
+    """Whether the store's files were rewritten so that nothing deleted is left in them (False:
+    a long reader kept that from completing; the next purge finishes it)."""
+
+
+class MovedWorkspace(Workspace, Result):
+    previous_root: str
+    moved: bool
+    """False when the workspace already had this root (nothing was written)."""
 
 
 class WorkspaceList(Result):
@@ -113,6 +168,10 @@ class WorkspaceOperations:
         when none does)."""
         return infer_workspace(self._rutter.store, Path(params.directory))
 
+    def find_by_root(self, params: FindWorkspaceParams) -> Workspace | None:
+        """The registration of exactly this (resolved) root, or None; registers nothing."""
+        return find_workspace_by_root(self._rutter.store, params.root, cwd=Path(params.root))
+
     def ensure(self, params: EnsureWorkspaceParams) -> Workspace:
         """The registration of an editor folder, created under a free ID when there is none."""
         root = params.root
@@ -120,41 +179,94 @@ class WorkspaceOperations:
             self._rutter.store, root, preferred_id=params.preferred_id, cwd=Path(root)
         )
 
+    def move(self, params: MoveWorkspaceParams) -> MovedWorkspace:
+        """Point the workspace at its new directory (moved or cloned elsewhere). Runs, memories
+        and history keep the ID; each run's next discovery shows its drift against the new
+        root as usual. `conflict` when another ID holds that root."""
+        moved, previous = move_workspace(
+            self._rutter.store, params.workspace_id, params.root, cwd=Path(params.cwd)
+        )
+        return MovedWorkspace(
+            **moved.model_dump(), previous_root=previous, moved=previous != moved.root
+        )
+
     def remove(self, params: RemoveWorkspaceParams) -> RemovedWorkspace:
-        """Unregister (the directory is not touched); `conflict` while project memories or
-        runs belong to it."""
+        """Unregister (the directory is not touched). Without `cascade`: `conflict` while runs,
+        sessions or project memories belong to it. With `cascade`: all of them are deleted with
+        it in one transaction, and none is readable afterwards."""
         workspace_id = params.workspace_id
-        with self._rutter.store.write() as conn:
-            _refuse_while_owned(conn, workspace_id)
+        store = self._rutter.store
+        with store.write() as conn:
+            if params.cascade:
+                require_workspace(conn, workspace_id)
+                with store.append_only_lifted(conn):
+                    deleted = _delete_contents(conn, workspace_id)
+            else:
+                _refuse_while_owned(conn, workspace_id)
+                deleted = RemovedContents()
             removed = delete_workspace(conn, workspace_id)
-        return RemovedWorkspace(**removed.model_dump())
+        return RemovedWorkspace(
+            **removed.model_dump(),
+            cascade=params.cascade,
+            deleted=deleted,
+            purged=store.purge(),
+        )
 
 
 def _refuse_while_owned(conn: Connection, workspace_id: str) -> None:
-    """Project memories belong to their workspace, and runs keep their pinned instructions for
-    good: a workspace with either stays registered. Say how many there are and what to do."""
-    # Imported here: every other workspace command would otherwise pay for loading both areas.
+    """Runs, sessions and project memories belong to their workspace: while it has any, it
+    stays registered. Say how many of each there are, and both ways out."""
+    # Imported here: every other workspace command would otherwise pay for loading the areas.
+    from rutter_core.continuity.removal import count_sessions
     from rutter_core.memory.service import count_project_memories
     from rutter_core.runs.service import count_runs
 
     # An unregistered ID has nothing (foreign keys): it passes here and `delete_workspace`
     # says `not_registered`.
-    memories = count_project_memories(conn, workspace_id)
-    if memories:
-        noun = "memory" if memories == 1 else "memories"
-        raise ConflictError(
-            "conflict",
-            f"workspace {workspace_id!r} still has {memories} project {noun}",
-            details={"workspace_id": workspace_id, "project_memories": memories},
-            hint=Hint("delete_project_memories", {"workspace_id": workspace_id}),
-        )
-    runs = count_runs(conn, workspace_id)
-    if runs:
-        noun = "run" if runs == 1 else "runs"
-        raise ConflictError(
-            "conflict",
-            f"workspace {workspace_id!r} has {runs} {noun}; runs and their pinned instructions "
-            "are kept for good, so a workspace with runs cannot be removed",
-            details={"workspace_id": workspace_id, "runs": runs},
-            hint=Hint("list_runs", {"workspace_id": workspace_id}),
-        )
+    counts = {
+        "runs": count_runs(conn, workspace_id),
+        "sessions": count_sessions(conn, workspace_id),
+        "project_memories": count_project_memories(conn, workspace_id),
+    }
+    if not any(counts.values()):
+        return
+    nouns = {"runs": "run", "sessions": "session", "project_memories": "project memory"}
+    held = [_counted(count, nouns[name]) for name, count in counts.items() if count]
+    listed = held[0] if len(held) == 1 else f"{', '.join(held[:-1])} and {held[-1]}"
+    raise ConflictError(
+        "conflict",
+        f"workspace {workspace_id!r} still has {listed}; it is removed only with them",
+        details={"workspace_id": workspace_id, **counts},
+        hint=Hint("move_or_cascade_workspace", {"workspace_id": workspace_id}),
+    )
+
+
+def _counted(count: int, noun: str) -> str:
+    if count == 1:
+        return f"1 {noun}"
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{count} {plural}"
+
+
+def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:
+    """Delete everything of the workspace, in the order the tables refer to each other:
+    continuity's nodes and thread contents name runs, runs name sessions and threads."""
+    from rutter_core.continuity.removal import (
+        remove_sessions_and_threads,
+        remove_thread_contents,
+    )
+    from rutter_core.memory.service import remove_project_memories
+    from rutter_core.runs.service import remove_workspace_runs
+
+    contents = remove_thread_contents(conn, workspace_id)
+    runs, revisions, missions = remove_workspace_runs(conn, workspace_id)
+    sessions, threads = remove_sessions_and_threads(conn, workspace_id)
+    return RemovedContents(
+        runs=runs,
+        missions=missions,
+        revisions=revisions,
+        sessions=sessions,
+        threads=threads,
+        project_memories=remove_project_memories(conn, workspace_id),
+        **contents,
+    )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from rutter_core.discovery.fsread import is_link, lstat_or_none
 from rutter_core.discovery.links import resolve_link
 from rutter_core.discovery.snapshot import Limits
-from rutter_core.kernel.errors import discovery_error
+from rutter_core.kernel.errors import Hint, discovery_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,17 +29,18 @@ def walk_chain(root: str, target: str, limits: Limits) -> list[Level]:
     if os.path.realpath(root) != root:
         raise discovery_error(
             "symlink",
-            f"the workspace root {root} now resolves through a symbolic link; register the "
-            "real directory instead",
+            f"the workspace root {root} now resolves through a symbolic link; the workspace "
+            "must name the real directory",
             path=".",
+            hint=Hint("move_workspace"),
         )
     root_st = lstat_or_none(root)
     if root_st is None or not stat.S_ISDIR(root_st.st_mode):
         raise discovery_error(
             "not_found",
-            f"the workspace root {root} no longer exists or is not a directory; "
-            "re-register the workspace",
+            f"the workspace root {root} no longer exists or is not a directory",
             path=".",
+            hint=Hint("move_workspace"),
         )
     levels = [Level(".", root, root_st, 0)]
     if target == ".":

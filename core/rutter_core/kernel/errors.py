@@ -133,6 +133,7 @@ def discovery_error(
     *,
     path: str | None = None,
     details: dict[str, Any] | None = None,
+    hint: Hint | None = None,
 ) -> RutterError:
     """Build the typed error for a discovery failure code."""
-    return DISCOVERY_ERROR_CODES[code](code, message, path=path, details=details)
+    return DISCOVERY_ERROR_CODES[code](code, message, path=path, details=details, hint=hint)

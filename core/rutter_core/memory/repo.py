@@ -241,6 +241,12 @@ def count_project_memories(conn: Connection, workspace_id: str) -> int:
     )
 
 
+def delete_project_memories(conn: Connection, workspace_id: str) -> int:
+    """Delete every project memory of `workspace_id` (any status); how many."""
+    done = conn.execute(delete(memories).where(memories.c.workspace_id == workspace_id))
+    return int(done.rowcount)
+
+
 def _active_at(now_text: str) -> ColumnElement[bool]:
     """Enabled and not past its retention at `now_text`."""
     return and_(

@@ -19,7 +19,8 @@ RETENTION_NONE: Final = "none"
 
 _TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
 
-# ASCII digits only: `\d` also matches Arabic-Indic and fullwidth digits, which `int` accepts.
+# ASCII digits only (re.ASCII): `\d` would also take Arabic-Indic or fullwidth digits, which
+# `int` then reads as numbers.
 _DURATION = re.compile(r"(?:\d{1,9}[wdhms])+", re.ASCII)
 _DURATION_PART = re.compile(r"(\d{1,9})([wdhms])", re.ASCII)
 _UNIT_SECONDS: Final = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}

@@ -280,6 +280,12 @@ def count_project_memories(conn: Connection, workspace_id: str) -> int:
     return repo.count_project_memories(conn, workspace_id)
 
 
+def remove_project_memories(conn: Connection, workspace_id: str) -> int:
+    """Delete every project memory of `workspace_id`, in the caller's transaction (a
+    `workspace remove --cascade`); the caller purges the store once it has committed."""
+    return repo.delete_project_memories(conn, workspace_id)
+
+
 def active_references(
     conn: Connection, *, workspace_id: str, now_text: str, limit: int
 ) -> tuple[list[MemoryReference], int]:

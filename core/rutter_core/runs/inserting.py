@@ -25,12 +25,12 @@ from rutter_core.workspaces.service import find_workspace
 
 
 def current_workspace(conn: Connection, workspace_id: str, root: str) -> None:
-    """Refuse when the workspace was removed or re-registered since discovery read it."""
+    """Refuse when the workspace was removed or moved since discovery read it."""
     found = find_workspace(conn, workspace_id)
     if found is None or found.root != root:
         raise ConflictError(
             "conflict",
-            f"workspace {workspace_id!r} was removed or re-registered while the run "
+            f"workspace {workspace_id!r} was removed or moved while the run "
             "was being created; nothing was created, try again",
             details={"workspace_id": workspace_id},
         )

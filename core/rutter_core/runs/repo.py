@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
@@ -119,6 +119,22 @@ def count_runs(conn: Connection, workspace_id: str) -> int:
             select(func.count()).select_from(runs).where(runs.c.workspace_id == workspace_id)
         ).scalar_one()
     )
+
+
+def delete_workspace_runs(conn: Connection, workspace_id: str) -> tuple[int, int, int]:
+    """Delete the workspace's revisions (the caller has lifted the append-only guards), runs
+    and missions, in that order; how many of each."""
+    of_workspace = select(runs.c.run_id).where(runs.c.workspace_id == workspace_id)
+    revisions = conn.execute(
+        delete(run_instruction_snapshots).where(
+            run_instruction_snapshots.c.run_id.in_(of_workspace)
+        )
+    ).rowcount
+    removed_runs = conn.execute(delete(runs).where(runs.c.workspace_id == workspace_id)).rowcount
+    removed_missions = conn.execute(
+        delete(missions).where(missions.c.workspace_id == workspace_id)
+    ).rowcount
+    return int(removed_runs), int(revisions), int(removed_missions)
 
 
 def insert_mission(

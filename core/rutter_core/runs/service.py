@@ -98,6 +98,13 @@ def count_runs(conn: Connection, workspace_id: str) -> int:
     return repo.count_runs(conn, workspace_id)
 
 
+def remove_workspace_runs(conn: Connection, workspace_id: str) -> tuple[int, int, int]:
+    """Delete the workspace's runs with their revisions and missions, in the caller's
+    transaction (a `workspace remove --cascade`, after continuity's nodes): how many runs,
+    revisions and missions."""
+    return repo.delete_workspace_runs(conn, workspace_id)
+
+
 def latest_revision(store: Store, run_id: str) -> PinnedRevision | None:
     """The run's newest revision, verified; None when it has none yet."""
     with store.read() as conn:

@@ -29,6 +29,7 @@ from rutter_core.store.dialects import (
     embedded_database_url,
 )
 from rutter_core.store.migrations import MIGRATIONS, Migration, apply_migrations
+from rutter_core.store.schema import metadata
 
 DATABASE_FILE_NAME = "rutter.db"
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
@@ -109,6 +110,22 @@ class Store:
             except DatabaseError as exc:
                 # Closing the connection below rolls back what the commit left.
                 self._raise_typed(exc)
+
+    @contextmanager
+    def append_only_lifted(self, conn: Connection) -> Iterator[None]:
+        """Inside `write()`: the append-only tables (`store.schema`'s `append_only` marks)
+        accept DELETE until the block ends, then refuse it again, in the same transaction.
+
+        For `workspace remove --cascade` alone, which deletes a workspace's whole history. The
+        guards are put back before the transaction commits, from the text the store holds; if
+        the block raises, the transaction rolls back and takes the lifting with it. UPDATE and
+        an INSERT over an existing key stay refused throughout.
+        """
+        tables = [table.name for table in metadata.sorted_tables if table.info.get("append_only")]
+        restore = self.dialect.lift_delete_guards(conn, tables)
+        yield
+        for statement in restore:
+            conn.exec_driver_sql(statement)
 
     def purge(self) -> bool:
         """Leave content deleted or replaced by committed writes in none of the store's files

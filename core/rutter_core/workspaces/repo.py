@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -55,6 +55,24 @@ def add(conn: Connection, workspace: Workspace) -> None:
             "another process at the same time",
             path=workspace.root,
             details={"workspace_id": workspace.workspace_id, "root": workspace.root},
+        ) from exc
+
+
+def set_root(conn: Connection, workspace_id: str, root: str) -> None:
+    """Point the registration at `root`; a root registered meanwhile by another writer (the
+    unique constraint) is a `conflict`."""
+    try:
+        conn.execute(
+            update(workspaces_table)
+            .where(workspaces_table.c.workspace_id == workspace_id)
+            .values(root=root)
+        )
+    except IntegrityError as exc:
+        raise RegisteredConcurrently(
+            "conflict",
+            f"root {root} was registered by another process at the same time",
+            path=root,
+            details={"workspace_id": workspace_id, "root": root},
         ) from exc
 
 

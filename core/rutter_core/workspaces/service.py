@@ -35,6 +35,7 @@ __all__ = [
     "get_workspace",
     "infer_workspace",
     "list_workspaces",
+    "move_workspace",
     "register_workspace",
     "require_workspace",
     "resolve_root",
@@ -130,20 +131,49 @@ def _register_resolved(store: Store, workspace_id: str, resolved: str) -> tuple[
                 f"workspace {workspace_id!r} is already registered with root {existing.root}",
                 path=resolved,
                 details={"workspace_id": workspace_id, "existing_root": existing.root},
-                hint=Hint("remove_workspace_or_choose_another_id", {"workspace_id": workspace_id}),
+                hint=Hint("move_workspace_or_choose_another_id", {"workspace_id": workspace_id}),
             )
         holder = repo.by_root(conn, resolved)
         if holder is not None:
-            raise ConflictError(
-                "conflict",
-                f"root {resolved} is already registered as workspace "
-                f"{holder.workspace_id!r}; use that ID or remove it first",
-                path=resolved,
-                details={"workspace_id": holder.workspace_id, "root": resolved},
-            )
+            raise _root_taken(resolved, holder.workspace_id)
         created = Workspace(workspace_id=workspace_id, root=resolved, created_at=now_rfc3339())
         repo.add(conn, created)
         return created, True
+
+
+def _root_taken(root: str, holder_id: str, *, moving: str | None = None) -> ConflictError:
+    """`root` is registered as `holder_id` (one root, one ID): use that ID, or free the root."""
+    details: dict[str, str] = {"workspace_id": holder_id, "root": root}
+    if moving is not None:
+        details["moving"] = moving
+    return ConflictError(
+        "conflict",
+        f"root {root} is already registered as workspace {holder_id!r}",
+        path=root,
+        details=details,
+        hint=Hint("use_or_remove_holder", {"workspace_id": holder_id}),
+    )
+
+
+def move_workspace(
+    store: Store, workspace_id: str, new_root: str | Path, *, cwd: Path
+) -> tuple[Workspace, str]:
+    """Point `workspace_id` at `new_root` (its directory moved or was cloned elsewhere); returns
+    the registration and the root it had. Runs, memories and history keep the ID: discovery
+    reads the new root from then on. `new_root` must be an existing directory, stored resolved;
+    a root registered to another ID is a `conflict`. Moving to the root it has writes nothing.
+    """
+    validate_workspace_id(workspace_id)
+    resolved = resolve_root(new_root, cwd=cwd)
+    with store.write() as conn:
+        existing = require_workspace(conn, workspace_id)
+        if existing.root == resolved:
+            return existing, existing.root
+        holder = repo.by_root(conn, resolved)
+        if holder is not None:
+            raise _root_taken(resolved, holder.workspace_id, moving=workspace_id)
+        repo.set_root(conn, workspace_id, resolved)
+        return existing.model_copy(update={"root": resolved}), existing.root
 
 
 def list_workspaces(store: Store) -> list[Workspace]:

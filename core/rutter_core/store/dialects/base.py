@@ -125,6 +125,13 @@ class Dialect(ABC):
         """How many rows refer to a row that does not exist (checked before such a commit)."""
 
     @abstractmethod
+    def lift_delete_guards(self, conn: Connection, tables: Sequence[str]) -> tuple[str, ...]:
+        """Inside the caller's write transaction, remove the guards refusing DELETE on `tables`
+        and return the statements that put them back exactly as the store had them. Only a
+        workspace removal with `--cascade` uses it, and puts them back before it commits: a
+        failure in between rolls the removal and the lifting back together."""
+
+    @abstractmethod
     def purge(self, engine: Engine) -> bool:
         """Make sure content deleted by committed transactions is left in none of the store's
         files; False when something (a long reader) kept that from completing, and a later

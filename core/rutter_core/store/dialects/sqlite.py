@@ -294,6 +294,23 @@ class SqliteDialect(Dialect):
     def dangling_references(self, conn: Connection) -> int:
         return len(conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall())
 
+    def lift_delete_guards(self, conn: Connection, tables: Sequence[str]) -> tuple[str, ...]:
+        # DDL is transactional in SQLite: dropped inside the caller's BEGIN IMMEDIATE, the
+        # triggers are back in the same transaction (or never gone, when it rolls back), and no
+        # other connection ever sees the store without them. They are put back from the text
+        # the store holds, so what a migration created is exactly what remains.
+        restore: list[str] = []
+        for table in tables:
+            name = f"{check_identifier(table)}_append_only_no_delete"
+            text = conn.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)
+            ).scalar_one_or_none()
+            if text is None:
+                continue  # not there to lift (and not rutter's to re-create here)
+            conn.exec_driver_sql(f"DROP TRIGGER {name}")
+            restore.append(str(text))
+        return tuple(restore)
+
     def purge(self, engine: Engine) -> bool:
         return checkpoint_truncate(engine)
 

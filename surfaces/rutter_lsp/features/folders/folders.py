@@ -3,6 +3,11 @@
 A folder whose root is already registered reuses that registration; otherwise it is registered
 with an ID derived from the folder name, made unique with a numeric suffix. Removing a folder
 stops serving it; the registration stays (other tools, and runs, may refer to it).
+
+When the store changes, `follow_registrations` looks each served folder's root up again: a
+workspace moved there (`rutter workspace move ID NEWROOT`) is served under its own ID from then
+on. It never registers anything itself, so it cannot take a root back while someone frees it
+for a move.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from rutter_core.app.workspaces import EnsureWorkspaceParams
+from rutter_core.app.workspaces import EnsureWorkspaceParams, FindWorkspaceParams
 from rutter_core.kernel.errors import RutterError
 from rutter_lsp.index.paths import Folder, path_of_uri, uri_of_path
 
@@ -75,6 +80,35 @@ def remove(server: RutterServer, removed: list[types.WorkspaceFolder]) -> None:
     for uri in list(server.session.published):
         if server.session.locate_uri(uri) is None:
             server.refresher.clear(uri)
+
+
+async def follow_registrations(server: RutterServer) -> bool:
+    """Serve each folder under the registration its root has now (another process moved a
+    workspace there, or removed the one it had); True when one changed."""
+    app = server.session.app
+    if app is None:
+        return False
+    registry = app.workspaces
+    changed = False
+    for uri, served in list(server.session.folders.items()):
+        try:
+            params = FindWorkspaceParams(root=served.path)
+            found = await server.session.worker.run(registry.find_by_root, params)
+        except RutterError:  # the folder is gone or unreadable: keep serving what we had
+            continue
+        if found is None or (found.workspace_id, found.root) == (served.workspace_id, served.root):
+            continue
+        if server.session.folders.get(uri) is not served:  # the folders changed meanwhile
+            continue
+        server.session.folders[uri] = Folder(
+            served.uri, served.path, served.name, found.workspace_id, found.root
+        )
+        logger.info("serving %s as workspace %s now", found.root, found.workspace_id)
+        changed = True
+    if changed:
+        server.session.workspaces.clear()
+        server.refresher.request(index=True, all_diagnostics=True)
+    return changed
 
 
 async def reregister(server: RutterServer) -> None:

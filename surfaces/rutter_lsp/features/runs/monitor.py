@@ -23,6 +23,7 @@ from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
 from rutter_core.store.changes import StoreChanges
+from rutter_lsp.features.folders import folders
 from rutter_lsp.features.runs.drift import DocumentRef, RunDrift, findings_of, place
 from rutter_lsp.index.paths import classify
 
@@ -95,6 +96,8 @@ class RunsMonitor:
                 logger.debug("store change poll failed: %s", error)
                 continue
             if changed:
+                # A workspace moved to a served folder is served under its own ID (contract 4).
+                await folders.follow_registrations(server)
                 server.refresher.request(runs=True)
 
     async def reinspect(self, changed: Mapping[str, set[str]] | None = None) -> list[str]:
