@@ -486,6 +486,7 @@ def continuity_marks(
         found[str(workspace_id)][2:] = [int(count), int(versions)]
     return {ws: (marks[0], marks[1], marks[2], marks[3]) for ws, marks in found.items()}
 
+
 # -- a workspace's removal with everything of it (`workspace remove --cascade`) -------------------
 
 
