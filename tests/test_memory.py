@@ -1156,7 +1156,7 @@ def test_removing_a_workspace_with_project_memories_is_a_conflict(store: Store) 
         Rutter(store).workspaces.remove(remove)
     assert "still has 2 project memories" in raised.error.message
     assert raised.error.details == {
-        "workspace_id": "demo", "runs": 0, "sessions": 0, "project_memories": 2
+        "workspace_id": "demo", "runs": 0, "sessions": 0, "project_memories": 2, "threads": 0
     }  # fmt: skip
     for record in records:
         delete_memory(store, record.memory_id, version=record.version, actor="cli")

@@ -231,7 +231,7 @@ def test_workspace_remove_is_refused_while_project_memories_exist(cli: Cli, demo
     assert refused["code"] == "conflict"
     assert "still has 1 project memory" in refused["message"]
     assert refused["details"] == {
-        "workspace_id": "demo", "runs": 0, "sessions": 0, "project_memories": 1
+        "workspace_id": "demo", "runs": 0, "sessions": 0, "project_memories": 1, "threads": 0
     }  # fmt: skip
     cli.json("context", "memory", "delete", created["id"], "--version", "1")
     assert cli.json("workspace", "remove", "demo")["removed"] is True

@@ -870,6 +870,6 @@ def test_workspace_with_runs_cannot_be_removed(store: Store, demo: Path) -> None
     with pytest.raises(ConflictError) as info:
         Rutter(store).workspaces.remove(RemoveWorkspaceParams(workspace_id="demo"))
     assert info.value.details == {
-        "workspace_id": "demo", "runs": 2, "sessions": 2, "project_memories": 0
+        "workspace_id": "demo", "runs": 2, "sessions": 2, "project_memories": 0, "threads": 0
     }  # fmt: skip
     assert "still has 2 runs and 2 sessions" in info.value.message

@@ -203,7 +203,7 @@ def test_workspace_with_runs_cannot_be_removed(cli: Cli, demo: Path) -> None:
     create(cli)
     body = cli.json("workspace", "remove", "demo", code=4)
     assert body["error"]["details"] == {
-        "workspace_id": "demo", "runs": 1, "sessions": 1, "project_memories": 0
+        "workspace_id": "demo", "runs": 1, "sessions": 1, "project_memories": 0, "threads": 0
     }  # fmt: skip
     assert [w["workspace_id"] for w in cli.json("workspace", "list")["workspaces"]] == ["demo"]
 

@@ -9,6 +9,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -18,7 +19,9 @@ from rutter_core.app.branches import ForkParams
 from rutter_core.app.continuity import AddMessageParams, AddNoteParams, CheckpointParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import CreateMemoryParams, GetMemoryParams
+from rutter_core.app.pins import AddPinParams, AnswerProposalParams, ProposePinParams
 from rutter_core.app.runs import CreateRunParams, InspectRunParams, ShowRunParams
+from rutter_core.app.transcripts import ImportTranscriptParams
 from rutter_core.app.workspaces import (
     MoveWorkspaceParams,
     RegisterWorkspaceParams,
@@ -48,7 +51,13 @@ OWNED = {
     "(SELECT thread_id FROM threads WHERE workspace_id = ?)",
     "notes": "SELECT count(*) FROM notes WHERE thread_id IN "
     "(SELECT thread_id FROM threads WHERE workspace_id = ?)",
+    "pins": "SELECT count(*) FROM pins WHERE thread_id IN "
+    "(SELECT thread_id FROM threads WHERE workspace_id = ?)",
+    "pin_proposals": "SELECT count(*) FROM pin_proposals WHERE workspace_id = ?",
+    "transcript_imports": "SELECT count(*) FROM transcript_imports WHERE thread_id IN "
+    "(SELECT thread_id FROM threads WHERE workspace_id = ?)",
 }
+TRANSCRIPT = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code-session.jsonl"
 
 
 @pytest.fixture
@@ -104,8 +113,11 @@ def register(store: Store, workspace_id: str, root: Path) -> None:
     )
 
 
-def populate(store: Store, workspace_id: str, secret: str) -> dict[str, str]:
-    """A run with a checkpoint, a fork of it, a message, a note and a project memory."""
+def populate(
+    store: Store, workspace_id: str, secret: str, *, transcript: bool = True
+) -> dict[str, Any]:
+    """A run with a checkpoint, a fork of it, a message, a note, a pin, a pin proposed by an
+    agent and pinned, a project memory, and an imported transcript in a thread of its own."""
     app = rutter(store)
     run = app.runs.create(
         CreateRunParams(workspace_id=workspace_id, goal="fix the parser", target="src"),
@@ -134,7 +146,26 @@ def populate(store: Store, workspace_id: str, secret: str) -> dict[str, str]:
         ),
         actor="cli",
     )
-    return {"run": run.run_id, "fork": forked.run_id, "memory": memory.memory_id}
+    app.pins.add(AddPinParams(thread_id=run.thread_id, text=f"pin {secret}"), actor="cli")
+    proposal = app.pins.propose(
+        ProposePinParams(run_id=run.run_id, text=f"proposed {secret}"), actor="mcp"
+    )
+    app.pins.answer(AnswerProposalParams(proposal_id=proposal.proposal_id, choice="pin"),
+                    actor="cli")  # fmt: skip
+    imported = 0
+    if transcript:  # one agent session lives in one thread, of one workspace
+        imported = app.transcripts.import_transcript(
+            ImportTranscriptParams(
+                agent="claude-code", path=str(TRANSCRIPT), workspace_id=workspace_id
+            ),
+            actor="cli",
+        ).imported
+    return {
+        "run": run.run_id,
+        "fork": forked.run_id,
+        "memory": memory.memory_id,
+        "imported": imported,
+    }
 
 
 @pytest.fixture
@@ -158,11 +189,11 @@ def test_a_refused_remove_names_what_it_has_and_both_ways_out(
         rutter(store).workspaces.remove(RemoveWorkspaceParams(workspace_id="demo"))
     error = info.value
     assert error.message == (
-        "workspace 'demo' still has 2 runs, 2 sessions and 1 project memory; it is removed "
-        "only with them"
+        "workspace 'demo' still has 2 runs, 2 sessions, 1 project memory and 1 thread; it is "
+        "removed only with them"
     )
     assert error.details == {"workspace_id": "demo", "runs": 2, "sessions": 2,
-                             "project_memories": 1}  # fmt: skip
+                             "project_memories": 1, "threads": 1}  # fmt: skip
     assert message_of(error).endswith(
         "; if its directory moved, point it there with `rutter workspace move demo NEWROOT`; "
         "to delete it with all of that, `rutter workspace remove demo --cascade` (see "
@@ -176,7 +207,7 @@ def test_cascade_deletes_everything_of_the_workspace_and_nothing_else(
 ) -> None:
     secret = f"cascade-{uuid.uuid4().hex}"
     ids = populate(store, "demo", secret)
-    populate(store, "other", "kept")
+    populate(store, "other", "kept", transcript=False)
     app = rutter(store)
     user = app.memory.create(CreateMemoryParams(scope="user", title="mine", content="keep"),
                              actor="cli")  # fmt: skip
@@ -192,8 +223,9 @@ def test_cascade_deletes_everything_of_the_workspace_and_nothing_else(
         body = removed.to_json()
         assert (body["cascade"], body["removed"], body["purged"]) == (True, True, True)
         assert body["deleted"] == {
-            "runs": 2, "missions": 2, "revisions": 2, "sessions": 2, "threads": 2,
-            "checkpoints": 1, "nodes": 3, "messages": 1, "notes": 1, "project_memories": 1,
+            "runs": 2, "missions": 2, "revisions": 2, "sessions": 2, "threads": 3,
+            "checkpoints": 1, "nodes": 3, "messages": 1 + ids["imported"], "notes": 1,
+            "pins": 2, "pin_proposals": 1, "transcript_imports": 1, "project_memories": 1,
         }  # fmt: skip
         found = files(store)
         assert {"db", "-wal"} <= set(found)

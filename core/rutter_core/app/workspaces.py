@@ -122,6 +122,10 @@ class RemovedContents(Result):
     """Continuity nodes: each run's root or branch marker, and its checkpoints."""
     messages: int = 0
     notes: int = 0
+    pins: int = 0
+    pin_proposals: int = 0
+    transcript_imports: int = 0
+    """Records of which thread holds which imported agent transcript."""
     project_memories: int = 0
 
 
@@ -217,7 +221,7 @@ def _refuse_while_owned(conn: Connection, workspace_id: str) -> None:
     """Runs, sessions and project memories belong to their workspace: while it has any, it
     stays registered. Say how many of each there are, and both ways out."""
     # Imported here: every other workspace command would otherwise pay for loading the areas.
-    from rutter_core.continuity.removal import count_sessions
+    from rutter_core.continuity.removal import count_sessions, count_threads_without_session
     from rutter_core.memory.service import count_project_memories
     from rutter_core.runs.service import count_runs
 
@@ -227,10 +231,16 @@ def _refuse_while_owned(conn: Connection, workspace_id: str) -> None:
         "runs": count_runs(conn, workspace_id),
         "sessions": count_sessions(conn, workspace_id),
         "project_memories": count_project_memories(conn, workspace_id),
+        "threads": count_threads_without_session(conn, workspace_id),
     }
     if not any(counts.values()):
         return
-    nouns = {"runs": "run", "sessions": "session", "project_memories": "project memory"}
+    nouns = {
+        "runs": "run",
+        "sessions": "session",
+        "project_memories": "project memory",
+        "threads": "thread",
+    }
     held = [_counted(count, nouns[name]) for name, count in counts.items() if count]
     listed = held[0] if len(held) == 1 else f"{', '.join(held[:-1])} and {held[-1]}"
     raise ConflictError(

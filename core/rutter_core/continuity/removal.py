@@ -18,10 +18,27 @@ def count_sessions(conn: Connection, workspace_id: str) -> int:
     return repo.count_sessions(conn, workspace_id)
 
 
+def count_threads_without_session(conn: Connection, workspace_id: str) -> int:
+    """How many of the workspace's threads no session continues: an imported transcript's
+    (a run's thread is counted with its run and session)."""
+    return repo.count_threads_without_session(conn, workspace_id)
+
+
 def remove_thread_contents(conn: Connection, workspace_id: str) -> dict[str, int]:
-    """Delete the checkpoints, nodes, messages and notes of the workspace's threads; how many
-    of each (`checkpoints`, `nodes`, `messages`, `notes`)."""
-    return repo.delete_thread_contents(conn, workspace_id)
+    """Delete the pins, pin proposals, transcript records, checkpoints, nodes, messages and
+    notes of the workspace's threads; how many of each (`pins`, `pin_proposals`,
+    `transcript_imports`, `checkpoints`, `nodes`, `messages`, `notes`)."""
+    from rutter_core.continuity.pins.service import remove_workspace_pins
+    from rutter_core.continuity.transcripts.service import remove_workspace_imports
+
+    pins, proposals = remove_workspace_pins(conn, workspace_id)
+    imports = remove_workspace_imports(conn, workspace_id)
+    return {
+        "pins": pins,
+        "pin_proposals": proposals,
+        "transcript_imports": imports,
+        **repo.delete_thread_contents(conn, workspace_id),
+    }
 
 
 def remove_sessions_and_threads(conn: Connection, workspace_id: str) -> tuple[int, int]:

@@ -497,6 +497,17 @@ def count_sessions(conn: Connection, workspace_id: str) -> int:
     return int(conn.execute(query).scalar_one())
 
 
+def count_threads_without_session(conn: Connection, workspace_id: str) -> int:
+    """Threads no session continues (an imported transcript's): a run's thread has one."""
+    has_session = select(sessions.c.thread_id).where(sessions.c.thread_id == threads.c.thread_id)
+    query = (
+        select(func.count())
+        .select_from(threads)
+        .where(threads.c.workspace_id == workspace_id, ~has_session.exists())
+    )
+    return int(conn.execute(query).scalar_one())
+
+
 def delete_thread_contents(conn: Connection, workspace_id: str) -> dict[str, int]:
     """Delete the checkpoint snapshots, nodes, messages and notes of the workspace's threads
     (the caller has lifted the append-only guards); how many of each."""

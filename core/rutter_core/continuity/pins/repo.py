@@ -9,7 +9,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 
 from rutter_core.continuity.pins.model import Choice, Pin, Proposal
-from rutter_core.store.schema import pin_proposals, pins
+from rutter_core.store.schema import pin_proposals, pins, threads
 
 
 def _pin(row: Row[Any]) -> Pin:
@@ -217,3 +217,17 @@ def answer_proposal(
         )
     )
     return done.rowcount == 1
+
+
+def delete_workspace_pins(conn: Connection, workspace_id: str) -> tuple[int, int]:
+    """Delete the pins of the workspace's threads, then its proposals (a pin names the
+    proposal it came from); how many of each. For `workspace remove --cascade`."""
+    of_workspace = select(threads.c.thread_id).where(threads.c.workspace_id == workspace_id)
+    removed_pins = conn.execute(delete(pins).where(pins.c.thread_id.in_(of_workspace))).rowcount
+    removed_proposals = conn.execute(
+        delete(pin_proposals).where(
+            (pin_proposals.c.workspace_id == workspace_id)
+            | pin_proposals.c.thread_id.in_(of_workspace)
+        )
+    ).rowcount
+    return int(removed_pins), int(removed_proposals)

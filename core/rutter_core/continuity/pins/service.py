@@ -216,3 +216,9 @@ def _stale(current: Pin, expected: int) -> ConflictError:
             {"pin_id": current.pin_id, "thread_id": current.thread_id, "version": current.version},
         ),
     )
+
+
+def remove_workspace_pins(conn: Connection, workspace_id: str) -> tuple[int, int]:
+    """Delete the workspace's pins and pin proposals in the caller's transaction (`workspace
+    remove --cascade`); how many of each."""
+    return repo.delete_workspace_pins(conn, workspace_id)

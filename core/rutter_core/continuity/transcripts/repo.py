@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 
-from rutter_core.store.schema import messages, transcript_imports
+from rutter_core.store.schema import messages, threads, transcript_imports
 
 
 def thread_of(conn: Connection, source: str, session_id: str) -> str | None:
@@ -57,3 +57,13 @@ def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
 
 
 __all__ = ["external_ids", "insert_import", "insert_messages", "thread_of"]
+
+
+def delete_workspace_imports(conn: Connection, workspace_id: str) -> int:
+    """Delete which-thread-holds-which-transcript rows of the workspace's threads (the caller
+    has lifted the append-only guards); how many."""
+    of_workspace = select(threads.c.thread_id).where(threads.c.workspace_id == workspace_id)
+    done = conn.execute(
+        delete(transcript_imports).where(transcript_imports.c.thread_id.in_(of_workspace))
+    )
+    return int(done.rowcount)

@@ -140,3 +140,9 @@ __all__ = [
     "present_ids",
     "thread_in",
 ]
+
+
+def remove_workspace_imports(conn: Connection, workspace_id: str) -> int:
+    """Forget which of the workspace's threads hold which transcripts (`workspace remove
+    --cascade`, guards lifted by the caller); how many records."""
+    return repo.delete_workspace_imports(conn, workspace_id)
