@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
-from rich.console import Console
-
-from rutter_core.store import Store, open_store, resolve_database_url
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from rutter_core.app.facade import Rutter
+    from rutter_core.store import Store
 
 ACTOR: Final = "cli"
 """Who every change made from the command line is recorded as (never taken from input)."""
@@ -56,6 +56,8 @@ def cli_app(ctx: typer.Context) -> Iterator[Rutter]:
 @contextmanager
 def cli_store(ctx: typer.Context) -> Iterator[Store]:
     """The store the global options and the environment name, closed after the command."""
+    from rutter_core.store import open_store, resolve_database_url
+
     url = resolve_database_url(database_url=settings_of(ctx).database_url, env=os.environ)
     store = open_store(url)
     try:
@@ -69,6 +71,8 @@ def print_json(document: Any) -> None:
 
 
 def make_console() -> Console:
+    from rich.console import Console
+
     # Piped output gets a wide page rather than rich's 80-column default; COLUMNS still wins.
     found = Console(highlight=False)
     if not found.is_terminal and "COLUMNS" not in os.environ:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rutter_core.app.instructions import Snapshot
-from rutter_core.app.workspaces import Workspace
+if TYPE_CHECKING:  # types only: `rutter workspace list` must not import discovery
+    from rutter_core.app.instructions import Snapshot
+    from rutter_core.app.workspaces import Workspace
 
 
 def render_snapshot(console: Console, snapshot: Snapshot) -> None:
