@@ -9,7 +9,7 @@ edit that replaces a body (and every delete) the purge that leaves no prior body
 database, WAL or SHM files.
 
 Prints ops/s (median of rounds) for create, edit, list(100) and a mix (create, edit, list in
-turn), each against its baseline and the goal (issue 12: ≥ 0.5× each, ≥ 2,000 ops/s mixed).
+turn), each against its baseline and the goal (issue 12: >= 0.5x each, >= 2,000 ops/s mixed).
 
 Usage: python benchmarks/memory.py [--ops 300] [--rounds 5]
 """

@@ -21,9 +21,10 @@ from lsprotocol import types
 from rutter_core.app.facade import Rutter
 from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.shared import SharedLevels
 from rutter_core.discovery.snapshot import Limits
 from rutter_core.discovery.stack import Stack
-from rutter_core.discovery.walk import SharedLevels, discover, discover_stack
+from rutter_core.discovery.walk import discover, discover_stack
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
 from rutter_core.workspaces.service import Workspace
@@ -317,3 +318,22 @@ def test_workspace_cache_follows_the_store_and_expires(store: Store, tmp_path: P
     cache.put(store, workspace, now[0])
     cache.clear()
     assert cache.get(store, "demo") is None
+
+
+def test_shared_levels_refuse_a_linked_root_for_every_target(tmp_path: Path) -> None:
+    """The root is resolved once per pass only once it passed: a root that is a link fails
+    each target of the pass, as separate walks do."""
+    real = tmp_path / "real"
+    write_tree(real, {"AGENTS.md": "r\n", "a/x.go": ""})
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    shared = SharedLevels()
+    for target in ("a/x.go", "a/y.go", "."):
+        alone = outcome(link, target, FileReader())
+        assert isinstance(alone, tuple)
+        assert alone[0] == "symlink"
+        assert outcome(link, target, FileReader(), shared=shared) == alone
+    for target in ("a/x.go", "."):  # the same pass, the real root: answered
+        found = outcome(real, target, FileReader(), shared=shared)
+        assert isinstance(found, Stack)
+        assert [source.path for source in found.sources] == ["AGENTS.md"]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Final
 from lsprotocol import types
 
 from rutter_core.discovery.fsread import FileReader
-from rutter_core.discovery.walk import SharedLevels
+from rutter_core.discovery.shared import SharedLevels
 from rutter_lsp.features.diagnostics import diagnostics
 from rutter_lsp.features.runs.runs import RUNS_CHANGED
 from rutter_lsp.index.analysis import (
