@@ -99,6 +99,22 @@ def test_each_group_listed_by_its_own_help(name: str) -> None:
     assert group.commands  # the real one, built
 
 
+def test_building_twice_builds_the_same_tree() -> None:
+    """A process may build the tree more than once (tests, `main` called twice): groups that
+    are assembled from several modules are not assembled twice."""
+
+    def registered(name: str) -> list[str | None]:
+        [group] = [g for g in build_app([name]).registered_groups if g.name == name]
+        assert group.typer_instance is not None
+        return [command.name for command in group.typer_instance.registered_commands]
+
+    for name in GROUPS:
+        first = registered(name)
+        assert first
+        assert len(set(first)) == len(first), name
+        assert registered(name) == first, name
+
+
 def test_a_group_not_invoked_is_listed_but_not_built() -> None:
     built = typer.main.get_command(build_app(["--database-url", "workspace", "run", "list"]))
     assert isinstance(built, typer.core.TyperGroup)

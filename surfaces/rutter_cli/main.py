@@ -9,6 +9,7 @@ import them.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import traceback
@@ -43,6 +44,12 @@ def _attribute(module: str, name: str) -> Callable[[list[str]], typer.Typer]:
 
 
 def _session(_: list[str]) -> typer.Typer:
+    return _session_app()
+
+
+@functools.cache
+def _session_app() -> typer.Typer:
+    """`rutter session` with fork, resume, tree and compare joined to it (once per process)."""
     from rutter_cli.session import session_app
     from rutter_cli.session_branches import register
 
