@@ -17,7 +17,7 @@ from typing import Any, Final, TypedDict
 
 from sqlalchemy import and_, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql import Select
+from sqlalchemy.sql import Select, Update
 from sqlalchemy.sql.elements import ColumnElement
 
 from rutter_core.kernel.actors import OperatorActor
@@ -113,12 +113,10 @@ def update_memory(
         values["redacted"] = int(changes["redacted"])
     if "status" in changes:
         values["status"] = changes["status"]
-    done = conn.execute(
-        update(memories)
-        .where(memories.c.memory_id == read.memory_id)
-        .where(memories.c.version == read.version)
-        .values(**values, updated_by=actor, updated_at=now_text, version=read.version + 1)
-    )
+    values.update(updated_by=actor, updated_at=now_text, version=read.version + 1)
+    bound = {f"set_{name}": value for name, value in values.items()}
+    bound.update(where_memory_id=read.memory_id, where_version=read.version)
+    done = conn.execute(_update_statement(tuple(sorted(values))), bound)
     if done.rowcount != 1:
         return None
     # Built from the record as read plus what was written: the row is not read back.
@@ -172,6 +170,17 @@ def select_memories(
         bound["limit"] = limit
     statement = _list_statement(kind, include_inactive=include_inactive, limited=limit is not None)
     return [_record(tuple(row), now_text) for row in conn.execute(statement, bound)]
+
+
+@cache
+def _update_statement(columns: tuple[str, ...]) -> Update:
+    """The guarded UPDATE of `columns`, built once per set of columns."""
+    return (
+        update(memories)
+        .where(memories.c.memory_id == bindparam("where_memory_id"))
+        .where(memories.c.version == bindparam("where_version"))
+        .values({name: bindparam(f"set_{name}") for name in columns})
+    )
 
 
 @cache
