@@ -34,7 +34,7 @@ def walk_chain(
 ) -> list[Level]:
     """The directories from the root to the target's directory, each checked on the way.
 
-    For a batch of targets at one moment (`walk.SharedLevels`): `lstat` may answer from what
+    For a batch of targets at one moment (`shared.SharedLevels`): `lstat` may answer from what
     the batch already looked up, and `root_checked` says the root was found to be its own real
     path earlier in the batch (one `realpath` per root, not per target)."""
     if not root_checked and os.path.realpath(root) != root:
