@@ -22,7 +22,7 @@ workspace_app = typer.Typer(help="Register and inspect workspaces.", no_args_is_
 @workspace_app.command("register")
 def workspace_register(
     ctx: typer.Context,
-    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of \\[a-z0-9._-].")],
+    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of [a-z0-9._-].")],
     root: Annotated[str, typer.Argument(metavar="ROOT", help="An existing directory.")],
     as_json: JsonFlag = False,
 ) -> None:
