@@ -7,9 +7,13 @@ folder of 20 files), then prints per-target medians of:
   discovery of the same target made (recorded by tracing that discovery);
 - cold: discovery with a fresh cache (new FileReader) in a warm interpreter;
 - warm: discovery with the cache hot and the files unchanged;
+- plain floor: the disk work of the answer alone, with none of discovery's checks: an lstat of
+  each directory from the root to the target and one open/read/close of each delivered source
+  (issue 12's baseline for warm discovery);
 
-and the ratios warm/floor, cold/floor, and large/small repository for both. Targets from the
-issue: warm <= 2x floor, cold <= 4x floor, large/small <= 1.2.
+and the ratios warm/floor, cold/floor, warm/plain floor, and large/small repository for both.
+Goals: warm <= 2x floor, cold <= 4x floor, large/small <= 1.2 (issue 3), warm <= 1.5x plain
+floor (issue 12).
 
 Usage: python benchmarks/discovery.py [--dirs 10000] [--small-files 1000] [--large-files 100000]
 """
@@ -158,6 +162,27 @@ class Result:
     cold: float
     warm: float
     syscalls: float
+    plain: float
+
+
+def plain_floor(root: str, target: str, sources: list[str]) -> Callable[[], None]:
+    """lstat of each directory on the way to `target`, one read of each source: nothing else."""
+    directories = [root]
+    for part in target.split("/")[:-1]:
+        directories.append(os.path.join(directories[-1], part))
+    paths = [os.path.join(root, *source.split("/")) for source in sources]
+
+    def run() -> None:
+        for directory in directories:
+            os.lstat(directory)
+        for path in paths:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.read(fd, 1 << 20)
+            finally:
+                os.close(fd)
+
+    return run
 
 
 def measure(root: Path, targets: list[str], *, rounds: int) -> Result:
@@ -171,9 +196,12 @@ def measure(root: Path, targets: list[str], *, rounds: int) -> Result:
     floor: list[float] = []
     cold: list[float] = []
     warm: list[float] = []
+    plain: list[float] = []
     shared = FileReader()
+    plains = {}
     for target in targets:  # populate the warm cache
-        discover("bench", root_str, target, reader=shared)
+        found = discover("bench", root_str, target, reader=shared)
+        plains[target] = plain_floor(root_str, target, [source.path for source in found.sources])
     clock = time.perf_counter
     for _ in range(rounds):
         for target in targets:
@@ -190,8 +218,13 @@ def measure(root: Path, targets: list[str], *, rounds: int) -> Result:
             start = clock()
             discover("bench", root_str, target, reader=shared)
             warm.append(clock() - start)
+
+            run_plain = plains[target]
+            start = clock()
+            run_plain()
+            plain.append(clock() - start)
     syscalls = statistics.median(len(trace.calls) for trace in traces.values())
-    return Result(median_us(floor), median_us(cold), median_us(warm), syscalls)
+    return Result(median_us(floor), median_us(cold), median_us(warm), syscalls, median_us(plain))
 
 
 def probe_vs_listing(root: Path, targets: list[str], *, rounds: int) -> tuple[float, float]:
@@ -249,20 +282,22 @@ def main() -> None:
         results = {label: measure(root, targets, rounds=args.rounds)
                    for label, (root, targets) in repos.items()}  # fmt: skip
         print()
+        print(f"load average {os.getloadavg()[0]:.2f}")
         header = f"{'repo':<6} {'syscalls':>8} {'floor µs':>9} {'cold µs':>9} {'warm µs':>9} "
-        print(header + f"{'cold/floor':>10} {'warm/floor':>10}")
+        print(header + f"{'cold/floor':>10} {'warm/floor':>10} {'plain µs':>9} {'warm/plain':>10}")
         for label, result in results.items():
             print(
                 f"{label:<6} {result.syscalls:>8.0f} {result.floor:>9.1f} {result.cold:>9.1f} "
                 f"{result.warm:>9.1f} {result.cold / result.floor:>10.2f} "
-                f"{result.warm / result.floor:>10.2f}"
+                f"{result.warm / result.floor:>10.2f} {result.plain:>9.1f} "
+                f"{result.warm / result.plain:>10.2f}"
             )
         small, large = results["small"], results["large"]
         print()
         cold_ratio, warm_ratio = large.cold / small.cold, large.warm / small.warm
         print(f"large/small cold {cold_ratio:.2f}  warm {warm_ratio:.2f}  "
               f"floor {large.floor / small.floor:.2f}")  # fmt: skip
-        print("targets: warm/floor <= 2.0, cold/floor <= 4.0, large/small <= 1.2")
+        print("goals: warm/floor <= 2.0, cold/floor <= 4.0, large/small <= 1.2, warm/plain <= 1.5")
         for label, (root, targets) in repos.items():
             probe, listing = probe_vs_listing(root, targets, rounds=args.rounds)
             print(f"{label}: per level, probing {probe:.1f} µs vs listing {listing:.1f} µs")

@@ -535,6 +535,40 @@ async def change_round(
     return ChangeRound(notice.at - start, last - start, len(publishes), paths, trivial, effective)
 
 
+def syscall_floor(work: Workload) -> tuple[Callable[[], None], int, int]:
+    """The disk work a change of the root AGENTS.md cannot avoid, with none of discovery's
+    checks: an lstat of every directory on the way to an open document (each once: has it
+    changed?) and one read of each instruction file they hold (the root's rules folder
+    included)."""
+    root = work.root
+    directories: set[Path] = set()
+    for doc in work.open_docs:
+        current = doc.parent
+        while current != root and root in current.parents:
+            directories.add(current)
+            current = current.parent
+    directories.add(root)
+    ordered = sorted(str(path) for path in directories)
+    sources = sorted(
+        str(path)
+        for directory in directories
+        for path in [*directory.glob("*.md"), *directory.glob(".claude/*.md")]
+        if path.name in INSTRUCTION_NAMES
+    ) + sorted(str(path) for path in (root / ".prayu").rglob("*") if path.is_file())
+
+    def run() -> None:
+        for directory in ordered:
+            os.lstat(directory)
+        for path in sources:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.read(fd, 1 << 20)
+            finally:
+                os.close(fd)
+
+    return run, len(ordered), len(sources)
+
+
 def create_runs(home: Path, work: Workload, count: int) -> None:
     """`count` active runs on the targets, in the store the server will open (the folder
     "bench" is registered first, so the server reuses the registration). Every change of the
@@ -668,9 +702,15 @@ async def measure(client: Client, work: Workload, args: argparse.Namespace) -> N
     baseline_open.label = f"{TRIVIAL} on a .go file"
 
     rounds: list[ChangeRound] = []
+    floor_run, floor_dirs, floor_files = syscall_floor(work)
+    floors: list[float] = []
     for round_ in range(args.changes):
         await asyncio.sleep(DEFAULT_RACY_WINDOW_NS / 1e9 + 0.2)  # from a cached state
         rounds.append(await change_round(client, work, round_, watchers))
+        for _ in range(3):  # the same machine, moments after the round
+            began = time.perf_counter()
+            floor_run()
+            floors.append(time.perf_counter() - began)
 
     # -- report ----------------------------------------------------------------------------
     print(
@@ -740,6 +780,16 @@ async def measure(client: Client, work: Workload, args: argparse.Namespace) -> N
         f"{PROBE_INTERVAL * 1e3:.0f} ms apart; {min(samples, default=0)} to "
         f"{max(samples, default=0)} trivial samples per round"
     )
+    if rounds:
+        floor = statistics.median(floors)
+        last = statistics.median(c.to_last_publish for c in rounds)
+        print(
+            f"  syscall floor of the affected paths (lstat of the {floor_dirs} directories on "
+            f"the way, one read of each of the {floor_files} instruction files), median: "
+            f"{ms(floor)} ms\n"
+            f"  change → last publish: {ms(last)} ms = {last / floor:.2f}x the floor"
+            "   (goal: <= 3x and < 100 ms)"
+        )
     reported = sorted({path for change in rounds for path in change.paths})
     print(f"  {CHANGED} paths: {reported}")
     print(f"  server requests answered: {dict(sorted(client.server_requests.items()))}")

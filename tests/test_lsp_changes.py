@@ -316,6 +316,69 @@ async def test_a_change_reaching_1000_open_documents(session: Session) -> None:
     session.remove_folder(root)
 
 
+async def test_a_deep_change_rediscovers_what_it_reaches_and_keeps_the_rest(
+    session: Session,
+) -> None:
+    """Only the directories at or below a changed file's level are discovered again; the
+    answers for the others are kept, and every answer stays the one a full pass would give."""
+    client = session.client
+    files: dict[str, str | bytes] = {
+        "AGENTS.md": "root\n",
+        "a/AGENTS.md": "a\n",
+        "a/deep/x.go": "package x\n",
+        "a/y.go": "package y\n",
+        "b/AGENTS.md": "b\n",
+        "b/z.go": "package z\n",
+        "ab/w.go": "package w\n",  # a sibling whose name starts like `a`: not reached
+    }
+    root = await session.add_folder(files)
+    workspace_id = workspace_id_of(session, root)
+    docs = [open_text(client, root / rel) for rel in files if rel.endswith(".go")]
+    root_agents = open_text(client, root / "AGENTS.md")
+    a_agents = open_text(client, root / "a/AGENTS.md")
+
+    async def lens(doc: str) -> str:
+        result = await within(
+            client.text_document_code_lens_async(
+                types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=doc))
+            )
+        )
+        assert result is not None
+        assert result[0].command is not None
+        return result[0].command.title
+
+    async def changed(rel: str, content: bytes) -> None:
+        (root / rel).write_bytes(content)
+        client.instruction_changes.clear()
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=uri(root / rel), type=types.FileChangeType.Changed)]
+            )
+        )
+        await wait_until(lambda: session.changes_for(workspace_id), what="instructionsChanged")
+        assert session.changes_for(workspace_id) == [[rel]]
+
+    assert await lens(root_agents) == "rutter: applies to 4 open files"
+    assert await lens(a_agents) == "rutter: applies to 2 open files"
+    # a/AGENTS.md fails: the two documents under a/ get nothing; b/ and ab/ keep theirs.
+    await changed("a/AGENTS.md", b"a\n\xfe\n")
+    assert await wait_for_diagnostics(client, a_agents, bool)
+    assert await lens(root_agents) == "rutter: applies to 2 open files"
+    await changed("a/AGENTS.md", b"a, repaired\n")
+    assert await wait_for_diagnostics(client, a_agents, lambda items: not items) == []
+    assert await lens(root_agents) == "rutter: applies to 4 open files"
+    assert await lens(a_agents) == "rutter: applies to 2 open files"
+    # A change at the root reaches every directory.
+    await changed("AGENTS.md", b"root\n\xfe\n")
+    assert await wait_for_diagnostics(client, root_agents, bool)
+    for doc in docs:
+        failing = await effective(client, doc)
+        assert failing["error"]["code"] == "invalid_utf8"
+    for doc in [*docs, root_agents, a_agents]:
+        close(client, doc)
+    session.remove_folder(root)
+
+
 async def test_configuration_change_moves_to_another_store(session: Session) -> None:
     """Last in the module: it switches the server's store."""
     client = session.client

@@ -21,9 +21,11 @@ from lsprotocol import types
 from rutter_core.app.facade import Rutter
 from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.layout import classify
+from rutter_core.discovery.shared import SharedLevels
 from rutter_core.discovery.snapshot import Limits
 from rutter_core.discovery.stack import Stack
-from rutter_core.discovery.walk import SharedLevels, discover, discover_stack
+from rutter_core.discovery.walk import discover, discover_stack
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
 from rutter_core.workspaces.service import Workspace
@@ -35,6 +37,8 @@ from rutter_lsp.features.instructions.instructions import (
     EncodedSnapshots,
     WorkspaceCache,
 )
+from rutter_lsp.index.paths import Folder
+from rutter_lsp.index.refresh import level_of, reach
 from rutter_lsp.protocol import EncodedResult
 from rutter_lsp.server import create_server
 from rutter_lsp.worker import DiskWorker
@@ -317,3 +321,77 @@ def test_workspace_cache_follows_the_store_and_expires(store: Store, tmp_path: P
     cache.put(store, workspace, now[0])
     cache.clear()
     assert cache.get(store, "demo") is None
+
+
+def test_shared_levels_refuse_a_linked_root_for_every_target(tmp_path: Path) -> None:
+    """The root is resolved once per pass only once it passed: a root that is a link fails
+    each target of the pass, as separate walks do."""
+    real = tmp_path / "real"
+    write_tree(real, {"AGENTS.md": "r\n", "a/x.go": ""})
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    shared = SharedLevels()
+    for target in ("a/x.go", "a/y.go", "."):
+        alone = outcome(link, target, FileReader())
+        assert isinstance(alone, tuple)
+        assert alone[0] == "symlink"
+        assert outcome(link, target, FileReader(), shared=shared) == alone
+    for target in ("a/x.go", "."):  # the same pass, the real root: answered
+        found = outcome(real, target, FileReader(), shared=shared)
+        assert isinstance(found, Stack)
+        assert [source.path for source in found.sources] == ["AGENTS.md"]
+
+
+@pytest.mark.parametrize(
+    ("rel", "level"),
+    [
+        ("AGENTS.md", "."),
+        (".prayu/instructions.ignore", "."),
+        (".prayu/rules/go/style.md", "."),
+        ("svc/AGENTS.override.md", "svc"),
+        ("svc/.prayu/rules/go", "svc"),
+        ("svc/api/.claude/CLAUDE.md", "svc/api"),
+        ("svc/api/.claude", "svc/api"),
+        ("svc/api/internal/AGENTS.md", "svc/api/internal"),
+        ("a/.prayu/rules/b/.claude/CLAUDE.md", "a"),
+    ],
+)
+def test_a_changed_path_belongs_to_its_shallowest_level(rel: str, level: str) -> None:
+    assert level_of(rel) == level
+
+
+def test_a_change_reaches_only_its_level_and_below(workspace_root: Path) -> None:
+    """Against discovery itself: after changing any instruction file, every directory the
+    change does not reach gets exactly the stack it had; the reached ones are walked again."""
+    write_tree(workspace_root, TREE)
+    folder = Folder("file:///w", str(workspace_root), "w", "demo", str(workspace_root))
+    files = [t for t in TARGETS if t != "."]
+    directories = sorted(
+        {t.rsplit("/", 1)[0] if "." in t.rsplit("/", 1)[-1] else t for t in files}
+        | {".", "svc/api/.claude", "lib"}
+    )
+    for rel in [path for path in TREE if classify(path) is not None or ".prayu/" in path]:
+        before = {d: outcome(workspace_root, d, FileReader()) for d in directories}
+        original = (workspace_root / rel).read_bytes()
+        (workspace_root / rel).write_bytes(b"changed \xfe\n")  # fails wherever it is read
+        try:
+            reached = reach({"demo": {rel}}, [folder])
+            after = {d: outcome(workspace_root, d, FileReader()) for d in directories}
+        finally:
+            (workspace_root / rel).write_bytes(original)
+        moved = {d for d in directories if after[d] != before[d]}
+        # Never read: ignored by the ignore file, or superseded by an override.
+        assert moved or rel in (".prayu/rules/drafts/wip.md", "svc/AGENTS.md"), rel
+        assert all(reached.reaches(folder, d) for d in moved), (rel, moved)
+        if level_of(rel) != ".":  # a change below the root does not reach a sibling tree
+            assert not reached.reaches(folder, "lib"), rel
+
+
+def test_reach_compares_whole_path_components(tmp_path: Path) -> None:
+    folder = Folder("file:///w", str(tmp_path), "w", "demo", str(tmp_path))
+    reached = reach({"demo": {"a/AGENTS.md"}, "other": {"AGENTS.md"}}, [folder])
+    assert reached.reaches(folder, "a")
+    assert reached.reaches(folder, "a/b/c")
+    assert not reached.reaches(folder, "ab")
+    assert not reached.reaches(folder, ".")
+    assert not reached.reaches(folder, "b")

@@ -813,6 +813,34 @@ def test_expired_and_disabled_memories_are_listed_only_with_all(store: Store) ->
     assert active.status == "active"
 
 
+def test_what_a_write_returns_is_what_a_read_finds(store: Store) -> None:
+    """Create and edit build their answer from what they wrote (no read back): it must be
+    exactly the stored record, for every kind of change."""
+    record = user_memory(store, references=["docs/a.md"], retention="30d")
+    assert get_memory(store, record.memory_id) == record
+    project = create_memory(
+        store, scope="project", workspace_id="demo", title="p", content="c", actor="lsp"
+    )
+    assert get_memory(store, project.memory_id) == project
+    changes: list[dict[str, Any]] = [
+        {"content": "new body"},
+        {"title": "new title", "references": ["docs/b.md", "docs/c.md"]},
+        {"references": []},
+        {"retention": "none"},
+        {"retention": "7d"},
+        {"content": "password = 'hunter2hunter2'", "redact_sensitive": True},
+    ]
+    for change in changes:
+        record = edit_memory(store, record.memory_id, version=record.version, actor="lsp", **change)
+        assert get_memory(store, record.memory_id) == record, change
+    record = set_memory_status(
+        store, record.memory_id, version=record.version, status="disabled", actor="cli"
+    )
+    assert get_memory(store, record.memory_id) == record
+    assert record.redacted is True
+    assert record.version == len(changes) + 2
+
+
 # -- versions ------------------------------------------------------------------------------------
 
 

@@ -253,6 +253,21 @@ def test_read_rejects_writes(store: Store) -> None:
         conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
     with store.write() as conn:  # the pooled connection is writable again
         conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+    # The pragma is set only when the mode changes: read, read, write, write, read alternate
+    # on the same pooled connection, and each read still refuses, each write still writes.
+    for number, kind in enumerate(("read", "read", "write", "write", "read")):
+        opened = store.read() if kind == "read" else store.write()
+        row = f"('w{number}', '/w{number}', '2026-01-01T00:00:00Z')"
+        insert = f"INSERT INTO workspaces VALUES {row}"
+        if kind == "read":
+            with pytest.raises(OperationalError, match="readonly"), opened as conn:
+                conn.exec_driver_sql(insert)
+        else:
+            with opened as conn:
+                conn.exec_driver_sql(insert)
+    with store.read() as conn:
+        found = conn.exec_driver_sql("SELECT workspace_id FROM workspaces ORDER BY 1").fetchall()
+    assert [row[0] for row in found] == ["a", "w2", "w3"]
 
 
 def test_write_commits_on_success(store: Store, db_path: Path) -> None:

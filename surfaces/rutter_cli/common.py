@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
-from rich.console import Console
 
 from rutter_cli.flags import hide_flag_types
-from rutter_core.store import Store, open_store, resolve_database_url
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from rutter_core.app.facade import Rutter
+    from rutter_core.store import Store
 
 hide_flag_types()  # every command's help: `--json`, not `--json <bool>`
 
@@ -59,6 +60,8 @@ def cli_app(ctx: typer.Context) -> Iterator[Rutter]:
 @contextmanager
 def cli_store(ctx: typer.Context) -> Iterator[Store]:
     """The store the global options and the environment name, closed after the command."""
+    from rutter_core.store import open_store, resolve_database_url
+
     url = resolve_database_url(database_url=settings_of(ctx).database_url, env=os.environ)
     store = open_store(url)
     try:

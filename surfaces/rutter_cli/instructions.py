@@ -1,11 +1,14 @@
 """`rutter context instructions`: which project instructions apply to a target, in order, and
-why (the app's `instructions.effective`); with `--run`, a run's pinned instructions against the
-disk (`rutter_cli.runs`)."""
+why (the app's `instructions.effective`); with `--targets-from`, to many targets in one process
+(`instructions.effective_each`, JSON Lines with `--json`); with `--run`, a run's pinned
+instructions against the disk (`rutter_cli.runs`, imported only then)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
 
@@ -17,12 +20,22 @@ from rutter_cli.common import (
     print_json,
     settings_of,
 )
-from rutter_cli.render import render_snapshot
-from rutter_cli.render_runs import render_inspection
-from rutter_cli.runs import check_instructions_options, run_instructions
-from rutter_core.app.instructions import EffectiveInstructionsParams
-from rutter_core.app.runs import InspectRunParams
-from rutter_core.kernel.errors import UsageError
+from rutter_cli.errors import EXIT_CODES, message_of
+from rutter_core.app.instructions import (
+    MAX_BATCH_TARGETS,
+    EffectiveInstructionsBatchParams,
+    EffectiveInstructionsParams,
+)
+from rutter_core.kernel.errors import ErrorCategory, RutterError, UsageError
+
+WORST_FIRST: Final = (
+    ErrorCategory.INTERNAL,
+    ErrorCategory.USAGE,
+    ErrorCategory.CONFLICT,
+    ErrorCategory.REJECTED,
+    ErrorCategory.NOT_FOUND,
+)
+"""How a batch's exit code is chosen: the first of these categories any target failed with."""
 
 
 def context_instructions(
@@ -33,6 +46,15 @@ def context_instructions(
             "--target",
             help="A file or directory: relative to the current directory inside the "
             "workspace, else to the workspace root; or absolute inside it.",
+        ),
+    ] = None,
+    targets_from: Annotated[
+        str | None,
+        typer.Option(
+            "--targets-from",
+            metavar="FILE",
+            help="Answer for every target in FILE (one workspace-relative path per line; '-' "
+            "reads standard input) in one process; with --json, one JSON document per line.",
         ),
     ] = None,
     workspace_id: WorkspaceOption = None,
@@ -79,6 +101,7 @@ def context_instructions(
     check_instructions_options(
         run_id=run_id,
         target=target,
+        targets_from=targets_from,
         workspace_id=workspace_id,
         confirm=confirm,
         expected=expected,
@@ -92,6 +115,8 @@ def context_instructions(
         review_run(ctx, run_id, as_json=as_json)
         return
     if run_id is not None:
+        from rutter_cli.runs import run_instructions
+
         run_instructions(
             ctx,
             run_id,
@@ -101,22 +126,36 @@ def context_instructions(
             as_json=as_json,
         )
         return
+    # Typed targets are relative to the current directory when it is inside the workspace.
+    directory = str(Path.cwd())
+    if targets_from is not None:
+        lines, targets = read_targets(targets_from)
+        batch = EffectiveInstructionsBatchParams(
+            targets=targets, workspace_id=workspace_id, directory=directory
+        )
+        code = _answer_each(ctx, batch, lines, as_json=as_json)
+        if code:
+            raise typer.Exit(code)
+        return
     assert target is not None  # checked above
     params = EffectiveInstructionsParams(
-        target=target,
-        workspace_id=workspace_id,
-        directory=str(Path.cwd()),
+        target=target, workspace_id=workspace_id, directory=directory
     )
     with cli_app(ctx) as rutter:
         snapshot = rutter.instructions.effective(params)
     if as_json:
         print_json(snapshot.to_json())
         return
+    from rutter_cli.render import render_snapshot
+
     render_snapshot(make_console(), snapshot)
 
 
 def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:
     """`--run RUN --diff`: the inspection with the text of its drift, then the confirm command."""
+    from rutter_cli.render_runs import render_inspection
+    from rutter_core.app.runs import InspectRunParams
+
     with cli_app(ctx) as rutter:
         review = rutter.runs.review(InspectRunParams(run_id=run_id))
     if as_json:
@@ -128,3 +167,116 @@ def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:
         database_url=settings_of(ctx).database_url,
         diff_text=review.diff_text,
     )
+
+
+def _answer_each(
+    ctx: typer.Context, batch: EffectiveInstructionsBatchParams, lines: list[int], *, as_json: bool
+) -> int:
+    """Print each target's answer as it comes; the exit code of the worst failure (0: none)."""
+    failed: set[ErrorCategory] = set()
+    out = sys.stdout
+    console = None
+    with cli_app(ctx) as rutter:
+        answers = rutter.instructions.effective_each(batch)
+        for line, (target, answer) in zip(lines, answers, strict=True):
+            if isinstance(answer, RutterError):
+                failed.add(answer.category)
+                message = message_of(answer)
+                if as_json:
+                    document = answer.to_json()
+                    document["message"] = message
+                    out.write(_line({"target": target, "line": line, "error": document}))
+                sys.stderr.write(f"rutter: error[{answer.code}]: {target}: {message}\n")
+                continue
+            if as_json:
+                out.write(_line(answer.to_json()))
+                continue
+            from rutter_cli.render import render_snapshot
+
+            console = console or make_console()
+            render_snapshot(console, answer)
+    for category in WORST_FIRST:
+        if category in failed:
+            return EXIT_CODES[category]
+    return 0
+
+
+def _line(document: object) -> str:
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def read_targets(source: str) -> tuple[list[int], list[str]]:
+    """The targets listed in FILE (or standard input for `-`) and their line numbers: one per
+    line, blank lines skipped, a line's `\\r\\n` or `\\n` ending removed and nothing else
+    (paths may hold spaces)."""
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            "usage", f"the --targets-from file cannot be read ({exc.strerror or 'error'})"
+        ) from exc
+    lines: list[int] = []
+    targets: list[str] = []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        raw = line.removesuffix(b"\r")
+        if not raw:
+            continue
+        try:
+            targets.append(raw.decode("utf-8"))
+            lines.append(number)
+        except UnicodeDecodeError:
+            raise UsageError(
+                "usage", f"line {number} of the --targets-from input is not valid UTF-8"
+            ) from None
+        if len(targets) > MAX_BATCH_TARGETS:
+            raise UsageError(
+                "usage",
+                f"the --targets-from input lists more than {MAX_BATCH_TARGETS} targets; split it",
+            )
+    return lines, targets
+
+
+def check_instructions_options(
+    *,
+    run_id: str | None,
+    target: str | None,
+    targets_from: str | None = None,
+    workspace_id: str | None,
+    confirm: bool,
+    expected: str | None,
+    expected_live: str | None,
+) -> None:
+    """The combinations `rutter context instructions` accepts; anything else is a usage error."""
+    if run_id is not None and (
+        target is not None or workspace_id is not None or targets_from is not None
+    ):
+        raise UsageError(
+            "usage",
+            "--run cannot be combined with --target, --targets-from or --workspace: a run pins "
+            "its own workspace and target",
+        )
+    if target is not None and targets_from is not None:
+        raise UsageError("usage", "give --target PATH or --targets-from FILE, not both")
+    if run_id is None and target is None and targets_from is None:
+        raise UsageError(
+            "usage",
+            "give --target PATH for the instructions on disk (--targets-from FILE for many), or "
+            "--run RUN for a run's pinned instructions",
+        )
+    fingerprints = expected is not None or expected_live is not None
+    if (confirm or fingerprints) and run_id is None:
+        raise UsageError(
+            "usage", "--confirm and the expected fingerprints need --run RUN: only runs pin"
+        )
+    if confirm and (expected is None or expected_live is None):
+        raise UsageError(
+            "usage",
+            "--confirm needs both --expected-fingerprint PINNED and --expected-live-fingerprint "
+            "LIVE, as shown by `rutter context instructions --run RUN` (use '' for PINNED when "
+            "the run has no revision yet)",
+        )
+    if fingerprints and not confirm:
+        raise UsageError(
+            "usage",
+            "--expected-fingerprint and --expected-live-fingerprint only go with --confirm",
+        )

@@ -1,48 +1,145 @@
-"""The `rutter` command line: parses arguments, calls rutter_core, prints JSON or tables."""
+"""The `rutter` command line: parses arguments, calls rutter_core, prints JSON or tables.
+
+Only the invoked command group is imported and built: `rutter workspace list` imports neither
+discovery nor runs, `rutter --help` not even the store. The root lists every group from
+`GROUPS` (its name and help) without importing it; `tests/test_cli_startup.py` checks that
+each entry's help is the group's own and that the paths that need no store or redaction do not
+import them.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Final
 
 import typer
 
-from rutter_cli.common import (
-    CliSettings,
-    settings_of,
-)
+from rutter_cli.common import CliSettings, settings_of
 from rutter_cli.errors import EXIT_CODES, report
-from rutter_cli.instructions import context_instructions
-from rutter_cli.memory import memory_app
-from rutter_cli.pins import pin_app
-from rutter_cli.runs import run_app
-from rutter_cli.session import session_app
-from rutter_cli.session_branches import register as register_session_branches
-from rutter_cli.session_import import register as register_session_import
-from rutter_cli.workspace import workspace_app
 from rutter_core.kernel.errors import RutterError, UsageError
 
-app = typer.Typer(
-    name="rutter",
-    help="Context continuity for AI coding agents: which instructions apply, and why.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-context_app = typer.Typer(help="Inspect the context agents are given.", no_args_is_help=True)
-app.add_typer(workspace_app, name="workspace")
-app.add_typer(context_app, name="context")
-context_app.add_typer(memory_app, name="memory")
-context_app.add_typer(pin_app, name="pin")
-app.add_typer(run_app, name="run")
-app.add_typer(session_app, name="session")
-register_session_branches(session_app)
-register_session_import(session_app)
+ROOT_HELP: Final = "Context continuity for AI coding agents: which instructions apply, and why."
 
 
-@app.callback()
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A command group, imported only when it is invoked (or its help is asked for)."""
+
+    help: str
+    load: Callable[[list[str]], typer.Typer]
+    """Builds the group, given the arguments after its name (to build only what they name)."""
+
+
+def _attribute(module: str, name: str) -> Callable[[list[str]], typer.Typer]:
+    def load(_: list[str]) -> typer.Typer:
+        found: typer.Typer = getattr(importlib.import_module(module), name)
+        return found
+
+    return load
+
+
+def _session(_: list[str]) -> typer.Typer:
+    return _session_app()
+
+
+@functools.cache
+def _session_app() -> typer.Typer:
+    """`rutter session` with fork, resume, tree and compare joined to it (once per process)."""
+    from rutter_cli.session import session_app
+    from rutter_cli.session_branches import register
+    from rutter_cli.session_import import register as register_import
+
+    register(session_app)
+    register_import(session_app)
+    return session_app
+
+
+CONTEXT_HELP: Final = "Inspect the context agents are given."
+
+
+def _context(args: list[str]) -> typer.Typer:
+    context_app = typer.Typer(help=CONTEXT_HELP, no_args_is_help=True)
+    wanted = _command_name(args, {"instructions", "memory", "pin"})
+    if wanted in (None, "instructions"):
+        from rutter_cli.instructions import context_instructions
+
+        context_app.command("instructions")(context_instructions)
+    if wanted in (None, "memory"):
+        from rutter_cli.memory import memory_app
+
+        context_app.add_typer(memory_app, name="memory")
+    if wanted in (None, "pin"):
+        from rutter_cli.pins import pin_app
+
+        context_app.add_typer(pin_app, name="pin")
+    return context_app
+
+
+GROUPS: Final[dict[str, Group]] = {
+    "workspace": Group(
+        "Register and inspect workspaces.", _attribute("rutter_cli.workspace", "workspace_app")
+    ),
+    "context": Group(CONTEXT_HELP, _context),
+    "run": Group(
+        "Runs: create them with pinned instructions, list, show and move their status.",
+        _attribute("rutter_cli.runs", "run_app"),
+    ),
+    "session": Group(
+        "Session continuity: a thread's messages and notes, checkpoints of runs, fork and "
+        "resume, the session tree, comparing nodes.",
+        _session,
+    ),
+}
+"""Every group under `rutter`, in the order the help lists them (then `serve`)."""
+
+_ROOT_OPTIONS_WITH_VALUE: Final = frozenset({"--database-url"})
+
+
+def _command_name(args: Sequence[str], known: set[str] | dict[str, Group]) -> str | None:
+    """The command `args` name at this level (skipping options), when it is one of `known`."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == "--":
+            return None
+        if arg.startswith("-"):
+            skip = arg in _ROOT_OPTIONS_WITH_VALUE
+            continue
+        return arg if arg in known else None
+    return None
+
+
+def build_app(args: Sequence[str] = ()) -> typer.Typer:
+    """The `rutter` command tree, with only the group `args` invoke built (every group when
+    they name none: the root's help lists them all, each by its help alone)."""
+    app = typer.Typer(
+        name="rutter",
+        help=ROOT_HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    app.callback()(_root)
+    invoked = _command_name(args, GROUPS)
+    for name, group in GROUPS.items():
+        if name == invoked:
+            rest = list(args[list(args).index(name) + 1 :])
+            app.add_typer(group.load(rest), name=name)
+        else:  # listed by name and help; never run, since `args` do not name it
+            app.add_typer(typer.Typer(help=group.help, no_args_is_help=True), name=name)
+    app.command("serve")(serve_command)
+    app.command("mcp")(mcp_command)
+    return app
+
+
 def _root(
     ctx: typer.Context,
     database_url: Annotated[
@@ -57,16 +154,9 @@ def _root(
     ctx.obj = CliSettings(database_url=database_url)
 
 
-# -- context ----------------------------------------------------------------------------------
-
-
-context_app.command("instructions")(context_instructions)
-
-
 # -- language server --------------------------------------------------------------------------
 
 
-@app.command("serve")
 def serve_command(
     ctx: typer.Context,
     tcp: Annotated[
@@ -85,7 +175,6 @@ def serve_command(
 # -- MCP server --------------------------------------------------------------------------------
 
 
-@app.command("mcp")
 def mcp_command(ctx: typer.Context) -> None:
     """Serve the Model Context Protocol over stdio, for agents (actor: mcp)."""
     from rutter_mcp.server import serve
@@ -99,8 +188,8 @@ def mcp_command(ctx: typer.Context) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
-    command = typer.main.get_command(app)
     try:
+        command = typer.main.get_command(build_app(args))
         result = command.main(args=args, prog_name="rutter", standalone_mode=False)
     except RutterError as error:
         return report(error, as_json=as_json)
@@ -108,7 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Typer's own parse errors (its click exceptions are private; use the public base).
         context = getattr(exc, "ctx", None)
         if type(exc).__name__ == "NoArgsIsHelpError":
-            return EXIT_CODES[UsageError.category]  # typer has printed the help already
+            sys.stdout.write(f"{exc.format_message()}\n")  # the help (plain: no rich panels)
+            return EXIT_CODES[UsageError.category]
         hint = f"\n{context.get_usage()}" if context is not None else ""
         return report(UsageError("usage", f"{exc.format_message()}{hint}"), as_json=as_json)
     except typer.Exit as exc:

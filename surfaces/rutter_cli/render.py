@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rutter_core.app.instructions import Snapshot
-from rutter_core.app.workspaces import RemovedContents, Workspace
+if TYPE_CHECKING:  # types only: `rutter workspace list` must not import discovery
+    from rutter_core.app.instructions import Snapshot
+    from rutter_core.app.workspaces import RemovedContents, Workspace
 
 
 def _out(console: Console, text: str, *, indent: int = 0, hang: int = 0) -> None:
@@ -120,6 +122,9 @@ _CONTENT_NOUNS = (
     ("checkpoints", "checkpoint", "checkpoints"),
     ("messages", "message", "messages"),
     ("notes", "note", "notes"),
+    ("pins", "pin", "pins"),
+    ("pin_proposals", "pin proposal", "pin proposals"),
+    ("transcript_imports", "imported transcript", "imported transcripts"),
     ("project_memories", "project memory", "project memories"),
 )
 

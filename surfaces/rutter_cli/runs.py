@@ -30,7 +30,6 @@ from rutter_core.app.runs import (
     SetRunStatusParams,
     ShowRunParams,
 )
-from rutter_core.kernel.errors import UsageError
 
 """Who this surface is; set here, never from an option."""
 
@@ -156,47 +155,6 @@ def run_status(
 # -- context instructions --run ---------------------------------------------------------------
 
 
-def check_instructions_options(
-    *,
-    run_id: str | None,
-    target: str | None,
-    workspace_id: str | None,
-    confirm: bool,
-    expected: str | None,
-    expected_live: str | None,
-) -> None:
-    """The combinations `rutter context instructions` accepts; anything else is a usage error."""
-    if run_id is not None and (target is not None or workspace_id is not None):
-        raise UsageError(
-            "usage",
-            "--run cannot be combined with --target or --workspace: a run pins its own "
-            "workspace and target",
-        )
-    if run_id is None and target is None:
-        raise UsageError(
-            "usage",
-            "give --target PATH for the instructions on disk, or --run RUN for a run's pinned "
-            "instructions",
-        )
-    fingerprints = expected is not None or expected_live is not None
-    if (confirm or fingerprints) and run_id is None:
-        raise UsageError(
-            "usage", "--confirm and the expected fingerprints need --run RUN: only runs pin"
-        )
-    if confirm and (expected is None or expected_live is None):
-        raise UsageError(
-            "usage",
-            "--confirm needs both --expected-fingerprint PINNED and --expected-live-fingerprint "
-            "LIVE, as shown by `rutter context instructions --run RUN` (use '' for PINNED when "
-            "the run has no revision yet)",
-        )
-    if fingerprints and not confirm:
-        raise UsageError(
-            "usage",
-            "--expected-fingerprint and --expected-live-fingerprint only go with --confirm",
-        )
-
-
 def run_instructions(
     ctx: typer.Context,
     run_id: str,
@@ -214,7 +172,7 @@ def run_instructions(
             inspection = runs.inspect(InspectRunParams(run_id=run_id))
             refreshed: bool | None = None
         else:
-            # Both checked by `check_instructions_options`.
+            # Both checked by `rutter_cli.instructions.check_instructions_options`.
             assert expected is not None
             assert expected_live is not None
             params = ConfirmRefreshParams(

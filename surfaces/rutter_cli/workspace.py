@@ -26,7 +26,7 @@ workspace_app = typer.Typer(
 @workspace_app.command("register")
 def workspace_register(
     ctx: typer.Context,
-    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of \\[a-z0-9._-].")],
+    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of [a-z0-9._-].")],
     root: Annotated[str, typer.Argument(metavar="ROOT", help="An existing directory.")],
     as_json: JsonFlag = False,
 ) -> None:

@@ -10,13 +10,15 @@ stack) and still runs every rule here and in discovery, never a copy of them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from rutter_core.app.models import Params
 from rutter_core.discovery.assemble import snapshot_of
+from rutter_core.discovery.shared import SharedLevels
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.discovery.stack import Stack
 from rutter_core.discovery.targets import typed_target
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
 
 __all__ = [
+    "MAX_BATCH_TARGETS",
+    "EffectiveInstructionsBatchParams",
     "EffectiveInstructionsParams",
     "InstructionOperations",
     "Snapshot",
@@ -55,6 +59,25 @@ class EffectiveInstructionsParams(Params):
         return self
 
 
+MAX_BATCH_TARGETS: Final = 100_000
+"""Targets one batch may ask about: a bound on the work a wrong input file can start."""
+
+
+class EffectiveInstructionsBatchParams(Params):
+    """Many targets of one workspace, answered in one pass (`effective_each`)."""
+
+    targets: list[str] = Field(max_length=MAX_BATCH_TARGETS)
+    """Workspace-relative paths, as for `EffectiveInstructionsParams.target`."""
+    workspace_id: str | None = None
+    directory: str | None = None
+
+    @model_validator(mode="after")
+    def _names_a_workspace(self) -> EffectiveInstructionsBatchParams:
+        if self.workspace_id is None and self.directory is None:
+            raise ValueError("give workspace_id, or a directory inside the workspace")
+        return self
+
+
 class InstructionOperations:
     def __init__(self, rutter: Rutter) -> None:
         self._rutter = rutter
@@ -69,6 +92,38 @@ class InstructionOperations:
             workspace = self.workspace(params.workspace_id)
         target = typed_target(params.target, workspace.root, params.directory)
         return self.snapshot(self.stack(workspace, target))
+
+    def effective_each(
+        self, params: EffectiveInstructionsBatchParams
+    ) -> Iterator[tuple[str, Snapshot | RutterError]]:
+        """The snapshot of each target in order, or its typed error (one target failing does
+        not stop the others). The workspace is resolved once, before the first answer: when it
+        cannot be, that error is raised and nothing is answered.
+
+        One pass over the tree: the levels targets have in common (the root's instruction
+        files, a directory shared by many targets) are walked and read once, for the first
+        target that reaches them; each directory on the way is still checked per target."""
+        if params.workspace_id is None:
+            assert params.directory is not None  # the model requires one of them
+            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+        else:
+            workspace = self.workspace(params.workspace_id)
+        return self._each(workspace, params.targets, params.directory)
+
+    def _each(
+        self, workspace: Workspace, targets: list[str], directory: str | None
+    ) -> Iterator[tuple[str, Snapshot | RutterError]]:
+        shared = SharedLevels()
+        reader = self._rutter.reader
+        for target in targets:
+            try:
+                typed = typed_target(target, workspace.root, directory)
+                stack = discover_stack(
+                    workspace.workspace_id, workspace.root, typed, reader=reader, shared=shared
+                )
+                yield target, self.snapshot(stack)
+            except RutterError as error:
+                yield target, error
 
     def workspace(self, workspace_id: str) -> Workspace:
         """The registration discovery is confined to (`not_registered` when there is none)."""

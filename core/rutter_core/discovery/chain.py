@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rutter_core.discovery.fsread import is_link, lstat_or_none
@@ -24,9 +25,20 @@ class Level:
     depth: int
 
 
-def walk_chain(root: str, target: str, limits: Limits) -> list[Level]:
-    """The directories from the root to the target's directory, each checked on the way."""
-    if os.path.realpath(root) != root:
+def walk_chain(
+    root: str,
+    target: str,
+    limits: Limits,
+    *,
+    lstat: Callable[[str], os.stat_result | None] = lstat_or_none,
+    root_checked: bool = False,
+) -> list[Level]:
+    """The directories from the root to the target's directory, each checked on the way.
+
+    For a batch of targets at one moment (`shared.SharedLevels`): `lstat` may answer from what
+    the batch already looked up, and `root_checked` says the root was found to be its own real
+    path earlier in the batch (one `realpath` per root, not per target)."""
+    if not root_checked and os.path.realpath(root) != root:
         raise discovery_error(
             "symlink",
             f"the workspace root {root} now resolves through a symbolic link; the workspace "
@@ -34,7 +46,7 @@ def walk_chain(root: str, target: str, limits: Limits) -> list[Level]:
             path=".",
             hint=Hint("move_workspace"),
         )
-    root_st = lstat_or_none(root)
+    root_st = lstat(root)
     if root_st is None or not stat.S_ISDIR(root_st.st_mode):
         raise discovery_error(
             "not_found",
@@ -57,7 +69,7 @@ def walk_chain(root: str, target: str, limits: Limits) -> list[Level]:
     for index, segment in enumerate(segments):
         rel = "/".join(segments[: index + 1])
         path = os.path.join(path, segment)
-        st = lstat_or_none(path)
+        st = lstat(path)
         last = index == len(segments) - 1
         if st is None:
             if last:

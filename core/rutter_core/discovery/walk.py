@@ -26,7 +26,7 @@ from rutter_core.discovery.checks import (
     require_real_dir,
     require_regular,
 )
-from rutter_core.discovery.fsread import FileReader, identity_of, is_link
+from rutter_core.discovery.fsread import FileReader, is_link
 from rutter_core.discovery.ignore import IGNORE_FILE, IgnoreMatch, IgnoreRules
 from rutter_core.discovery.layout import (
     AGENTS_NAME,
@@ -47,6 +47,7 @@ from rutter_core.discovery.layout import (
     SLOT_PRAYU_INSTRUCTIONS,
     join_rel,
 )
+from rutter_core.discovery.shared import SharedLevels
 from rutter_core.discovery.snapshot import (
     DEFAULT_LIMITS,
     IgnoredEntry,
@@ -326,53 +327,6 @@ class _Walk:
             files.append((rel.encode("utf-8"), rel, path, entry.st))
 
 
-@dataclass(frozen=True, slots=True)
-class _LevelState:
-    """The walk's state after a prefix of levels (target-independent, unlike its errors)."""
-
-    ignore: IgnoreRules
-    found: tuple[_Found, ...]
-    sources: tuple[StackSource, ...]
-    ignored: tuple[IgnoredEntry, ...]
-    total_bytes: int
-
-
-class SharedLevels:
-    """Levels walked for earlier targets of one batch, reused by later targets below them.
-
-    For one pass over many targets at one moment (the language server re-indexing the
-    directories of its open documents): the root's files are read once per pass instead of
-    once per target. What a level read is not checked again for later targets (each
-    directory on the way is, by identity), so use a fresh one for each pass. A level that
-    fails is never kept: the error is raised again for each target, naming it.
-    """
-
-    __slots__ = ("_states",)
-
-    def __init__(self) -> None:
-        self._states: dict[tuple[object, ...], _LevelState] = {}
-
-    def resume(self, walk: _Walk, keys: list[tuple[object, ...]]) -> int:
-        """Restore `walk` after the longest kept prefix; the index of the next level."""
-        for index in range(len(keys) - 1, -1, -1):
-            state = self._states.get(keys[index])
-            if state is not None:
-                walk.ignore = state.ignore
-                walk.found = list(state.found)
-                walk.ignored = list(state.ignored)
-                walk.total_bytes = state.total_bytes
-                return index + 1
-        return 0
-
-    def keep(self, walk: _Walk, key: tuple[object, ...], sources: tuple[StackSource, ...]) -> None:
-        self._states[key] = _LevelState(
-            walk.ignore, tuple(walk.found), sources, tuple(walk.ignored), walk.total_bytes
-        )
-
-    def sources(self, key: tuple[object, ...]) -> tuple[StackSource, ...]:
-        return self._states[key].sources
-
-
 def _frozen(item: _Found) -> StackSource:
     return StackSource(
         item.rel, item.kind, item.level.scope, item.level.depth, item.slot, item.text,
@@ -417,18 +371,24 @@ def discover_stack(
     """
     canonical_target = normalize_target(target)
     try:
-        levels = walk_chain(workspace_root, canonical_target, limits)
         walk = _Walk(workspace_root, canonical_target, limits, reader)
         if shared is None:
+            levels = walk_chain(workspace_root, canonical_target, limits)
             for level in levels:
                 walk.level(level)
             sources = tuple(_frozen(item) for item in walk.found)
+            conflicts = conflicts_of(sources)
         else:
+            levels = shared.chain(workspace_root, canonical_target, limits)
             sources = _walk_shared(walk, levels, shared)
+            conflicts = shared.conflicts(sources)
     except OSError as exc:
         raise _unreadable(exc, workspace_root) from exc
     ignored = list(walk.ignored)
-    sources = _aliases(sources, ignored)
+    resolved = _aliases(sources, ignored)
+    if len(resolved) != len(sources):  # a late alias left the sources: they layer anew
+        conflicts = conflicts_of(resolved)
+    sources = resolved
     return Stack(
         workspace_id,
         workspace_root,
@@ -437,17 +397,12 @@ def discover_stack(
         limits,
         sources,
         tuple(ignored),
-        conflicts_of(sources),
+        conflicts,
     )
 
 
 def _walk_shared(walk: _Walk, levels: list[Level], shared: SharedLevels) -> tuple[StackSource, ...]:
-    # A prefix is known by every directory's identity on the way, as this target saw them.
-    keys: list[tuple[object, ...]] = []
-    key: tuple[object, ...] = (walk.workspace_root, walk.limits)
-    for level in levels:
-        key = (*key, level.scope, identity_of(level.st))
-        keys.append(key)
+    keys = [shared.key(walk.workspace_root, walk.limits, level.scope) for level in levels]
     start = shared.resume(walk, keys)
     sources = shared.sources(keys[start - 1]) if start else ()
     for index in range(start, len(levels)):

@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from functools import cache
+from typing import Any, Final, TypedDict
 
-from sqlalchemy import and_, case, delete, func, insert, or_, select, update
-from sqlalchemy.engine import Connection, Row
-from sqlalchemy.sql import Select
+from sqlalchemy import and_, bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql import Select, Update
 from sqlalchemy.sql.elements import ColumnElement
 
 from rutter_core.kernel.actors import OperatorActor
@@ -57,35 +58,35 @@ def insert_memory(
     actor: OperatorActor,
     now_text: str,
 ) -> MemoryRecord:
-    """Store a new memory at version 1 and return it as stored."""
-    conn.execute(
-        insert(memories).values(
-            memory_id=memory_id,
-            scope=scope,
-            scope_id=scope_id,
-            workspace_id=scope_id if scope == "project" else None,
-            title=title,
-            content=content,
-            content_sha256=_sha256(content),
-            status="active",
-            source_kind=source_kind,
-            references_json=_references_json(references),
-            retention_until=retention_until,
-            redacted=int(redacted),
-            created_by=actor,
-            updated_by=actor,
-            version=1,
-            created_at=now_text,
-            updated_at=now_text,
-        )
-    )
-    return _require(conn, memory_id, now_text)
+    """Store a new memory at version 1 and return it as stored (built from what was written:
+    the row is not read back)."""
+    values = {
+        "memory_id": memory_id,
+        "scope": scope,
+        "scope_id": scope_id,
+        "workspace_id": scope_id if scope == "project" else None,
+        "title": title,
+        "content": content,
+        "content_sha256": _sha256(content),
+        "status": "active",
+        "source_kind": source_kind,
+        "references_json": _references_json(references),
+        "retention_until": retention_until,
+        "redacted": int(redacted),
+        "created_by": actor,
+        "updated_by": actor,
+        "version": 1,
+        "created_at": now_text,
+        "updated_at": now_text,
+    }
+    conn.execute(_INSERT, values)
+    return _record(tuple(values[name] for name in _COLUMN_NAMES), now_text)
 
 
 def fetch_memory(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord | None:
     """The memory `memory_id` whatever its status, or None."""
-    row = conn.execute(select(memories).where(memories.c.memory_id == memory_id)).first()
-    return None if row is None else _record(row, now_text)
+    row = conn.execute(_SELECT_ONE, {"memory_id": memory_id}).first()
+    return None if row is None else _record(tuple(row), now_text)
 
 
 def update_memory(
@@ -112,15 +113,25 @@ def update_memory(
         values["redacted"] = int(changes["redacted"])
     if "status" in changes:
         values["status"] = changes["status"]
-    done = conn.execute(
-        update(memories)
-        .where(memories.c.memory_id == read.memory_id)
-        .where(memories.c.version == read.version)
-        .values(**values, updated_by=actor, updated_at=now_text, version=read.version + 1)
-    )
+    values.update(updated_by=actor, updated_at=now_text, version=read.version + 1)
+    bound = {f"set_{name}": value for name, value in values.items()}
+    bound.update(where_memory_id=read.memory_id, where_version=read.version)
+    done = conn.execute(_update_statement(tuple(sorted(values))), bound)
     if done.rowcount != 1:
         return None
-    return _require(conn, read.memory_id, now_text)
+    # Built from the record as read plus what was written: the row is not read back.
+    updated = read.model_dump()
+    updated.update(changes)
+    if "content" in changes:
+        updated["content_sha256"] = values["content_sha256"]
+    retention = updated["retention_until"]
+    updated.update(
+        updated_by=actor,
+        updated_at=now_text,
+        version=read.version + 1,
+        expired=retention is not None and retention <= now_text,
+    )
+    return MemoryRecord.model_validate(updated)
 
 
 def delete_memory_row(conn: Connection, memory_id: str, version: int) -> bool:
@@ -146,22 +157,56 @@ def select_memories(
     workspace's project memory. Neither: every memory. Disabled and expired ones only with
     `include_inactive`; at most `limit` rows when given.
     """
-    query: Select[Any] = select(memories)
+    bound: dict[str, Any] = {"now_text": now_text}
     if scope is not None:
-        query = query.where(memories.c.scope == scope[0], memories.c.scope_id == scope[1])
+        bound["scope"], bound["scope_id"] = scope
+        kind = "scope"
     elif user_and_project_of is not None:
+        bound["workspace_id"] = user_and_project_of
+        kind = "user_and_project"
+    else:
+        kind = "all"
+    if limit is not None:
+        bound["limit"] = limit
+    statement = _list_statement(kind, include_inactive=include_inactive, limited=limit is not None)
+    return [_record(tuple(row), now_text) for row in conn.execute(statement, bound)]
+
+
+@cache
+def _update_statement(columns: tuple[str, ...]) -> Update:
+    """The guarded UPDATE of `columns`, built once per set of columns."""
+    return (
+        update(memories)
+        .where(memories.c.memory_id == bindparam("where_memory_id"))
+        .where(memories.c.version == bindparam("where_version"))
+        .values({name: bindparam(f"set_{name}") for name in columns})
+    )
+
+
+@cache
+def _list_statement(kind: str, *, include_inactive: bool, limited: bool) -> Select[Any]:
+    """One statement per shape of list, built once: the values are bound per call."""
+    query: Select[Any] = select(*_COLUMNS)
+    if kind == "scope":
+        query = query.where(
+            memories.c.scope == bindparam("scope"), memories.c.scope_id == bindparam("scope_id")
+        )
+    elif kind == "user_and_project":
         query = query.where(
             or_(
                 memories.c.scope == "user",
-                and_(memories.c.scope == "project", memories.c.scope_id == user_and_project_of),
+                and_(
+                    memories.c.scope == "project",
+                    memories.c.scope_id == bindparam("workspace_id"),
+                ),
             )
         )
     if not include_inactive:
-        query = query.where(_active_at(now_text))
+        query = query.where(_active_at(bindparam("now_text")))
     query = query.order_by(memories.c.updated_at.desc(), memories.c.memory_id.desc())
-    if limit is not None:
-        query = query.limit(limit)
-    return [_record(row, now_text) for row in conn.execute(query)]
+    if limited:
+        query = query.limit(bindparam("limit"))
+    return query
 
 
 def select_active_references(
@@ -247,7 +292,7 @@ def delete_project_memories(conn: Connection, workspace_id: str) -> int:
     return int(done.rowcount)
 
 
-def _active_at(now_text: str) -> ColumnElement[bool]:
+def _active_at(now_text: str | ColumnElement[str]) -> ColumnElement[bool]:
     """Enabled and not past its retention at `now_text`."""
     return and_(
         memories.c.status == "active",
@@ -255,33 +300,45 @@ def _active_at(now_text: str) -> ColumnElement[bool]:
     )
 
 
-def _require(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord:
-    """The row just written in this transaction."""
-    found = fetch_memory(conn, memory_id, now_text)
-    assert found is not None, memory_id
-    return found
+_COLUMN_NAMES: Final = (
+    "memory_id", "scope", "scope_id", "title", "content", "content_sha256", "status",
+    "source_kind", "references_json", "retention_until", "redacted", "created_by", "updated_by",
+    "version", "created_at", "updated_at",
+)  # fmt: skip
+"""The columns a record is built from, in the order `_record` unpacks them."""
+_COLUMNS: Final = tuple(memories.c[name] for name in _COLUMN_NAMES)
+_INSERT: Final = insert(memories)
+_SELECT_ONE: Final = select(*_COLUMNS).where(memories.c.memory_id == bindparam("memory_id"))
 
 
-def _record(row: Row[Any], now_text: str) -> MemoryRecord:
-    retention = None if row.retention_until is None else str(row.retention_until)
-    return MemoryRecord(
-        memory_id=str(row.memory_id),
-        scope=row.scope,
-        scope_id=str(row.scope_id),
-        title=str(row.title),
-        content=str(row.content),
-        content_sha256=str(row.content_sha256),
-        status=row.status,
-        source_kind=row.source_kind,
-        references=tuple(json.loads(row.references_json)),
-        retention_until=retention,
-        expired=retention is not None and retention <= now_text,
-        redacted=bool(row.redacted),
-        created_by=row.created_by,
-        updated_by=row.updated_by,
-        version=int(row.version),
-        created_at=str(row.created_at),
-        updated_at=str(row.updated_at),
+def _record(row: tuple[Any, ...], now_text: str) -> MemoryRecord:
+    """A record from the `_COLUMNS` of a row: one validation of the whole document (the model
+    checks every field's type and literal values, as for any input)."""
+    (
+        memory_id, scope, scope_id, title, content, content_sha256, status, source_kind,
+        references_json, retention, redacted, created_by, updated_by, version, created_at,
+        updated_at,
+    ) = row  # fmt: skip
+    return MemoryRecord.model_validate(
+        {
+            "memory_id": memory_id,
+            "scope": scope,
+            "scope_id": scope_id,
+            "title": title,
+            "content": content,
+            "content_sha256": content_sha256,
+            "status": status,
+            "source_kind": source_kind,
+            "references": json.loads(references_json),
+            "retention_until": retention,
+            "expired": retention is not None and retention <= now_text,
+            "redacted": bool(redacted),
+            "created_by": created_by,
+            "updated_by": updated_by,
+            "version": version,
+            "created_at": created_at,
+            "updated_at": updated_at,
+        }
     )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ from typing import TYPE_CHECKING, Final
 from lsprotocol import types
 
 from rutter_core.discovery.fsread import FileReader
-from rutter_core.discovery.walk import SharedLevels
+from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR, classify
+from rutter_core.discovery.shared import SharedLevels
 from rutter_lsp.features.diagnostics import diagnostics
 from rutter_lsp.features.runs.runs import RUNS_CHANGED
 from rutter_lsp.index.analysis import (
@@ -39,7 +41,7 @@ from rutter_lsp.index.analysis import (
     build_index,
     discover_dir,
 )
-from rutter_lsp.index.paths import Folder
+from rutter_lsp.index.paths import Folder, directory_of
 
 if TYPE_CHECKING:
     from rutter_lsp.server import RutterServer
@@ -69,6 +71,44 @@ class _Pending:
             self.index or self.all_diagnostics or self.diagnostics or self.changes
             or self.invalidate or self.runs
         )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """The directories changed instruction files can reach: their levels and everything below
+    (discovery reads a level's files for that directory and the directories under it)."""
+
+    levels: tuple[str, ...]
+    """Absolute paths of the levels the changed files belong to."""
+
+    def reaches(self, folder: Folder, directory: str) -> bool:
+        path = folder.path_of(directory)
+        return any(
+            path == level or path.startswith(level.rstrip(os.sep) + os.sep) for level in self.levels
+        )
+
+
+def level_of(rel: str) -> str:
+    """The level a changed path belongs to: the directory holding the first `.prayu` or
+    `.claude` on its way (the ignore file: the root), else its instruction file's level. The
+    shallowest candidate, so what it reaches never misses a directory."""
+    parts = rel.split("/")
+    for index, part in enumerate(parts):
+        if part in (PRAYU_DIR, CLAUDE_DIR):
+            return "/".join(parts[:index]) or "."
+    found = classify(rel)
+    return found.level if found is not None else directory_of(rel)
+
+
+def reach(changes: dict[str, set[str]], folders: Iterable[Folder]) -> Reach:
+    """What the changed files (workspace ID -> workspace-relative paths) can reach, as paths
+    under every served folder of their workspace (a nested workspace's directories are
+    compared by path, so an outer workspace walking into them is reached too)."""
+    levels: set[str] = set()
+    for folder in folders:
+        for rel in changes.get(folder.workspace_id, ()):
+            levels.add(folder.path_of(level_of(rel)))
+    return Reach(tuple(sorted(levels)))
 
 
 def _invalidate(reader: FileReader, paths: Sequence[str]) -> None:
@@ -187,7 +227,12 @@ class Refresher:
         rebuild = pending.index or pending.all_diagnostics or bool(pending.changes)
         docs = server.open_docs()
         if rebuild:
-            server.session.replace_index(await self._rebuild(docs))
+            reached = (
+                None
+                if pending.index or pending.all_diagnostics
+                else reach(pending.changes, server.session.folders.values())
+            )
+            server.session.replace_index(await self._rebuild(docs, reached))
         runs_changed: list[str] = []
         if pending.runs or pending.all_diagnostics:
             runs_changed = await server.runs.reinspect()
@@ -207,12 +252,24 @@ class Refresher:
         if runs_changed:
             server.protocol.notify(RUNS_CHANGED, {"workspace_ids": runs_changed})
 
-    async def _rebuild(self, docs: Sequence[OpenDoc]) -> Index:
+    async def _rebuild(self, docs: Sequence[OpenDoc], reached: Reach | None = None) -> Index:
+        """The index of `docs`: every directory discovered again, or with `reached` (what the
+        changed files can reach) only those directories; the others keep their results."""
         server = self._server
         jobs = sorted(
             {(doc.folder, doc.directory) for doc in docs}, key=lambda job: (job[0].uri, job[1])
         )
         results: list[DirResult] = []
+        if reached is not None:
+            previous = server.session.index.dirs
+            stale: list[tuple[Folder, str]] = []
+            for folder, directory in jobs:
+                kept = previous.get((folder.workspace_id, directory))
+                if kept is None or reached.reaches(folder, directory):
+                    stale.append((folder, directory))
+                else:
+                    results.append(kept)
+            jobs = stale
         shared = SharedLevels()  # one pass: the levels directories have in common, walked once
         start = 0
         while start < len(jobs):

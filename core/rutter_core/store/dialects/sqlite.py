@@ -95,6 +95,10 @@ def prepare_database_file(path: Path) -> None:
         os.close(fd)
 
 
+_QUERY_ONLY = "rutter_query_only"
+"""Key in a pooled connection's `info`: whether its `query_only` pragma is on."""
+
+
 def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
     """Take over transaction control from the sqlite3 module and set pragmas per connection.
 
@@ -132,16 +136,17 @@ def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         mode = conn.get_execution_options().get(BEGIN_MODE_OPTION, "write")
-        if mode == "read":
-            # query_only makes an accidental write inside `read()` fail loudly instead of
-            # silently upgrading the lock (and risking SQLITE_BUSY_SNAPSHOT).
-            conn.exec_driver_sql("PRAGMA query_only = ON")
-            conn.exec_driver_sql("BEGIN")
-        else:
-            # Default to IMMEDIATE so that any transaction that may write takes the write
-            # lock up front: no deadlock-prone lock upgrade halfway through.
-            conn.exec_driver_sql("PRAGMA query_only = OFF")
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # query_only makes an accidental write inside `read()` fail loudly instead of silently
+        # upgrading the lock (and risking SQLITE_BUSY_SNAPSHOT). It is a setting of the
+        # connection: set only when the mode changes from the last transaction's on it.
+        read_only = mode == "read"
+        info = conn.connection.info
+        if info.get(_QUERY_ONLY) is not read_only:
+            conn.exec_driver_sql(f"PRAGMA query_only = {'ON' if read_only else 'OFF'}")
+            info[_QUERY_ONLY] = read_only
+        # A write takes the write lock up front (IMMEDIATE): no deadlock-prone lock upgrade
+        # halfway through.
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def checkpoint_truncate(engine: Engine) -> bool:

@@ -1,0 +1,147 @@
+"""What a CLI call imports: only the invoked group, and no store, redaction or network client
+where the command does not need them (issue 12). Real subprocesses; counts, never timings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from rutter_cli.main import GROUPS, ROOT_HELP, build_app
+from tests.conftest import write_tree
+
+# Runs the real entry point in a fresh interpreter, then reports what is imported.
+PROBE = """
+import contextlib, io, json, sys
+from rutter_cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[1:])
+# A module `rutter_core.kernel.deferred` stands in for is not imported (yet): left out.
+modules = sorted(name for name, m in sys.modules.items() if type(m).__name__ != "_Deferred")
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": modules}))
+"""
+
+HEAVY = ("sqlalchemy", "pydantic", "detect_secrets", "requests", "urllib3", "rich")
+"""Packages some commands need and others must not pay for."""
+
+
+def probe(home: Path, cwd: Path, *args: str) -> tuple[int, str, set[str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
+    env["RUTTER_HOME"] = str(home)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    return report["code"], report["out"], set(report["modules"])
+
+
+def imported(modules: set[str], *packages: str) -> dict[str, int]:
+    """How many modules of each package are imported (a count per package, zeros left out)."""
+    counts = {
+        package: sum(1 for name in modules if name == package or name.startswith(f"{package}."))
+        for package in packages
+    }
+    return {package: count for package, count in counts.items() if count}
+
+
+def test_help_imports_no_store_no_models_no_redaction_no_rich(tmp_path: Path) -> None:
+    code, out, modules = probe(tmp_path / "home", tmp_path, "--help")
+    assert code == 0
+    assert all(name in out for name in GROUPS)
+    assert imported(modules, *HEAVY, "rutter_core.store", "rutter_core.app") == {}
+    # Only the root: no group module was imported to list the groups.
+    assert sorted(name for name in modules if name.startswith("rutter_cli.")) == [
+        "rutter_cli.common", "rutter_cli.errors", "rutter_cli.main",
+    ]  # fmt: skip
+
+
+def test_workspace_list_imports_the_store_but_no_discovery(tmp_path: Path) -> None:
+    code, out, modules = probe(tmp_path / "home", tmp_path, "workspace", "list", "--json")
+    assert code == 0
+    assert json.loads(out) == {"workspaces": []}
+    assert imported(modules, "sqlalchemy", "rutter_core.store")  # it does need the store
+    assert imported(modules, "detect_secrets", "requests", "urllib3", "rutter_core.discovery") == {}
+    assert imported(modules, "rutter_cli.runs", "rutter_cli.session", "rutter_cli.memory") == {}
+
+
+def test_instructions_redact_without_the_network_client(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write_tree(root, {"AGENTS.md": "token = 'abcd1234efgh'\n", "src/a.go": ""})
+    home = tmp_path / "home"
+    code, _, _ = probe(home, tmp_path, "workspace", "register", "demo", str(root))
+    assert code == 0
+    args = ("context", "instructions", "--target", "src/a.go", "--json")
+    code, out, modules = probe(home, root, *args)
+    assert code == 0
+    assert json.loads(out)["sources"][0]["redacted"] is True  # detect-secrets' rules did run
+    assert imported(modules, "detect_secrets")
+    assert imported(modules, "requests", "urllib3") == {}  # imported on first use: never here
+    assert imported(modules, "rutter_core.runs", "rutter_core.continuity", "rutter_cli.runs") == {}
+
+
+@pytest.mark.parametrize("name", sorted(GROUPS))
+def test_each_group_listed_by_its_own_help(name: str) -> None:
+    """The root lists groups without importing them: the help it shows is the group's own."""
+    built = typer.main.get_command(build_app([name]))
+    assert isinstance(built, typer.core.TyperGroup)
+    assert built.help == ROOT_HELP
+    group = built.commands[name]
+    assert group.help == GROUPS[name].help
+    assert isinstance(group, typer.core.TyperGroup)
+    assert group.commands  # the real one, built
+
+
+def test_building_twice_builds_the_same_tree() -> None:
+    """A process may build the tree more than once (tests, `main` called twice): groups that
+    are assembled from several modules are not assembled twice."""
+
+    def registered(name: str) -> list[str | None]:
+        [group] = [g for g in build_app([name]).registered_groups if g.name == name]
+        assert group.typer_instance is not None
+        return [command.name for command in group.typer_instance.registered_commands]
+
+    for name in GROUPS:
+        first = registered(name)
+        assert first
+        assert len(set(first)) == len(first), name
+        assert registered(name) == first, name
+
+
+def test_a_group_not_invoked_is_listed_but_not_built() -> None:
+    built = typer.main.get_command(build_app(["--database-url", "workspace", "run", "list"]))
+    assert isinstance(built, typer.core.TyperGroup)
+    # `workspace` is the option's value here: the command is `run`.
+    assert built.commands["run"].commands  # type: ignore[attr-defined]
+    assert not built.commands["workspace"].commands  # type: ignore[attr-defined]
+
+
+DEFERRED = """
+import sys
+from rutter_core.kernel.deferred import defer_import
+defer_import("colorsys")
+import colorsys
+assert type(sys.modules["colorsys"]).__name__ == "_Deferred"
+assert "rgb_to_hsv" not in vars(colorsys)  # nothing executed yet
+assert colorsys.rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0)  # first use imports it
+assert type(sys.modules["colorsys"]).__name__ == "module"
+from colorsys import hsv_to_rgb
+assert hsv_to_rgb(0.0, 1.0, 1.0) == (1.0, 0.0, 0.0)
+defer_import("no_such_module_here")
+assert "no_such_module_here" not in sys.modules
+print("ok")
+"""
+
+
+def test_a_deferred_module_is_imported_on_first_use() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", DEFERRED], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (result.returncode, result.stdout) == (0, "ok\n"), result.stderr
