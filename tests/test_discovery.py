@@ -672,6 +672,20 @@ def test_rules_nesting_bound(workspace_root: Path) -> None:
     fails(workspace_root, "too_deep", "x.go")
 
 
+@pytest.mark.parametrize("name", ["a\nb.md", "tab\there.md", "bidi\u202e.md", "esc\x1b.md"])
+def test_a_rules_entry_named_with_a_control_character_fails_closed(
+    workspace_root: Path, name: str
+) -> None:
+    write_tree(workspace_root, {".prayu/rules/ok.md": "ok\n", f".prayu/rules/{name}": "x\n"})
+    error = fails(workspace_root, "invalid_name", "x.go")
+    assert name not in error.message
+
+
+def test_a_name_over_the_file_system_limit_is_not_found(workspace_root: Path) -> None:
+    fails(workspace_root, "not_found", "a" * 300 + "/x.go")
+    assert run(workspace_root, "b" * 300 + ".go").sources == []
+
+
 def test_error_carries_typed_json(workspace_root: Path) -> None:
     write_tree(workspace_root, {"AGENTS.md": ""})
     error = fails(workspace_root, "empty_source", "x.go")

@@ -57,7 +57,8 @@ _O_BINARY = getattr(os, "O_BINARY", 0)
 _READ_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY
 _CAN_PROBE_WITHOUT_FOLLOWING = os.access in os.supports_follow_symlinks
 _PROC_FD_PATHS = sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
-_MISSING_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
+# A name over the file system's limit (ENAMETOOLONG) cannot exist: missing, not unreadable.
+_MISSING_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG})
 # Windows reparse points (junctions included) count as links.
 _REPARSE = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
 

@@ -60,6 +60,7 @@ from rutter_core.discovery.stack import Stack, StackSource, conflicts_of
 from rutter_core.discovery.targets import is_utf8, normalize_target
 from rutter_core.kernel.clock import utc_now
 from rutter_core.kernel.errors import RutterError, discovery_error
+from rutter_core.kernel.text import first_forbidden_char
 
 # Entries looked at under one .prayu/rules tree, Markdown or not: bounds the work a hostile
 # tree can cause before the source bound applies.
@@ -311,6 +312,15 @@ class _Walk:
                     "invalid_utf8",
                     f"{dir_rel} holds an entry whose name is not valid UTF-8; rename it",
                     path=dir_rel,
+                )
+            unsafe = first_forbidden_char(entry.name, allowed="")
+            if unsafe is not None:  # a newline in a name would forge lines wherever it is shown
+                raise discovery_error(
+                    "invalid_name",
+                    f"{dir_rel} holds an entry whose name contains the control character "
+                    f"U+{ord(unsafe[1]):04X}; rename it",
+                    path=dir_rel,
+                    details={"codepoint": f"U+{ord(unsafe[1]):04X}"},
                 )
             rel = f"{dir_rel}/{entry.name}"
             path = os.path.join(dir_path, entry.name)

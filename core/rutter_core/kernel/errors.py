@@ -124,6 +124,9 @@ DISCOVERY_ERROR_CODES: dict[str, type[RutterError]] = {
     "concurrent_modification": DiscoveryError,
     # Not in contract 5.3: the OS refused a read (permissions, I/O error). Fails closed too.
     "unreadable": DiscoveryError,
+    # Not in contract 5.3: a rules entry named with a control character (a newline would forge
+    # lines wherever the name is shown). Fails closed too.
+    "invalid_name": DiscoveryError,
 }
 
 

@@ -11,7 +11,6 @@ Every refusal is a typed `RejectedError` whose message echoes user text only red
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 from collections.abc import Iterable
