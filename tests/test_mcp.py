@@ -131,8 +131,8 @@ async def test_tools_are_listed_with_their_annotations_and_schemas(env: Env) -> 
 
 async def test_each_tool_answers_with_the_cli_document(env: Env) -> None:
     async with mcp_client(env) as client:
-        target = "src/a.go"
-        found = await call(client, "effective_instructions", {"target": target})
+        # Relative to the server's directory (src/), as the CLI's targets are to its own.
+        found = await call(client, "effective_instructions", {"target": "a.go"})
         memories = await call(client, "memory_list", {"workspace_id": "demo"})
         node = await call(
             client, "checkpoint_create", {"run_id": env.run["run_id"], "title": "by the agent"}
@@ -144,7 +144,7 @@ async def test_each_tool_answers_with_the_cli_document(env: Env) -> None:
         )
     # effective_instructions: the server's directory (src/) names the workspace, as the CLI's
     # working directory does.
-    cli_found = env.cli.json("context", "instructions", "--target", target)
+    cli_found = env.cli.json("context", "instructions", "--target", "a.go")
     assert without_times(found) == without_times(cli_found)
     assert [s["path"] for s in found["sources"]] == ["AGENTS.md", "src/CLAUDE.md"]
     assert memories == env.cli.json("context", "memory", "list", "--workspace", "demo")
@@ -174,7 +174,7 @@ async def test_failures_are_tool_errors_with_the_error_document(env: Env) -> Non
             "context_pin_propose",
             {"run_id": env.run["run_id"], "text": "x", "actor": "cli"},
         )
-        escaped = await failure(client, "effective_instructions", {"target": "../outside.go"})
+        escaped = await failure(client, "effective_instructions", {"target": "../../outside.go"})
         both = await failure(
             client,
             "context_pin_propose",

@@ -82,7 +82,8 @@ def _context(args: list[str]) -> typer.Typer:
 
 GROUPS: Final[dict[str, Group]] = {
     "workspace": Group(
-        "Register and inspect workspaces.", _attribute("rutter_cli.workspace", "workspace_app")
+        "Register, inspect, move and remove workspaces.",
+        _attribute("rutter_cli.workspace", "workspace_app"),
     ),
     "context": Group(CONTEXT_HELP, _context),
     "run": Group(

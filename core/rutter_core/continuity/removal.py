@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy.engine import Connection
 
-from rutter_core.continuity import repo
+from rutter_core.continuity import workspace_rows as repo
 
 
 def count_sessions(conn: Connection, workspace_id: str) -> int:

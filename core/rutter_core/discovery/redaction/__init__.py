@@ -105,14 +105,8 @@ formats), `credentials` (logins outside URLs), `assignments` (keyword assignment
 table and scan pivots), `engine` (the scan and its overlap rules).
 """
 
-from rutter_core.kernel.deferred import defer_import
-
-# detect-secrets imports `requests` at its top for online verification, which redaction never
-# does: imported on first use instead (a tenth of a second of every CLI call).
-defer_import("requests")
-
-from rutter_core.discovery.redaction.engine import find_secrets, redact  # noqa: E402
-from rutter_core.discovery.redaction.kinds import (  # noqa: E402
+from rutter_core.discovery.redaction.engine import find_secrets, redact
+from rutter_core.discovery.redaction.kinds import (
     REDACTION_KINDS,
     RedactionResult,
     SecretFinding,
