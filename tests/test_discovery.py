@@ -665,11 +665,13 @@ def test_target_depth_bound(workspace_root: Path) -> None:
 
 
 def test_rules_nesting_bound(workspace_root: Path) -> None:
-    nested = ".prayu/rules/" + "/".join(["n"] * 31) + "/r.md"
+    # 32 directories below `.prayu/rules/` nest within the bound; a 33rd does not.
+    nested = ".prayu/rules/" + "/".join(["n"] * 32) + "/r.md"
     write_tree(workspace_root, {nested: "deep rule\n"})
-    run(workspace_root, "x.go")
-    write_tree(workspace_root, {".prayu/rules/" + "/".join(["n"] * 32) + "/r.md": "deeper\n"})
-    fails(workspace_root, "too_deep", "x.go")
+    assert paths(run(workspace_root, "x.go")) == [nested]
+    write_tree(workspace_root, {".prayu/rules/" + "/".join(["n"] * 33) + "/r.md": "deeper\n"})
+    error = fails(workspace_root, "too_deep", "x.go")
+    assert error.details == {"limit": 32}
 
 
 @pytest.mark.parametrize("name", ["a\nb.md", "tab\there.md", "bidi\u202e.md", "esc\x1b.md"])

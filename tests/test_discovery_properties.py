@@ -360,7 +360,7 @@ class Expectation:
     sources: list[tuple[str, str, str, int, int, str, int]] = field(default_factory=list)
     ignored: set[tuple[str, str, str | None]] = field(default_factory=set)
     read_sizes: dict[str, int] = field(default_factory=dict)  # every source file read
-    rules_nesting: int = 0  # deepest rules directory on the chain (rules dir itself = 1)
+    rules_nesting: int = 0  # most directories below a `.prayu/rules/` on the chain
     rules: IgnoreRules = field(default_factory=IgnoreRules.empty)
 
 
@@ -482,7 +482,7 @@ def expect(tree: Tree) -> Expectation:
         prefix = join(level, ".prayu/rules/")
         index = 0
         for rel in sorted((rel for rel in nodes_ if rel.startswith(prefix)), key=str.encode):
-            out.rules_nesting = max(out.rules_nesting, rel[len(prefix) :].count("/") + 1)
+            out.rules_nesting = max(out.rules_nesting, rel[len(prefix) :].count("/"))
             rule = nodes_[rel]
             if rule.kind == "file" and not rel.lower().endswith(".md"):
                 continue

@@ -274,7 +274,8 @@ class _Walk:
             )
         files: list[tuple[bytes, str, str, os.stat_result]] = []
         budget = [MAX_RULES_ENTRIES]
-        self.collect_rules(rules_rel, rules_path, rules_st, 1, files, budget)
+        # Nesting counts the directories below `.prayu/rules/` (contract 5.3: 32 may nest).
+        self.collect_rules(rules_rel, rules_path, rules_st, 0, files, budget)
         files.sort(key=lambda item: item[0])
         for index, (_, rel, abs_path, st) in enumerate(files):
             checked = self.source(rel, abs_path, st, "prayu_rule")
