@@ -243,11 +243,13 @@ def memory_edit(
     )
     with cli_app(ctx) as rutter:
         record = rutter.memory.edit(params, actor=ACTOR)
-    _show(
-        record,
-        as_json=as_json,
-        note=f"Memory {record.memory_id} is now at version {record.version}",
-    )
+    note = f"Memory {record.memory_id} is now at version {record.version}"
+    if record.purged is False:
+        note += (
+            "; the replaced text is still in the store's write-ahead log (another process "
+            "held a read open) and leaves it at the next checkpoint"
+        )
+    _show(record, as_json=as_json, note=note)
 
 
 def _set_status(

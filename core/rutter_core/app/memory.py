@@ -20,7 +20,13 @@ from rutter_core.app.models import Params
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.memory import service
 from rutter_core.memory.content_file import ContentFile, read_content_file
-from rutter_core.memory.model import DeletedMemory, MemoryExport, MemoryList, MemoryRecord
+from rutter_core.memory.model import (
+    DeletedMemory,
+    EditedMemory,
+    MemoryExport,
+    MemoryList,
+    MemoryRecord,
+)
 from rutter_core.memory.service import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
 
 if TYPE_CHECKING:
@@ -137,8 +143,8 @@ class MemoryOperations:
             actor=actor,
         )
 
-    def edit(self, params: EditMemoryParams, *, actor: OperatorActor) -> MemoryRecord:
-        return service.edit_memory(
+    def edit(self, params: EditMemoryParams, *, actor: OperatorActor) -> EditedMemory:
+        record, purged = service.edit_memory_purging(
             self._rutter.store,
             params.id,
             version=params.version,
@@ -149,6 +155,7 @@ class MemoryOperations:
             redact_sensitive=params.redact_sensitive,
             actor=actor,
         )
+        return EditedMemory(**record.model_dump(), purged=purged)
 
     def set_status(self, params: SetMemoryStatusParams, *, actor: OperatorActor) -> MemoryRecord:
         return service.set_memory_status(
@@ -186,6 +193,7 @@ __all__ = [
     "DeleteMemoryParams",
     "DeletedMemory",
     "EditMemoryParams",
+    "EditedMemory",
     "ExportMemoriesParams",
     "GetMemoryParams",
     "ListMemoriesParams",

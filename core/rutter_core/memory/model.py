@@ -67,6 +67,15 @@ class MemoryRecord(MemoryDocument):
         return self.scope_id if self.scope == "project" else None
 
 
+class EditedMemory(MemoryRecord):
+    """The answer of an edit: the record (`context_memory.v1`) and `purged`, whether the title,
+    content or references it replaced have left the store's files (false: another process held
+    a read open past the busy timeout, and the next checkpoint removes them; null: the edit
+    replaced no text)."""
+
+    purged: bool | None
+
+
 class MemoryList(MemoryDocument):
     items: tuple[MemoryRecord, ...]
     has_more: bool

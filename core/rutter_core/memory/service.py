@@ -171,11 +171,39 @@ def edit_memory(
     redact_sensitive: bool = False,
     actor: str,
 ) -> MemoryRecord:
+    """`edit_memory_purging` without the purge's outcome."""
+    record, _ = edit_memory_purging(
+        store,
+        memory_id,
+        version=version,
+        title=title,
+        content=content,
+        references=references,
+        retention=retention,
+        redact_sensitive=redact_sensitive,
+        actor=actor,
+    )
+    return record
+
+
+def edit_memory_purging(
+    store: Store,
+    memory_id: str,
+    *,
+    version: int,
+    title: str | None = None,
+    content: str | None = None,
+    references: Sequence[str] | None = None,
+    retention: str | None = None,
+    redact_sensitive: bool = False,
+    actor: str,
+) -> tuple[MemoryRecord, bool | None]:
     """Change title, content, references (replaced as a whole) and/or retention
     (`RETENTION_NONE` removes it) of the memory at `version`; the result is version + 1.
 
     An edit that changes nothing writes nothing and returns the record as it is. A record
-    that was ever stored redacted stays `redacted`.
+    that was ever stored redacted stays `redacted`. With the record: whether the text it
+    replaced left the store's files (`Store.purge`), None when it replaced no text.
     """
     operator = _require_actor(actor)
     _require_memory_id(memory_id)
@@ -209,11 +237,13 @@ def edit_memory(
         if scanned.redacted and not record.redacted:
             changes["redacted"] = True
         if not changes:
-            return record
+            return record, None
         updated = _update(conn, record, changes, operator, now_text)
     if {"title", "content", "references"} & changes.keys():
-        store.purge()  # the replaced text leaves the store's files too
-    return updated
+        # The replaced text leaves the store's files too; False when a long reader kept the
+        # checkpoint from completing (the next one finishes it).
+        return updated, store.purge()
+    return updated, None
 
 
 def set_memory_status(

@@ -13,7 +13,8 @@ usage -32602):
 - `rutter/memory/create` `{"scope", "workspace_id"?, "uri"?, "title", "content",
   "references"?, "retention"?, "redact_sensitive"?}` → `context_memory.v1` (version 1)
 - `rutter/memory/edit` `{"id", "version", "title"?, "content"?, "references"?, "retention"?,
-  "redact_sensitive"?}` → `context_memory.v1` (version + 1)
+  "redact_sensitive"?}` → `context_memory.v1` (version + 1) plus `purged` (did the replaced
+  text leave the store's files; null when no text was replaced)
 - `rutter/memory/setStatus` `{"id", "version", "status": "active" | "disabled"}` → record
 - `rutter/memory/delete` `{"id", "version"}` → `{"id", "version", "deleted": true,
   "recoverable": false, "purged"}` once the person chose "Delete permanently" in the
@@ -180,7 +181,13 @@ async def create_request(server: RutterServer, request: CreateRequest) -> dict[s
 
 async def edit_request(server: RutterServer, params: EditMemoryParams) -> dict[str, Any]:
     memory = await _memory(server)
-    return (await on_worker(server, lambda: memory.edit(params, actor=ACTOR))).to_json()
+    edited = await on_worker(server, lambda: memory.edit(params, actor=ACTOR))
+    if edited.purged is False:
+        logger.warning(
+            "memory %s edited; a long reader delayed the WAL checkpoint (done at the next one)",
+            params.id,
+        )
+    return edited.to_json()
 
 
 async def set_status_request(server: RutterServer, params: SetMemoryStatusParams) -> dict[str, Any]:

@@ -1,0 +1,58 @@
+"""An edit that replaces a memory's text says whether that text has left the store's files:
+`purged` is false while another process holds a read open past the busy timeout (the old text
+is then still in the write-ahead log), true once a checkpoint completed, null when the edit
+replaced no text. Real store files and a real second connection."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from rutter_core.app.facade import Rutter
+from rutter_core.app.memory import CreateMemoryParams, EditMemoryParams, GetMemoryParams
+from rutter_core.store import open_store
+
+OLD = "old-body-marker-7731"
+
+
+def _files(db: Path) -> bytes:
+    return b"".join(
+        Path(f"{db}{suffix}").read_bytes()
+        for suffix in ("", "-wal")
+        if Path(f"{db}{suffix}").exists()
+    )
+
+
+def test_an_edit_reports_whether_the_replaced_text_left_the_store(tmp_path: Path) -> None:
+    db = tmp_path / "rutter.db"
+    with open_store(f"sqlite:///{db}", busy_timeout_ms=200) as store:
+        app = Rutter(store)
+        created = app.memory.create(
+            CreateMemoryParams(scope="user", title="t", content=f"{OLD} " * 50), actor="cli"
+        )
+        reader = sqlite3.connect(db, isolation_level=None)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM memories").fetchall()  # a snapshot held open
+            edited = app.memory.edit(
+                EditMemoryParams(id=created.memory_id, version=1, content="new body"),
+                actor="cli",
+            )
+            assert edited.purged is False
+            assert edited.to_json()["purged"] is False
+            assert edited.content == "new body"
+            assert OLD.encode() in _files(db)  # what `purged: false` warns of
+        finally:
+            reader.execute("COMMIT")
+            reader.close()
+        retitled = app.memory.edit(
+            EditMemoryParams(id=created.memory_id, version=2, title="t2"), actor="cli"
+        )
+        assert retitled.purged is True
+        assert OLD.encode() not in _files(db)  # the next checkpoint finished the job
+        retention = app.memory.edit(
+            EditMemoryParams(id=created.memory_id, version=3, retention="30d"), actor="cli"
+        )
+        assert retention.purged is None  # no text replaced
+        shown = app.memory.get(GetMemoryParams(id=created.memory_id)).to_json()
+        assert retention.to_json() == {**shown, "purged": None}  # the record, plus `purged`
