@@ -6,7 +6,8 @@ tests/test_mcp.py.)"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from tests.test_lsp_helpers import (
     start,
     stop,
     uri,
+    wait_until,
 )
 
 pytestmark = [
@@ -153,3 +155,35 @@ async def test_answers_from_the_editor(session: Session) -> None:
     assert (code, again["code"]) == (-32801, "conflict")
     texts = [p["text"] for p in (await call(session, "list", {"run_id": run.run_id}))["pins"]]
     assert texts == ["Keep the public API stable."]
+
+
+async def test_one_store_watch_tells_every_feature_of_another_process_commit(
+    session: Session,
+) -> None:
+    """Runs, sessions and pin proposals share the session's one store watch: a run created and
+    a pin proposed by another process reach the editor as all three notifications."""
+    client, ws = session.client, session.workspace_id
+
+    # Until the server has read its baseline (its first tick may come after earlier tests'
+    # runs), a new run is its baseline rather than a change: make runs until one is heard.
+    def heard_after(count: int) -> Callable[[], bool]:
+        return lambda: len(client.sessions_changes) > count
+
+    for _ in range(20):
+        heard = heard_after(len(client.sessions_changes))
+        session.new_run()
+        with contextlib.suppress(AssertionError):
+            await wait_until(heard, timeout=3.0)
+            break
+    runs, sessions, proposals = (
+        len(client.runs_changes), len(client.sessions_changes), len(client.pin_proposal_changes),
+    )  # fmt: skip
+    run = session.new_run()
+    session.propose(run, "Name the store watch once.")
+    await wait_until(lambda: [ws] in client.runs_changes[runs:], what="rutter/runsChanged")
+    await wait_until(lambda: [ws] in client.sessions_changes[sessions:], what="sessionsChanged")
+    await wait_until(
+        lambda: [ws] in client.pin_proposal_changes[proposals:], what="pinProposalsChanged"
+    )
+    pending = await call(session, "proposals", {"workspace_id": ws})
+    assert "Name the store watch once." in [p["text"] for p in pending["proposals"]]

@@ -22,6 +22,7 @@ from rutter_lsp.features.instructions.instructions import EncodedSnapshots, Work
 from rutter_lsp.index.analysis import Index, OpenDoc
 from rutter_lsp.index.paths import Folder, Located, classify, locate, path_of_uri
 from rutter_lsp.settings import Settings
+from rutter_lsp.store_watch import StoreWatch
 from rutter_lsp.worker import DiskWorker
 
 UNFREEZE_EVERY: Final = 200
@@ -57,11 +58,16 @@ class Session:
     """Last diagnostics pushed per URI (push clients only)."""
     shutdown_requested: bool = False
     """`shutdown` was answered: `exit` then ends the process with status 0 (LSP), else 1."""
+    store_watch: StoreWatch = field(init=False)
+    """The one watcher of the store's commits; features subscribe to it in `register`."""
     _located: dict[str, OpenDoc | None] = field(default_factory=dict, init=False, repr=False)
     _located_in: tuple[Folder, ...] = field(default=(), init=False, repr=False)
     """The folders `_located` was computed for (it is dropped when they change)."""
     _settles: int = field(default=0, init=False, repr=False)
     _app: Rutter | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.store_watch = StoreWatch(self.worker, lambda: self.store, lambda: bool(self.folders))
 
     @property
     def app(self) -> Rutter | None:

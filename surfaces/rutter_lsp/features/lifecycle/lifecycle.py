@@ -1,4 +1,5 @@
-"""initialize / initialized / shutdown: settings, store, folders, watchers, in that order."""
+"""initialize / initialized / shutdown: settings, store, folders, watchers, in that order;
+then the session's store watch, which the runs, sessions and pins features subscribe to."""
 
 from __future__ import annotations
 
@@ -49,17 +50,13 @@ def register(server: RutterServer) -> None:
             session.ready.set()
         session.settle_heap()
         server.refresher.request(index=True, all_diagnostics=True)
-        server.runs.start()
-        server.sessions.start()
-        server.pin_proposals.start()
+        session.store_watch.start()  # runs, sessions and pin proposals follow it
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params: None) -> None:
         logger.info("shutdown")
         server.refresher.close()
-        server.runs.close()
-        server.sessions.close()
-        server.pin_proposals.close()
+        session.store_watch.close()
         session.worker.shutdown()
         if session.store is not None:
             session.store.close()

@@ -73,7 +73,9 @@ OPERATIONS: Final = (
 
 
 def register(server: RutterServer) -> None:
-    """Each request `rutter/pin/*` and its command twin `rutter.pin.*`."""
+    """Each request `rutter/pin/*` and its command twin `rutter.pin.*`; the watch of
+    pending proposals follows the session's store watch."""
+    server.session.store_watch.subscribe(server.pin_proposals.store_changed)
     for operation in OPERATIONS:
         operation(server)
 

@@ -1,7 +1,7 @@
 """`RunsMonitor`: the drift of the active runs of the served workspaces, kept for the editor.
 
 It re-inspects them when the store changes (another process created or refreshed a run:
-noticed through `StoreChanges`, polled every `POLL_SECONDS` on the disk worker) and when
+noticed through the session's `StoreWatch`, which calls `store_changed`) and when
 instruction files change; the refresher then republishes the drift diagnostics with the others
 and sends `rutter/runsChanged` `{"workspace_ids"}` when a run appeared, ended, was refreshed or
 went stale, so run lists in editors update without polling.
@@ -9,11 +9,9 @@ went stale, so run lists in editors update without polling.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
@@ -21,8 +19,6 @@ from lsprotocol import types
 from rutter_core.app.runs import ActiveRunsParams, InspectRunParams, RunOperations, RunRecord
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR
 from rutter_core.kernel.errors import RutterError
-from rutter_core.store import Store
-from rutter_core.store.changes import StoreChanges
 from rutter_lsp.features.folders import folders
 from rutter_lsp.features.runs.drift import DocumentRef, RunDrift, findings_of, place
 from rutter_lsp.index.paths import classify
@@ -35,7 +31,6 @@ logger = logging.getLogger("rutter_lsp")
 
 RUNS_CHANGED: Final = "rutter/runsChanged"
 """Notification `{"workspace_ids"}`: runs were created, ended or refreshed, or went stale."""
-POLL_SECONDS: Final = 0.5
 MAX_MONITORED_RUNS: Final = 100
 """Active runs whose drift is shown (the newest); more are listed but not diagnosed."""
 
@@ -50,12 +45,6 @@ def _drift_of(runs: RunOperations, run: RunRecord) -> RunDrift | None:
     return findings_of(inspection, run.workspace_id, run.target_path)
 
 
-@dataclass(frozen=True, slots=True)
-class _Watch:
-    store: Store
-    changes: StoreChanges
-
-
 class RunsMonitor:
     """Drift of the active runs of the served workspaces (event loop only)."""
 
@@ -63,42 +52,13 @@ class RunsMonitor:
         self._server = server
         self.drifts: tuple[RunDrift, ...] = ()
         self.placed: dict[str, list[types.Diagnostic]] = {}
-        self._watch: _Watch | None = None
-        self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._poll())
-
-    def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            self._task = None
-        watch, self._watch = self._watch, None
-        if watch is not None:
-            watch.changes.close()
-
-    async def _poll(self) -> None:
-        server = self._server
-        while True:
-            await asyncio.sleep(POLL_SECONDS)
-            store = server.session.store
-            if store is None or not server.session.folders:
-                continue
-            watch = self._watch
-            if watch is None or watch.store is not store:
-                if watch is not None:
-                    await server.session.worker.run(watch.changes.close)
-                watch = self._watch = _Watch(store, StoreChanges(store))
-            try:
-                changed = await server.session.worker.run(watch.changes.poll)
-            except Exception as error:  # the store went away; the next tick retries
-                logger.debug("store change poll failed: %s", error)
-                continue
-            if changed:
-                # A workspace moved to a served folder is served under its own ID (contract 4).
-                await folders.follow_registrations(server)
-                server.refresher.request(runs=True)
+    async def store_changed(self, changed: bool) -> None:
+        """A tick of the session's store watch: after a commit, inspect the runs again."""
+        if changed:
+            # A workspace moved to a served folder is served under its own ID (contract 4).
+            await folders.follow_registrations(self._server)
+            self._server.refresher.request(runs=True)
 
     async def reinspect(self, changed: Mapping[str, set[str]] | None = None) -> list[str]:
         """Inspect the active runs of the served workspaces again; returns the workspaces

@@ -36,6 +36,7 @@ __all__ = [
 
 
 def register(server: RutterServer) -> None:
+    server.session.store_watch.subscribe(server.runs.store_changed)
     requests.register(server)
     review.register(server)
 

@@ -3,32 +3,24 @@ written by this server or by any other process (the CLI, another editor).
 
 Notification `rutter/sessionsChanged` `{"workspace_ids": [...]}`: threads, sessions, nodes
 (checkpoints, fork and resume markers, the roots of new runs), messages or notes of those
-workspaces changed. How it is noticed:
+workspaces changed. How it is noticed: the session's `StoreWatch` (one poll of the store's
+change feed per tick, a burst of commits settled into one change) calls `store_changed`; only
+when the store changed, or a workspace is served that has no baseline yet, is the continuity
+revision of each served workspace read (`app.continuity.revisions`: a few counts per
+workspace). After this server's own writes (`changed_here`) the watch ticks at once.
 
-- every `POLL_SECONDS` the store's change feed (`StoreChanges`: one `PRAGMA data_version` on
-  SQLite) says whether anything was committed at all; only then is the continuity revision
-  of each served workspace read (`app.continuity.revisions`: a few counts per workspace);
-- after this server's own writes (`changed_here`), the same check runs at once.
-
-A burst of commits (a script adding twenty messages) is one notification: once a change is
-seen, the feed is polled again every `SETTLE_SECONDS` until it stays quiet (at most
-`MAX_SETTLE_ROUNDS` times), and only then are the revisions compared. A workspace seen for the
-first time (just served) sets its baseline without a notification. Nothing is read while no
-folder is served.
+A workspace seen for the first time (just served) sets its baseline without a notification;
+so does every workspace when the store itself was replaced (the settings changed it).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from rutter_core.app.continuity import RevisionsParams
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
-from rutter_core.store.changes import StoreChanges
 
 if TYPE_CHECKING:
     from rutter_lsp.server import RutterServer
@@ -36,15 +28,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("rutter_lsp")
 
 SESSIONS_CHANGED: Final = "rutter/sessionsChanged"
-POLL_SECONDS: Final = 1.0
-SETTLE_SECONDS: Final = 0.15
-MAX_SETTLE_ROUNDS: Final = 10
-
-
-@dataclass(frozen=True, slots=True)
-class _Watch:
-    store: Store
-    changes: StoreChanges
 
 
 def changed_workspaces(before: dict[str, str], after: dict[str, str]) -> list[str]:
@@ -57,76 +40,27 @@ class SessionsMonitor:
 
     def __init__(self, server: RutterServer) -> None:
         self._server = server
-        self._watch: _Watch | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
+        self._store: Store | None = None
         self.revisions: dict[str, str] = {}
         """The last revision read per served workspace."""
 
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
-
-    def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            self._task = None
-        watch, self._watch = self._watch, None
-        if watch is not None:
-            watch.changes.close()
-
     def changed_here(self) -> None:
         """This server wrote continuity data: check now rather than at the next tick."""
-        self._wake.set()
+        self._server.session.store_watch.wake()
 
-    async def _run(self) -> None:
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
-            self._wake.clear()
-            try:
-                await self._check()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a bug here must not stop the server's other work
-                logger.exception("cannot follow the sessions of the served workspaces")
-
-    async def _poll(self) -> bool | None:
-        """Whether the store changed since the last poll (None: no store or no folder)."""
+    async def store_changed(self, changed: bool) -> None:
+        """A tick of the session's store watch."""
         server = self._server
-        store = server.session.store
-        if store is None or not server.session.folders:
-            return None
-        watch = self._watch
-        if watch is None or watch.store is not store:
-            if watch is not None:
-                await server.session.worker.run(watch.changes.close)
-            watch = self._watch = _Watch(store, StoreChanges(store))
-            self.revisions = {}
-        try:
-            return await server.session.worker.run(watch.changes.poll)
-        except Exception as error:  # the store went away; the next tick retries
-            logger.debug("store change poll failed: %s", error)
-            return None
-
-    async def _check(self) -> None:
-        server = self._server
-        served = sorted({folder.workspace_id for folder in server.session.folders.values()})
-        changed = await self._poll()
-        if changed is None:
-            return
+        session = server.session
+        if session.store is not self._store:
+            self._store, self.revisions = session.store, {}
+        served = sorted({folder.workspace_id for folder in session.folders.values()})
         new_workspace = any(ws not in self.revisions for ws in served)
-        if not changed and not new_workspace:
-            return
-        for _ in range(MAX_SETTLE_ROUNDS):  # one notification per burst
-            await asyncio.sleep(SETTLE_SECONDS)
-            if not await self._poll():
-                break
-        app = server.session.app
-        if app is None:
+        app = session.app
+        if app is None or not served or not (changed or new_workspace):
             return
         try:
-            answer = await server.session.worker.run_background(
+            answer = await session.worker.run_background(
                 app.continuity.revisions, RevisionsParams(workspace_ids=tuple(served))
             )
         except RutterError as error:

@@ -67,6 +67,8 @@ def workspace_of(server: RutterServer, workspace_id: str | None, uri: str | None
 
 
 def register(server: RutterServer) -> None:
+    server.session.store_watch.subscribe(server.sessions.store_changed)
+
     @custom_request(server, RECENT, RecentRequest, command=COMMAND_RECENT)
     async def recent(server: RutterServer, request: RecentRequest) -> dict[str, Any]:
         branches = (await ready_app(server)).branches
