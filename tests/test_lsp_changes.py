@@ -20,6 +20,8 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
+from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.walk import discover
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
@@ -375,6 +377,67 @@ async def test_a_deep_change_rediscovers_what_it_reaches_and_keeps_the_rest(
         failing = await effective(client, doc)
         assert failing["error"]["code"] == "invalid_utf8"
     for doc in [*docs, root_agents, a_agents]:
+        close(client, doc)
+    session.remove_folder(root)
+
+
+async def test_opening_and_closing_discover_only_new_directories_with_current_answers(
+    session: Session,
+) -> None:
+    """Opening or closing a document rebuilds the index from the directories it already holds
+    plus the new ones; what the editor is told stays what discovery answers now, including for
+    a directory that changed on disk while none of its documents was open."""
+    client = session.client
+    files: dict[str, str | bytes] = {
+        "AGENTS.md": "root\n", "a/x.go": "package x\n", "b/y.go": "package y\n",
+    }  # fmt: skip
+    root = await session.add_folder(files)
+    workspace_id = workspace_id_of(session, root)
+    root_agents = open_text(client, root / "AGENTS.md")
+
+    async def lens(doc: str) -> str:
+        result = await within(
+            client.text_document_code_lens_async(
+                types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=doc))
+            )
+        )
+        assert result is not None
+        assert result[0].command is not None
+        return result[0].command.title
+
+    async def created(rel: str, content: str) -> None:
+        (root / rel).write_text(content)
+        client.instruction_changes.clear()
+        notify = types.FileEvent(uri=uri(root / rel), type=types.FileChangeType.Created)
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(changes=[notify])
+        )
+        await wait_until(lambda: session.changes_for(workspace_id), what="instructionsChanged")
+
+    def stack_of(rel: str) -> list[str]:
+        found = discover(workspace_id, str(root), rel, reader=FileReader())
+        return [source.path for source in found.sources]
+
+    async def answered(doc: str, rel: str) -> None:
+        answer = await effective(client, doc)
+        assert [source["path"] for source in answer["sources"]] == stack_of(rel)
+
+    x = open_text(client, root / "a/x.go")
+    assert await lens(root_agents) == "rutter: applies to 1 open file"
+    await created("b/AGENTS.md", "b\n")  # no document of b/ is open
+    y = open_text(client, root / "b/y.go")
+    await answered(y, "b/y.go")
+    assert "b/AGENTS.md" in stack_of("b/y.go")
+    assert await lens(root_agents) == "rutter: applies to 2 open files"
+    close(client, x)
+    assert await lens(root_agents) == "rutter: applies to 1 open file"
+    await created("a/AGENTS.md", "a\n")  # a/ is no longer indexed
+    x = open_text(client, root / "a/x.go")
+    await answered(x, "a/x.go")
+    assert await lens(root_agents) == "rutter: applies to 2 open files"
+    b_agents = open_text(client, root / "b/AGENTS.md")
+    assert await lens(b_agents) == "rutter: applies to 1 open file"
+    for doc in (x, y, root_agents, b_agents):
         close(client, doc)
     session.remove_folder(root)
 

@@ -65,11 +65,13 @@ class _Pending:
     invalidate: set[str] = field(default_factory=set)
     runs: bool = False
     """The store changed: runs may have been created, refreshed or ended."""
+    docs: bool = False
+    """Documents were opened or closed: only directories not indexed yet are discovered."""
 
     def empty(self) -> bool:
         return not (
             self.index or self.all_diagnostics or self.diagnostics or self.changes
-            or self.invalidate or self.runs
+            or self.invalidate or self.runs or self.docs
         )  # fmt: skip
 
 
@@ -161,11 +163,17 @@ class Refresher:
         changes: dict[str, set[str]] | None = None,
         invalidate: Iterable[str] = (),
         runs: bool = False,
+        docs: bool = False,
     ) -> None:
+        """`index`: discover every open document's directory again (folders or settings
+        changed); `docs`: documents were opened or closed, so the index is rebuilt but only
+        directories it does not hold yet are discovered (what the disk says was already
+        answered, and every change on disk arrives as `changes`)."""
         if self._closed:
             return
         pending = self._pending
         pending.index |= index
+        pending.docs |= docs
         pending.runs |= runs
         pending.all_diagnostics |= all_diagnostics
         pending.diagnostics.update(diagnostics)
@@ -224,7 +232,7 @@ class Refresher:
             await server.session.worker.run(
                 _invalidate, server.session.reader, sorted(pending.invalidate)
             )
-        rebuild = pending.index or pending.all_diagnostics or bool(pending.changes)
+        rebuild = pending.index or pending.all_diagnostics or pending.docs or bool(pending.changes)
         docs = server.open_docs()
         if rebuild:
             reached = (

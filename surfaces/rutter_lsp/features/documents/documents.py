@@ -1,9 +1,11 @@
 """Open, edited, saved and closed documents.
 
 Opening or closing any document changes which open files each instruction file reaches (the
-code lens and hover counts): the index is rebuilt, coalesced. Edits of an instruction file's
-buffer only change that buffer's diagnostics; discovery keeps reading the disk. Saving an
-instruction file counts as a change on disk, for clients that do not watch files.
+code lens and hover counts): the index is rebuilt, coalesced, discovering only the
+directories it did not hold yet (changes on disk arrive as their own events and are applied
+there). Edits of an instruction file's buffer only change that buffer's diagnostics; discovery
+keeps reading the disk. Saving an instruction file counts as a change on disk, for clients
+that do not watch files.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def register(server: RutterServer) -> None:
         if doc is None:
             return
         server.refresher.request(
-            index=True, diagnostics=[doc.uri] if doc.instruction is not None else ()
+            docs=True, diagnostics=[doc.uri] if doc.instruction is not None else ()
         )
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -49,4 +51,4 @@ def register(server: RutterServer) -> None:
     async def did_close(params: types.DidCloseTextDocumentParams) -> None:
         server.refresher.clear(params.text_document.uri)
         if session.locate_uri(params.text_document.uri) is not None:
-            server.refresher.request(index=True)
+            server.refresher.request(docs=True)
