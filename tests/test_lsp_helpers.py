@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -178,6 +179,42 @@ async def start(
         START_TIMEOUT,
     )
     return client
+
+
+@dataclass
+class ServedRepo:
+    """A server subprocess serving one git repository (one commit: `AGENTS.md` and
+    `src/main.go`), its folder registered; `prompter` answers its questions."""
+
+    client: RutterClient
+    home: Path
+    root: Path
+    workspace_id: str
+    prompter: Prompter
+
+
+def git_repo(root: Path) -> None:
+    write_tree(root, {"AGENTS.md": "rules\n", "src/main.go": "package main\n"})
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "one"]):
+        subprocess.run(
+            ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e.x", *args],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+
+
+async def serve_git_repo(base: Path, client_name: str) -> ServedRepo:
+    """`base/repo` made a git repository and served with `client_name`'s capabilities, with
+    `base/home` as RUTTER_HOME; returns once its folder is registered. `stop(served.client)`
+    ends it."""
+    root = (base / "repo").resolve()
+    git_repo(root)
+    home = base / "home"
+    client = await start(home, capabilities(client_name), [folder(root)])
+    prompter = Prompter()
+    prompter.install(client)
+    await effective(client, uri(root / "AGENTS.md"))  # the folder is registered
+    [workspace_id] = [ws.workspace_id for ws in registered(home)]
+    return ServedRepo(client, home, root, workspace_id, prompter)
 
 
 async def stop(client: RutterClient) -> None:

@@ -7,10 +7,8 @@ the question itself, declining it, and clients that cannot ask."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,21 +19,16 @@ from rutter_core.app.continuity import AddNoteParams, CheckpointParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.store import open_store
-from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
-    Prompter,
-    RutterClient,
-    capabilities,
-    effective,
+    ServedRepo,
     execute,
-    folder,
-    registered,
     request,
-    start,
+    serve_git_repo,
     stop,
-    uri,
 )
+
+Session = ServedRepo
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -46,15 +39,6 @@ OPERATIONS = ("fork", "resume", "tree", "compare")
 AUTHORITY = {"approvals", "capability_grants", "credentials", "debug_sessions",
              "execution_leases", "network_authorization", "processes", "terminal_leases",
              "execution_profiles"}  # fmt: skip
-
-
-@dataclass
-class Session:
-    client: RutterClient
-    home: Path
-    root: Path
-    workspace_id: str
-    prompter: Prompter
 
 
 @dataclass
@@ -73,22 +57,11 @@ async def session(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Session]:
     client_name: str = request.param
-    base = tmp_path_factory.mktemp(f"lsp-branches-{client_name}")
-    root = (base / "repo").resolve()
-    write_tree(root, {"AGENTS.md": "rules\n", "src/main.go": "package main\n"})
-    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "one"]):
-        subprocess.run(
-            ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e.x", *args],
-            check=True, capture_output=True, timeout=60,
-        )  # fmt: skip
-    home = base / "home"
-    client = await start(home, capabilities(client_name), [folder(root)])
-    prompter = Prompter()
-    prompter.install(client)
-    await effective(client, uri(root / "AGENTS.md"))  # the folder is registered
-    [workspace_id] = [ws.workspace_id for ws in registered(home)]
-    yield Session(client, home, root, workspace_id, prompter)
-    await stop(client)
+    served = await serve_git_repo(
+        tmp_path_factory.mktemp(f"lsp-branches-{client_name}"), client_name
+    )
+    yield served
+    await stop(served.client)
 
 
 def made(session: Session) -> Made:

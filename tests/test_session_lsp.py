@@ -8,10 +8,7 @@ are JSON-RPC errors carrying the typed error.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,20 +18,16 @@ from pygls.exceptions import JsonRpcException
 from rutter_core.app.facade import Rutter
 from rutter_core.app.runs import CreatedRun, CreateRunParams
 from rutter_core.store import open_store
-from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
-    RutterClient,
-    capabilities,
-    effective,
+    ServedRepo,
     execute,
-    folder,
-    registered,
     request,
-    start,
+    serve_git_repo,
     stop,
-    uri,
 )
+
+Session = ServedRepo
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -46,33 +39,16 @@ OPERATIONS = ("addMessage", "messages", "addNote", "notes", "editNote", "superse
               "checkpoint", "node")  # fmt: skip
 
 
-@dataclass
-class Session:
-    client: RutterClient
-    home: Path
-    root: Path
-    workspace_id: str
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=CLIENTS)
 async def session(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Session]:
     client_name: str = request.param
-    base = tmp_path_factory.mktemp(f"lsp-session-{client_name}")
-    root = (base / "repo").resolve()
-    write_tree(root, {"AGENTS.md": "rules\n", "src/main.go": "package main\n"})
-    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "one"]):
-        subprocess.run(
-            ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e.x", *args],
-            check=True, capture_output=True, timeout=60,
-        )  # fmt: skip
-    home = base / "home"
-    client = await start(home, capabilities(client_name), [folder(root)])
-    await effective(client, uri(root / "AGENTS.md"))  # the folder is registered
-    [workspace_id] = [ws.workspace_id for ws in registered(home)]
-    yield Session(client, home, root, workspace_id)
-    await stop(client)
+    served = await serve_git_repo(
+        tmp_path_factory.mktemp(f"lsp-session-{client_name}"), client_name
+    )
+    yield served
+    await stop(served.client)
 
 
 def new_run(session: Session) -> CreatedRun:
