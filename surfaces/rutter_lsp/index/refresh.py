@@ -6,7 +6,8 @@ debounce so a burst (a branch checkout, 1,000 `didOpen`s) becomes one rebuild, t
 
 1. invalidates the changed paths in the shared `FileReader` (on the disk worker),
 2. re-runs discovery for the directories of open documents (their stacks only: the index
-   needs which sources apply, not snapshots; levels they share are walked once per round) in
+   needs which sources apply, not snapshots; levels they share are walked once per round, and
+   levels with nothing changed since an earlier round are replayed: `LevelMemo`) in
    slices of ~15 ms on the disk worker's background lane, so requests go ahead of the
    refresh and wait for one slice at most,
 3. recomputes diagnostics (push: publishes those that changed; pull: asks the client to pull
@@ -31,6 +32,7 @@ from lsprotocol import types
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR, classify
+from rutter_core.discovery.memo import LevelMemo
 from rutter_core.discovery.shared import SharedLevels
 from rutter_lsp.features.diagnostics import diagnostics
 from rutter_lsp.features.runs.runs import RUNS_CHANGED
@@ -113,9 +115,10 @@ def reach(changes: dict[str, set[str]], folders: Iterable[Folder]) -> Reach:
     return Reach(tuple(sorted(levels)))
 
 
-def _invalidate(reader: FileReader, paths: Sequence[str]) -> None:
+def _invalidate(reader: FileReader, memo: LevelMemo, paths: Sequence[str]) -> None:
     for path in paths:
         reader.invalidate(path)
+        memo.invalidate(path)
 
 
 def _discover_slice(
@@ -230,7 +233,10 @@ class Refresher:
             await server.session.ready.wait()
         if pending.invalidate:
             await server.session.worker.run(
-                _invalidate, server.session.reader, sorted(pending.invalidate)
+                _invalidate,
+                server.session.reader,
+                server.session.level_memo,
+                sorted(pending.invalidate),
             )
         rebuild = pending.index or pending.all_diagnostics or pending.docs or bool(pending.changes)
         docs = server.open_docs()
@@ -278,7 +284,9 @@ class Refresher:
                 else:
                     results.append(kept)
             jobs = stale
-        shared = SharedLevels()  # one pass: the levels directories have in common, walked once
+        # One pass: the levels directories have in common are walked once, and levels nothing
+        # changed in since an earlier pass are replayed from the session's memo.
+        shared = SharedLevels(server.session.level_memo)
         start = 0
         while start < len(jobs):
             found, start = await server.session.worker.run_background(
