@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
 from rutter_core.continuity.model import Message, Note, NoteKind, Role
+from rutter_core.history import service as history
 from rutter_core.store.schema import (
     continuity_nodes,
     continuity_snapshots,
@@ -216,6 +217,8 @@ def insert_snapshot(
     conn: Connection,
     *,
     node_id: str,
+    thread_id: str,
+    summary: str | None,
     protocol_version: str,
     title: str,
     snapshot_json: str,
@@ -229,6 +232,18 @@ def insert_snapshot(
             snapshot_json=snapshot_json,
             fingerprint=fingerprint,
         )
+    )
+    history.index_thread_texts(
+        conn,
+        [
+            history.ThreadText(
+                source_kind="checkpoint",
+                source_id=node_id,
+                thread_id=thread_id,
+                version=1,
+                text=title if summary is None else f"{title}\n{summary}",
+            )
+        ],
     )
 
 
@@ -283,6 +298,18 @@ def insert_message(
         "created_at": now,
     }
     conn.execute(insert(messages).values(**values))
+    history.index_thread_texts(
+        conn,
+        [
+            history.ThreadText(
+                source_kind=history.message_kind(role),
+                source_id=message_id,
+                thread_id=thread_id,
+                version=1,
+                text=text,
+            )
+        ],
+    )
     return Message(**{**values, "redacted": redacted})
 
 
@@ -368,7 +395,23 @@ def insert_note(
     )
     found = find_note(conn, note_id)
     assert found is not None, note_id
+    _index_note(conn, found)
     return found
+
+
+def _index_note(conn: Connection, note: Note) -> None:
+    """The history index follows every write of a note, in its transaction."""
+    history.index_note(
+        conn,
+        history.ThreadText(
+            source_kind=history.note_kind(note.kind),
+            source_id=note.note_id,
+            thread_id=note.thread_id,
+            version=note.version,
+            text=note.text,
+        ),
+        active=note.status == "active",
+    )
 
 
 def find_note(conn: Connection, note_id: str) -> Note | None:
@@ -404,7 +447,10 @@ def update_note(
     )
     if done.rowcount != 1:
         return None
-    return find_note(conn, read.note_id)
+    found = find_note(conn, read.note_id)
+    if found is not None:
+        _index_note(conn, found)
+    return found
 
 
 def select_notes(conn: Connection, thread_id: str, *, include_superseded: bool) -> list[Note]:

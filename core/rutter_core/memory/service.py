@@ -10,8 +10,10 @@ Every change names the version it was read at and is written guarded by it insid
 transaction: a stale version is a conflict that states the current version, a missing memory is
 not found, never the same answer for both. Delete is physical: the row goes, and the store
 purges freed pages and its write-ahead log (`Store.checkpoint`), so the text is in neither the
-database file nor its WAL afterwards. No history table, no full-text index and no audit row
-keeps a title or a body.
+database file nor its WAL afterwards. No history table and no audit row keeps a title or a
+body; the history search index (`rutter_core.history`) follows every write in its transaction,
+holds active memories only, and is compacted whenever a memory text leaves it (edit, disable,
+delete), so a disable purges the store too.
 """
 
 from __future__ import annotations
@@ -261,7 +263,11 @@ def set_memory_status(
         record = _at_version(conn, memory_id, version, now_text)
         if record.status == wanted:
             return record
-        return _update(conn, record, {"status": wanted}, operator, now_text)
+        updated = _update(conn, record, {"status": wanted}, operator, now_text)
+    if wanted == "disabled":
+        # Its text left the history index: the freed pages leave the log too.
+        store.purge()
+    return updated
 
 
 def delete_memory(store: Store, memory_id: str, *, version: int, actor: str) -> DeletedMemory:

@@ -250,3 +250,44 @@ transcript_imports = Table(
     Index("transcript_imports_by_thread", "thread_id"),
     info={"append_only": True},
 )
+
+history_entries = Table(
+    "history_entries",
+    metadata,
+    Column("entry_id", Integer, primary_key=True),
+    Column("source_kind", String, nullable=False),
+    Column("source_id", String, nullable=False),
+    Column("owner_id", String, nullable=False),
+    Column("workspace_id", String, nullable=True),
+    Column("version", Integer, nullable=False),
+    Column("content_sha256", String, nullable=False),
+    Column("expires_at", String, nullable=True),
+    Index("history_entries_by_source", "source_id", unique=True),
+    Index("history_entries_by_owner", "owner_id", "entry_id"),
+)
+
+history_state = Table(
+    "history_state",
+    metadata,
+    Column("state_id", Integer, primary_key=True),
+    Column("last_entry_id", Integer, nullable=False),
+    Column("secret", String, nullable=True),
+)
+
+# Full-text tables (`info={"full_text": True}`): the dialect's DDL, one searchable `body`, the
+# rowid an entry's ID. Their engine-made companion tables are not described here.
+history_memory_text = Table(
+    "history_memory_text",
+    metadata,
+    Column("rowid", Integer, primary_key=True),
+    Column("body", String),
+    info={"full_text": True},
+)
+
+history_text = Table(
+    "history_text",
+    metadata,
+    Column("rowid", Integer, primary_key=True),
+    Column("body", String),
+    info={"full_text": True},
+)

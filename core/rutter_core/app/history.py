@@ -1,0 +1,110 @@
+"""History search and read (contract section 12): params models and `HistoryOperations`
+(`Rutter(store, reader).history`).
+
+The history area indexes and reads; what a run may see is decided here, across areas: the
+run's workspace and lineage (`runs`, `continuity.lineage`), or a workspace alone (`workspaces`:
+memories only). Every surface (CLI, language server, MCP) calls these two operations.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field, StrictInt, StrictStr
+from sqlalchemy.engine import Connection
+
+from rutter_core.app.models import Params
+from rutter_core.continuity.lineage import lineage_threads
+from rutter_core.history import service
+from rutter_core.history.model import DEFAULT_LIMIT, MAX_LIMIT, HistoryHits, HistoryPage, SourceKind
+from rutter_core.kernel.clock import now_rfc3339
+from rutter_core.kernel.errors import Hint, NotFoundError, UsageError
+from rutter_core.runs import reading as runs
+from rutter_core.workspaces import service as workspaces
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+
+
+class HistorySearchParams(Params):
+    query: StrictStr = Field(
+        description="substring to find, case-insensitive (1-256 characters; shorter than 3 "
+        "characters: a bounded scan)"
+    )
+    workspace_id: StrictStr | None = Field(
+        None, description="the workspace whose project memories to search (a run's, by default)"
+    )
+    run_id: StrictStr | None = Field(
+        None, description="the run whose lineage's notes, messages, receipts, summaries and "
+        "checkpoints to search (and its workspace's memories)",
+    )  # fmt: skip
+    scopes: list[SourceKind] | None = Field(
+        None, description="memory, note, message, receipt, summary, checkpoint (default: all)"
+    )
+    limit: StrictInt = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="hits per page")
+    cursor: StrictStr | None = Field(None, description="next_cursor of the previous page")
+
+
+class HistoryReadParams(Params):
+    handle: StrictStr = Field(description="a hit's handle")
+    page: StrictInt = Field(1, ge=1, description="the page to read, from 1")
+
+
+class HistoryOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+
+    def search(self, params: HistorySearchParams) -> HistoryHits:
+        return service.search(
+            self._rutter.store,
+            query=params.query,
+            scopes=params.scopes,
+            run_id=params.run_id,
+            workspace_id=params.workspace_id,
+            cursor=params.cursor,
+            limit=params.limit,
+            now=now_rfc3339(),
+            visibility=_visibility_or_raise,
+        )
+
+    def read(self, params: HistoryReadParams) -> HistoryPage:
+        return service.read(
+            self._rutter.store,
+            handle=params.handle,
+            page=params.page,
+            now=now_rfc3339(),
+            visibility=_visibility_or_none,
+        )
+
+
+def _visibility_or_raise(
+    conn: Connection, run_id: str | None, workspace_id: str | None
+) -> service.Visibility:
+    if run_id is None:
+        if workspace_id is None:
+            return service.Visibility(memory_owners=(service.USER_OWNER,), thread_owners=())
+        workspaces.require_workspace(conn, workspace_id)
+        return service.Visibility(
+            memory_owners=(service.USER_OWNER, workspace_id), thread_owners=()
+        )
+    run = runs.load_run(conn, run_id)
+    if workspace_id is not None and workspace_id != run.workspace_id:
+        raise UsageError(
+            "run_not_in_workspace",
+            f"run {run_id} belongs to another workspace than {workspace_id}",
+            details={"run_id": run_id, "workspace_id": workspace_id},
+            hint=Hint("drop_workspace_for_run"),
+        )
+    return service.Visibility(
+        memory_owners=(service.USER_OWNER, run.workspace_id),
+        thread_owners=lineage_threads(conn, run.run_id, run.thread_id),
+    )
+
+
+def _visibility_or_none(
+    conn: Connection, run_id: str | None, workspace_id: str | None
+) -> service.Visibility | None:
+    try:
+        return _visibility_or_raise(conn, run_id, workspace_id)
+    except (NotFoundError, UsageError):
+        return None
