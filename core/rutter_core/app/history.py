@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection
 from rutter_core.app.models import Params
 from rutter_core.continuity.lineage import lineage_threads
 from rutter_core.history import service
-from rutter_core.history.model import DEFAULT_LIMIT, MAX_LIMIT, HistoryHits, HistoryPage, SourceKind
+from rutter_core.history.model import DEFAULT_LIMIT, MAX_LIMIT, SCOPES, HistoryHits, HistoryPage
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, NotFoundError, UsageError
 from rutter_core.runs import reading as runs
@@ -38,16 +38,24 @@ class HistorySearchParams(Params):
         None, description="the run whose lineage's notes, messages, receipts, summaries and "
         "checkpoints to search (and its workspace's memories)",
     )  # fmt: skip
-    scopes: list[SourceKind] | None = Field(
-        None, description="memory, note, message, receipt, summary, checkpoint (default: all)"
+    # Checked by the history service (a typed error that does not echo the value), so the
+    # bounds are stated here for the schema only.
+    scopes: list[StrictStr] | None = Field(
+        None,
+        description="memory, note, message, receipt, summary, checkpoint (default: all)",
+        json_schema_extra={"items": {"enum": list(SCOPES)}},
     )
-    limit: StrictInt = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="hits per page")
+    limit: StrictInt = Field(
+        DEFAULT_LIMIT,
+        description=f"hits per page (1-{MAX_LIMIT})",
+        json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT},
+    )
     cursor: StrictStr | None = Field(None, description="next_cursor of the previous page")
 
 
 class HistoryReadParams(Params):
     handle: StrictStr = Field(description="a hit's handle")
-    page: StrictInt = Field(1, ge=1, description="the page to read, from 1")
+    page: StrictInt = Field(1, description="the page to read, from 1")
 
 
 class HistoryOperations:

@@ -17,8 +17,8 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
+from rutter_core.continuity.indexing import index_checkpoint, index_messages, index_note
 from rutter_core.continuity.model import Message, Note, NoteKind, Role
-from rutter_core.history import service as history
 from rutter_core.store.schema import (
     continuity_nodes,
     continuity_snapshots,
@@ -233,18 +233,7 @@ def insert_snapshot(
             fingerprint=fingerprint,
         )
     )
-    history.index_thread_texts(
-        conn,
-        [
-            history.ThreadText(
-                source_kind="checkpoint",
-                source_id=node_id,
-                thread_id=thread_id,
-                version=1,
-                text=title if summary is None else f"{title}\n{summary}",
-            )
-        ],
-    )
+    index_checkpoint(conn, node_id, thread_id, title, summary)
 
 
 # -- messages ---------------------------------------------------------------------------------
@@ -298,18 +287,7 @@ def insert_message(
         "created_at": now,
     }
     conn.execute(insert(messages).values(**values))
-    history.index_thread_texts(
-        conn,
-        [
-            history.ThreadText(
-                source_kind=history.message_kind(role),
-                source_id=message_id,
-                thread_id=thread_id,
-                version=1,
-                text=text,
-            )
-        ],
-    )
+    index_messages(conn, [(message_id, thread_id, role, text)])
     return Message(**{**values, "redacted": redacted})
 
 
@@ -395,23 +373,8 @@ def insert_note(
     )
     found = find_note(conn, note_id)
     assert found is not None, note_id
-    _index_note(conn, found)
+    index_note(conn, found)
     return found
-
-
-def _index_note(conn: Connection, note: Note) -> None:
-    """The history index follows every write of a note, in its transaction."""
-    history.index_note(
-        conn,
-        history.ThreadText(
-            source_kind=history.note_kind(note.kind),
-            source_id=note.note_id,
-            thread_id=note.thread_id,
-            version=note.version,
-            text=note.text,
-        ),
-        active=note.status == "active",
-    )
 
 
 def find_note(conn: Connection, note_id: str) -> Note | None:
@@ -449,7 +412,7 @@ def update_note(
         return None
     found = find_note(conn, read.note_id)
     if found is not None:
-        _index_note(conn, found)
+        index_note(conn, found)
     return found
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 
-from rutter_core.history import service as history
+from rutter_core.continuity.indexing import index_messages
 from rutter_core.store.schema import messages, threads, transcript_imports
 
 
@@ -55,16 +55,10 @@ def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     """Many message rows (the columns of `messages`) in one executemany."""
     if rows:
         conn.execute(insert(messages), list(rows))
-        history.index_thread_texts(
+        index_messages(
             conn,
             [
-                history.ThreadText(
-                    source_kind=history.message_kind(str(row["role"])),
-                    source_id=str(row["message_id"]),
-                    thread_id=str(row["thread_id"]),
-                    version=1,
-                    text=str(row["text"]),
-                )
+                (str(row["message_id"]), str(row["thread_id"]), str(row["role"]), str(row["text"]))
                 for row in rows
             ],
         )
