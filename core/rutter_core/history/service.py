@@ -202,11 +202,8 @@ def unindex_owners(conn: Connection, owner_ids: Sequence[str]) -> int:
 Phase = Literal["m", "t"]
 
 
-def _secret(store: Store) -> str:
-    with store.read() as conn:
-        found = repo.secret(conn)
-    if found is not None:
-        return found
+def _made_secret(store: Store) -> str:
+    """The signing secret, made on the first search of a store (one write, ever)."""
     with store.write() as conn:
         return repo.set_secret_once(conn, secrets.token_hex(32))
 
@@ -265,21 +262,25 @@ def search(
     query = require_query(query)
     kinds = require_scopes(scopes)
     limit = require_limit(limit)
-    secret = _secret(store)
     with store.read() as conn:
+        secret, last = repo.state(conn)
         seen = visibility(conn, run_id, workspace_id)
         if seen is None:  # pragma: no cover - the app layer raises not found first
             raise _gone()
         if cursor is None:
-            horizon = repo.last_entry_id(conn)
+            horizon = last
             phase: Phase = "m" if "memory" in kinds else "t"
             before = horizon + 1
+        elif secret is None:
+            raise invalid(CURSOR)  # no cursor was ever issued here
         else:
             phase, before, horizon = _resume(secret, cursor, query, kinds, run_id, workspace_id)
         found, next_key = _collect(
             conn, query, kinds, seen, phase=phase, before=before, horizon=horizon,
             now=now, limit=limit,
         )  # fmt: skip
+    if secret is None:
+        secret = _made_secret(store)
     basis = {"q": query, "sc": list(kinds), "r": run_id, "w": workspace_id, "z": horizon}
     next_cursor = (
         None
@@ -389,21 +390,22 @@ def read(
     docstring)."""
     if isinstance(page, bool) or not isinstance(page, int) or page < 1:
         raise UsageError("invalid_page", "a page is a whole number from 1", details={"min": 1})
-    secret = _secret(store)
-    document = verify(secret, HANDLE, handle)
-    kind, source_id, version, sha = (document.get(k) for k in ("k", "s", "v", "h"))
-    run_id, workspace_id = document.get("r"), document.get("w")
-    if not (
-        kind in SCOPES
-        and isinstance(source_id, str)
-        and isinstance(version, int)
-        and isinstance(sha, str)
-        and (run_id is None or isinstance(run_id, str))
-        and (workspace_id is None or isinstance(workspace_id, str))
-    ):
-        raise invalid(HANDLE)
-    assert isinstance(source_id, str)
     with store.read() as conn:
+        secret = repo.secret(conn)
+        if secret is None:
+            raise invalid(HANDLE)  # no handle was ever issued here
+        document = verify(secret, HANDLE, handle)
+        kind, source_id, version, sha = (document.get(k) for k in ("k", "s", "v", "h"))
+        run_id, workspace_id = document.get("r"), document.get("w")
+        if not (
+            kind in SCOPES
+            and isinstance(source_id, str)
+            and isinstance(version, int)
+            and isinstance(sha, str)
+            and (run_id is None or isinstance(run_id, str))
+            and (workspace_id is None or isinstance(workspace_id, str))
+        ):
+            raise invalid(HANDLE)
         seen = visibility(conn, run_id, workspace_id)
         entry = repo.read_entry(conn, source_id)
     if seen is None or entry is None or entry.source_kind != kind:
