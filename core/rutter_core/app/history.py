@@ -14,12 +14,15 @@ from pydantic import Field, StrictInt, StrictStr
 from sqlalchemy.engine import Connection
 
 from rutter_core.app.models import Params
+from rutter_core.continuity import indexing
 from rutter_core.continuity.lineage import lineage_threads
 from rutter_core.history import service
 from rutter_core.history.model import DEFAULT_LIMIT, MAX_LIMIT, SCOPES, HistoryHits, HistoryPage
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, NotFoundError, UsageError
+from rutter_core.memory import indexing as memory
 from rutter_core.runs import reading as runs
+from rutter_core.store import Store
 from rutter_core.workspaces import service as workspaces
 
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ class HistoryOperations:
             limit=params.limit,
             now=now_rfc3339(),
             visibility=_visibility_or_raise,
+            backfill=_backfill,
         )
 
     def read(self, params: HistoryReadParams) -> HistoryPage:
@@ -83,6 +87,15 @@ class HistoryOperations:
             now=now_rfc3339(),
             visibility=_visibility_or_none,
         )
+
+
+def _backfill(store: Store) -> None:
+    """Index what an upgraded store held before the history index, once, in one write."""
+    with store.write() as conn:
+        if service.backfill_pending(conn):
+            memory.index_existing(conn)
+            indexing.index_existing(conn)
+            service.finish_backfill(conn)
 
 
 def _visibility_or_raise(

@@ -127,10 +127,31 @@ def secret(conn: Connection) -> str | None:
     return None if found is None else str(found)
 
 
-def state(conn: Connection) -> tuple[str | None, int]:
-    """(the signing secret if made, the last entry ID given out), in one read."""
-    row = conn.execute(select(history_state.c.secret, history_state.c.last_entry_id)).one()
-    return (None if row[0] is None else str(row[0])), int(row[1])
+def state(conn: Connection) -> tuple[str | None, int, bool]:
+    """(the signing secret if made, the last entry ID given out, whether sources stored before
+    the index existed wait to be indexed), in one read."""
+    row = conn.execute(
+        select(
+            history_state.c.secret,
+            history_state.c.last_entry_id,
+            history_state.c.backfill_pending,
+        )
+    ).one()
+    return (None if row[0] is None else str(row[0])), int(row[1]), bool(row[2])
+
+
+def backfill_done(conn: Connection) -> None:
+    conn.execute(update(history_state).values(backfill_pending=0))
+
+
+def indexed_among(conn: Connection, source_ids: Sequence[str]) -> set[str]:
+    """Which of `source_ids` are indexed."""
+    if not source_ids:
+        return set()
+    rows = conn.execute(
+        select(history_entries.c.source_id).where(history_entries.c.source_id.in_(source_ids))
+    )
+    return {str(value) for value in rows.scalars()}
 
 
 def set_secret_once(conn: Connection, value: str) -> str:

@@ -184,6 +184,26 @@ def index_note(conn: Connection, item: ThreadText, *, active: bool) -> None:
     repo.replace_entry(conn, found[0], entry, body_changed=found[1] != entry.content_sha256)
 
 
+def backfill_pending(conn: Connection) -> bool:
+    """Whether sources stored before the index existed still wait to be indexed."""
+    return repo.state(conn)[2]
+
+
+def backfill_thread_texts(conn: Connection, items: Sequence[ThreadText]) -> None:
+    """Index the ones of `items` not indexed yet (the backfill of an upgraded store)."""
+    present = repo.indexed_among(conn, [item.source_id for item in items])
+    index_thread_texts(conn, [item for item in items if item.source_id not in present])
+
+
+def finish_backfill(conn: Connection) -> None:
+    repo.backfill_done(conn)
+
+
+Backfill = Callable[[Store], None]
+"""Indexes what an upgraded store held before the index (given by the app layer, which knows
+the areas), then `finish_backfill`, in one write."""
+
+
 def unindex_owners(conn: Connection, owner_ids: Sequence[str]) -> int:
     """Remove every entry of these owners (threads or a workspace's memories, on a workspace
     removal); how many. Memory text is compacted away."""
@@ -257,28 +277,35 @@ def search(
     limit: int,
     now: str,
     visibility: VisibilityOf,
+    backfill: Backfill,
 ) -> HistoryHits:
     """One page of hits (see the module's docstring)."""
     query = require_query(query)
     kinds = require_scopes(scopes)
     limit = require_limit(limit)
-    with store.read() as conn:
-        secret, last = repo.state(conn)
-        seen = visibility(conn, run_id, workspace_id)
-        if seen is None:  # pragma: no cover - the app layer raises not found first
-            raise _gone()
-        if cursor is None:
-            horizon = last
-            phase: Phase = "m" if "memory" in kinds else "t"
-            before = horizon + 1
-        elif secret is None:
-            raise invalid(CURSOR)  # no cursor was ever issued here
-        else:
-            phase, before, horizon = _resume(secret, cursor, query, kinds, run_id, workspace_id)
-        found, next_key = _collect(
-            conn, query, kinds, seen, phase=phase, before=before, horizon=horizon,
-            now=now, limit=limit,
-        )  # fmt: skip
+    while True:
+        with store.read() as conn:
+            secret, last, pending = repo.state(conn)
+            if not pending:
+                seen = visibility(conn, run_id, workspace_id)
+                if seen is None:  # pragma: no cover - the app layer raises not found first
+                    raise _gone()
+                if cursor is None:
+                    horizon = last
+                    phase: Phase = "m" if "memory" in kinds else "t"
+                    before = horizon + 1
+                elif secret is None:
+                    raise invalid(CURSOR)  # no cursor was ever issued here
+                else:
+                    phase, before, horizon = _resume(
+                        secret, cursor, query, kinds, run_id, workspace_id
+                    )
+                found, next_key = _collect(
+                    conn, query, kinds, seen, phase=phase, before=before, horizon=horizon,
+                    now=now, limit=limit,
+                )  # fmt: skip
+                break
+        backfill(store)  # once per store: it clears `pending` in its write
     if secret is None:
         secret = _made_secret(store)
     basis = {"q": query, "sc": list(kinds), "r": run_id, "w": workspace_id, "z": horizon}
@@ -386,6 +413,7 @@ def _snippet(body: str, query: str) -> str:
 def read(
     store: Store, *, handle: str, page: int, now: str, visibility: VisibilityOf
 ) -> HistoryPage:
+    # No backfill here: a handle comes from a search, which ran it.
     """Page `page` (from 1) of the text a handle names, re-checked (see the module's
     docstring)."""
     if isinstance(page, bool) or not isinstance(page, int) or page < 1:

@@ -272,6 +272,7 @@ history_state = Table(
     Column("state_id", Integer, primary_key=True),
     Column("last_entry_id", Integer, nullable=False),
     Column("secret", String, nullable=True),
+    Column("backfill_pending", Integer, nullable=False),
 )
 
 full_text_tables: tuple[str, ...] = ("history_memory_text", "history_text")
