@@ -42,7 +42,7 @@ from rutter_core.app.memory import CreateMemoryParams, SetMemoryStatusParams
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.kernel.ids import new_id
-from rutter_core.store import open_store
+from rutter_core.store import MIGRATIONS, migration_checksum, open_store
 
 WORDS = (
     "parser", "lexer", "token", "buffer", "stream", "review", "commit", "branch", "fixture",
@@ -105,7 +105,10 @@ def build(path: Path, messages: int) -> tuple[str, str]:
                 "INSERT INTO history_text (rowid, body) VALUES (?, ?)",
                 [(entry, text) for _, _, text, entry in rows],
             )
-        conn.execute("UPDATE history_state SET last_entry_id = ?", (last + messages,))
+        # Everything is indexed here: no backfill is pending.
+        conn.execute(
+            "UPDATE history_state SET last_entry_id = ?, backfill_pending = 0", (last + messages,)
+        )
         conn.execute("INSERT INTO history_text (history_text) VALUES ('optimize')")
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -116,7 +119,8 @@ def build(path: Path, messages: int) -> tuple[str, str]:
 
 def corpus(messages: int) -> tuple[Path, str]:
     """The cached corpus of `messages` messages (built once); its file and run ID."""
-    directory = Path(tempfile.gettempdir()) / "rutter-bench-history" / f"m{messages}"
+    schema = migration_checksum(MIGRATIONS[-1], "sqlite")[:12]  # a new schema: a new corpus
+    directory = Path(tempfile.gettempdir()) / "rutter-bench-history" / f"m{messages}-{schema}"
     path = directory / "rutter.db"
     marker = directory / "run_id"
     if not marker.exists():

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from rutter_core.app.branches import ForkParams, ResumeParams
 from rutter_core.app.continuity import (
     AddMessageParams,
     AddNoteParams,
@@ -480,3 +481,24 @@ def test_an_upgraded_store_indexes_what_it_held_before_on_the_first_search(
         assert app.history.read(HistoryReadParams(handle=found.hits[0].handle)).text == (
             "parser reviewed"
         )
+
+
+def test_a_forked_run_sees_its_lineage_and_its_source_does_not_see_the_fork(
+    world: World,
+) -> None:
+    before = world.say("ibis before the fork")
+    node = world.app.continuity.checkpoint(
+        CheckpointParams(run_id=world.run_id, title="cp"), actor="cli"
+    )
+    fork = world.app.branches.fork(ForkParams(node_id=node.node_id, goal="alt"), actor="cli")
+    forked = World(world.app, world.store, fork.run_id, fork.thread_id)
+    after = forked.say("ibis in the fork")
+    grandchild = world.app.branches.resume(ResumeParams(node_id=fork.node_id), actor="cli")
+    assert ids(forked.search("ibis")) == [after.message_id, before.message_id]
+    assert ids(world.search("ibis")) == [before.message_id]
+    third = World(world.app, world.store, grandchild.run_id, grandchild.thread_id)
+    assert ids(third.search("ibis")) == [after.message_id, before.message_id]
+    # A handle of the fork's search reads the source thread's message; the source run's
+    # handle for the fork's message does not exist, and a forged one would not verify.
+    (hit,) = [h for h in forked.search("ibis").hits if h.source_id == before.message_id]
+    assert forked.read(hit.handle).text == "ibis before the fork"

@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from sqlalchemy import TextClause, bindparam, delete, insert, select, text, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import BindParameter
 
 from rutter_core.history.model import SourceKind
 from rutter_core.store import fulltext
@@ -34,10 +33,24 @@ _ENTRY_COLUMNS: Final = (
     "e.entry_id, e.source_kind, e.source_id, e.owner_id, e.workspace_id, e.version, "
     "e.content_sha256, e.expires_at"
 )
-_VISIBLE: Final = (
-    "e.owner_id IN :owners AND e.source_kind IN :kinds "
-    "AND (e.expires_at IS NULL OR e.expires_at > :now)"
-)
+
+
+def _visible(owners: int, kinds: int) -> str:
+    """Visible to `owners` owners (`:o0`, ...) in `kinds` kinds (`:k0`, ...), unexpired: one
+    bound value each, so the statement is compiled once per count, not per call."""
+    owner_list = ", ".join(f":o{n}" for n in range(owners))
+    kind_list = ", ".join(f":k{n}" for n in range(kinds))
+    return (
+        f"e.owner_id IN ({owner_list}) AND e.source_kind IN ({kind_list}) "
+        "AND (e.expires_at IS NULL OR e.expires_at > :now)"
+    )
+
+
+def _bound(owners: Sequence[str], kinds: Sequence[str]) -> dict[str, str]:
+    return {
+        **{f"o{n}": owner for n, owner in enumerate(owners)},
+        **{f"k{n}": kind for n, kind in enumerate(kinds)},
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,19 +61,13 @@ class _Statements:
     insert: TextClause
     delete: TextClause
     read: TextClause
-    search: TextClause
-    scan: TextClause
 
 
 @cache
-def _statements(engine: str, table: str, column: str, match: str) -> _Statements:
+def _statements(engine: str, table: str, column: str) -> _Statements:
     del engine  # part of the cache key only
     assert table in _FULL_TEXT, table
     key = f"{table}.{column}"
-    expanding: tuple[BindParameter[Any], ...] = (
-        bindparam("owners", expanding=True),
-        bindparam("kinds", expanding=True),
-    )
     return _Statements(
         insert=text(f"INSERT INTO {table} ({column}, body) VALUES (:key, :body)"),
         delete=text(f"DELETE FROM {table} WHERE {key} IN :keys").bindparams(
@@ -70,26 +77,38 @@ def _statements(engine: str, table: str, column: str, match: str) -> _Statements
             f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
             f"CROSS JOIN {table} ON {key} = e.entry_id WHERE e.entry_id = :entry_id"
         ),
-        # The index drives the loop (it yields keys in descending order), so the cost follows
-        # the matches, not the table.
-        search=text(
-            f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM {table} "
-            f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
-            f"WHERE {match} AND {key} < :before AND {key} <= :horizon "
-            f"AND {_VISIBLE} ORDER BY {key} DESC LIMIT :limit"
-        ).bindparams(*expanding),
-        scan=text(
-            f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
-            f"CROSS JOIN {table} ON {key} = e.entry_id "
-            f"WHERE e.entry_id BETWEEN :low AND :high AND {_VISIBLE} "
-            "ORDER BY e.entry_id DESC"
-        ).bindparams(*expanding),
+    )
+
+
+@cache
+def _search_statement(
+    engine: str, table: str, column: str, match: str, owners: int, kinds: int
+) -> TextClause:
+    # The index drives the loop (it yields keys in descending order), so the cost follows the
+    # matches, not the table.
+    del engine
+    key = f"{table}.{column}"
+    return text(
+        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM {table} "
+        f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
+        f"WHERE {match} AND {key} < :before AND {key} <= :horizon "
+        f"AND {_visible(owners, kinds)} ORDER BY {key} DESC LIMIT :limit"
+    )
+
+
+@cache
+def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: int) -> TextClause:
+    del engine
+    return text(
+        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
+        f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
+        f"WHERE e.entry_id BETWEEN :low AND :high AND {_visible(owners, kinds)} "
+        "ORDER BY e.entry_id DESC"
     )
 
 
 def _sql(conn: Connection, table: str) -> _Statements:
-    match, _ = fulltext.match(conn, table, "")
-    return _statements(conn.dialect.name, table, fulltext.key(conn), match.text)
+    return _statements(conn.dialect.name, table, fulltext.key(conn))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,16 +146,15 @@ def secret(conn: Connection) -> str | None:
     return None if found is None else str(found)
 
 
+_STATE: Final = select(
+    history_state.c.secret, history_state.c.last_entry_id, history_state.c.backfill_pending
+)
+
+
 def state(conn: Connection) -> tuple[str | None, int, bool]:
     """(the signing secret if made, the last entry ID given out, whether sources stored before
     the index existed wait to be indexed), in one read."""
-    row = conn.execute(
-        select(
-            history_state.c.secret,
-            history_state.c.last_entry_id,
-            history_state.c.backfill_pending,
-        )
-    ).one()
+    row = conn.execute(_STATE).one()
     return (None if row[0] is None else str(row[0])), int(row[1]), bool(row[2])
 
 
@@ -301,17 +319,19 @@ def search(
 ) -> list[Entry]:
     """Up to `limit` visible entries of `table` below `before` (and at most `horizon`) whose
     text holds `query`, newest first, by the full-text index."""
-    _, value = fulltext.match(conn, table, query)
+    match, value = fulltext.match(conn, table, query)
+    statement = _search_statement(
+        conn.dialect.name, table, fulltext.key(conn), match.text, len(owners), len(kinds)
+    )
     rows = conn.execute(
-        _sql(conn, table).search,
+        statement,
         {
             "fts_query": value,
             "before": before,
             "horizon": horizon,
-            "owners": list(owners),
-            "kinds": list(kinds),
             "now": now,
             "limit": limit,
+            **_bound(owners, kinds),
         },
     )
     return [_entry(row) for row in rows]
@@ -341,14 +361,10 @@ def scan(
     if not ids:
         return [], None
     lowest = ids[-1] if len(ids) == bound else None
+    statement = _scan_statement(
+        conn.dialect.name, table, fulltext.key(conn), len(owners), len(kinds)
+    )
     rows = conn.execute(
-        _sql(conn, table).scan,
-        {
-            "low": ids[-1],
-            "high": ids[0],
-            "owners": list(owners),
-            "kinds": list(kinds),
-            "now": now,
-        },
+        statement, {"low": ids[-1], "high": ids[0], "now": now, **_bound(owners, kinds)}
     )
     return [_entry(row) for row in rows], lowest
