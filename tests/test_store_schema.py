@@ -12,13 +12,13 @@ from sqlalchemy import Column, Index, Integer, String, Table, inspect
 from sqlalchemy.sql.elements import UnaryExpression
 
 from rutter_core.store import MIGRATIONS, Store, migration_checksum
-from rutter_core.store.schema import metadata
+from rutter_core.store.schema import full_text_tables, metadata
 
 # Stores record these when they apply a migration and refuse to open when the code's checksum
 # differs: a released migration can never change. 1-3 recorded before the store became a
 # package; 4 as main (949c448) applied it (the ledger of tests/fixtures/schema4/store.sql); 5
 # with issue 13 (session continuity); 6 with issue 15 (pins, proposals, mcp checkpoints);
-# 7 with issue 15 (transcript import).
+# 7 with issue 15 (transcript import); 8 with issue 16 (history search).
 RELEASED_CHECKSUMS = {
     1: "84050c41c8de4ac7de61c7ff6126f0faa02481e049dd04abdc1ac2b64c7991af",
     2: "b20a78d216606dd03257f1ef8ed2d5cc42396f9cbe29e45d29f5bed697997a1f",
@@ -27,6 +27,7 @@ RELEASED_CHECKSUMS = {
     5: "9fea747206c0b841be5de338847915595b8b13f940e9a5bd57bd1ab940cfd381",
     6: "a75276a6916e709719f7564618e7e2e32b9ba7a2b83f9c945bc38c9d60ada821",
     7: "44d55d3dfa5b9784e0b2934d6b17d3254e39bf34e8501215cecf22c8ba6d2b6c",
+    8: "ae074ab5df466db23f149e0e7b204b7ae6ac346203384f13a9647a463cc3aa26",
 }
 
 
@@ -54,6 +55,29 @@ def test_the_transcript_imports_migration_keeps_its_checksum() -> None:
         7,
         RELEASED_CHECKSUMS[7],
     )
+
+
+def test_the_history_migration_keeps_its_checksum() -> None:
+    (migration,) = [m for m in MIGRATIONS if m.name == "history"]
+    assert (migration.version, migration_checksum(migration, "sqlite")) == (
+        8,
+        RELEASED_CHECKSUMS[8],
+    )
+
+
+_FULL_TEXT = set(full_text_tables)
+# What FTS5 makes for each full-text table (its index, content, sizes and configuration).
+_FULL_TEXT_COMPANIONS = {
+    f"{name}_{part}"
+    for name in _FULL_TEXT
+    for part in ("data", "idx", "content", "docsize", "config")
+}
+
+
+def _full_text_built(raw: sqlite3.Connection, name: str) -> tuple[str, list[str]]:
+    (sql,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    columns = [str(row[1]) for row in raw.execute(f"PRAGMA table_info({name})")]
+    return " ".join(str(sql).split()[:6]), columns
 
 
 def _type(column: Column[Any]) -> str:
@@ -136,8 +160,13 @@ def test_schema_module_is_the_shape_the_migrations_build(store: Store, db_path: 
     raw = sqlite3.connect(db_path)
     try:
         with store.read() as conn:
-            built_tables = set(inspect(conn).get_table_names())
-            assert built_tables == set(metadata.tables)
+            built_tables = set(inspect(conn).get_table_names()) - _FULL_TEXT_COMPANIONS
+            assert built_tables == set(metadata.tables) | _FULL_TEXT
+            for name in sorted(_FULL_TEXT):
+                assert _full_text_built(raw, name) == (
+                    f"CREATE VIRTUAL TABLE {name} USING fts5(body,",
+                    ["body"],
+                )
             for table in metadata.sorted_tables:
                 assert _built(conn, raw, table.name) == _declared(table), table.name
     finally:

@@ -116,6 +116,11 @@ HINT_WORDING: dict[str, HintWording] = {
     ),
     "name_thread_or_run": lambda _: "give one ID: a thread's (thr_...) or a run's (run_...)",
     "list_proposals": lambda _: "see the proposals with `rutter context pin proposals --all`",
+    # -- history (rutter history ...)
+    "search_history_again": lambda _: (
+        "search again with `rutter history search QUERY --run RUN` for a current handle or cursor"
+    ),
+    "drop_workspace_for_run": lambda _: "drop --workspace: a run searches its own workspace",
     "answer_custom": lambda _: (
         "answer `custom --text T --pin` to pin your own words instead of the proposed text"
     ),

@@ -95,6 +95,11 @@ GROUPS: Final[dict[str, Group]] = {
         "resume, the session tree, comparing nodes.",
         _session,
     ),
+    "history": Group(
+        "Search memories and a run's history (notes, messages, receipts, summaries, "
+        "checkpoints), and read a hit in pages.",
+        _attribute("rutter_cli.history", "history_app"),
+    ),
 }
 """Every group under `rutter`, in the order the help lists them (then `serve`)."""
 

@@ -39,6 +39,7 @@ from rutter_lsp.features import (
     diagnostics,
     documents,
     folders,
+    history,
     hover,
     instructions,
     lifecycle,
@@ -74,7 +75,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches, sessions, pins, transcripts,
+    session, branches, sessions, pins, transcripts, history,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 

@@ -4,7 +4,7 @@ and its result the same JSON document as the CLI's `--json` (contract section 14
 The MCP server acts as `mcp`, an agent and not an operator: it reads (instructions, memories),
 proposes pins and takes checkpoints. No tool writes a memory or a pin; the app layer refuses
 such a write by `mcp`, and the store refuses it again (CHECK constraints). `history_search` and
-`history_read` join the list with the history issue.
+`history_read` read back memories and a run's history through signed handles (read-only).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from rutter_core.app.continuity import CheckpointParams
+from rutter_core.app.history import HistoryReadParams, HistorySearchParams
 from rutter_core.app.instructions import EffectiveInstructionsParams
 from rutter_core.app.memory import ListMemoriesParams
 from rutter_core.app.models import Params
@@ -93,6 +94,28 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ListMemoriesParams,
         True,
         lambda rutter, params: rutter.memory.list(params),
+    ),
+    Tool(
+        "history_search",
+        "Search history",
+        "Search, as a case-insensitive substring (Chinese, Japanese and code identifiers "
+        "match), the active unexpired memories of the user and the workspace, and with run_id "
+        "the notes, messages, tool receipts, summaries and checkpoints of the run's lineage. "
+        "Memories first, then newest first; at most 50 hits a page, next_cursor for the next "
+        "one (same query, scopes, run and workspace). Each hit has a handle for history_read.",
+        HistorySearchParams,
+        True,
+        lambda rutter, params: rutter.history.search(params),
+    ),
+    Tool(
+        "history_read",
+        "Read a history hit",
+        "Read a hit's text by its handle, one page of 4000 characters at a time (page from 1; "
+        "pages says how many). Every page is re-checked: a changed source is a conflict, a "
+        "deleted, disabled, expired or invisible one is gone and returns no text: search again.",
+        HistoryReadParams,
+        True,
+        lambda rutter, params: rutter.history.read(params),
     ),
 )
 

@@ -1,9 +1,9 @@
 """`Rutter`: the one facade every surface calls (CLI, language server, and later MCP and HTTP).
 
 Each area's operations live in their own module (`app.workspaces`, `app.instructions`,
-`app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`) and are reached as
-attributes, imported on first use: a CLI call is a whole process, and it should pay only for
-the area it touches.
+`app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`, `app.history`) and
+are reached as attributes, imported on first use: a CLI call is a whole process, and it should
+pay only for the area it touches.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rutter_core.app.branches import BranchOperations
     from rutter_core.app.continuity import ContinuityOperations
+    from rutter_core.app.history import HistoryOperations
     from rutter_core.app.instructions import InstructionOperations
     from rutter_core.app.memory import MemoryOperations
     from rutter_core.app.pins import PinOperations
@@ -75,6 +76,12 @@ class Rutter:
         from rutter_core.app.branches import BranchOperations
 
         return BranchOperations(self)
+
+    @cached_property
+    def history(self) -> HistoryOperations:
+        from rutter_core.app.history import HistoryOperations
+
+        return HistoryOperations(self)
 
     @cached_property
     def pins(self) -> PinOperations:

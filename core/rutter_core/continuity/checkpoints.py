@@ -153,6 +153,8 @@ def append_checkpoint(
     repo.insert_snapshot(
         conn,
         node_id=node_id,
+        thread_id=basis.thread_id,
+        summary=snapshot.summary,
         protocol_version=PROTOCOL_VERSION,
         title=snapshot.title,
         snapshot_json=_stored_text(snapshot),

@@ -17,6 +17,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
+from rutter_core.continuity.indexing import index_checkpoint, index_messages, index_note
 from rutter_core.continuity.model import Message, Note, NoteKind, Role
 from rutter_core.store.schema import (
     continuity_nodes,
@@ -216,6 +217,8 @@ def insert_snapshot(
     conn: Connection,
     *,
     node_id: str,
+    thread_id: str,
+    summary: str | None,
     protocol_version: str,
     title: str,
     snapshot_json: str,
@@ -230,6 +233,7 @@ def insert_snapshot(
             fingerprint=fingerprint,
         )
     )
+    index_checkpoint(conn, node_id, thread_id, title, summary)
 
 
 # -- messages ---------------------------------------------------------------------------------
@@ -283,6 +287,7 @@ def insert_message(
         "created_at": now,
     }
     conn.execute(insert(messages).values(**values))
+    index_messages(conn, [(message_id, thread_id, role, text)])
     return Message(**{**values, "redacted": redacted})
 
 
@@ -368,6 +373,7 @@ def insert_note(
     )
     found = find_note(conn, note_id)
     assert found is not None, note_id
+    index_note(conn, found)
     return found
 
 
@@ -404,7 +410,10 @@ def update_note(
     )
     if done.rowcount != 1:
         return None
-    return find_note(conn, read.note_id)
+    found = find_note(conn, read.note_id)
+    if found is not None:
+        index_note(conn, found)
+    return found
 
 
 def select_notes(conn: Connection, thread_id: str, *, include_superseded: bool) -> list[Note]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Connection
 
+from rutter_core.continuity.indexing import unindex_threads
 from rutter_core.store.schema import (
     continuity_nodes,
     continuity_snapshots,
@@ -41,6 +42,7 @@ def delete_thread_contents(conn: Connection, workspace_id: str) -> dict[str, int
     """Delete the checkpoint snapshots, nodes, messages and notes of the workspace's threads
     (the caller has lifted the append-only guards); how many of each."""
     of_workspace = select(threads.c.thread_id).where(threads.c.workspace_id == workspace_id)
+    unindex_threads(conn, [str(t) for t in conn.execute(of_workspace).scalars()])
     nodes = select(continuity_nodes.c.node_id).where(continuity_nodes.c.thread_id.in_(of_workspace))
     done = {
         "checkpoints": conn.execute(

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Select, Update
 from sqlalchemy.sql.elements import ColumnElement
 
+from rutter_core.history import service as history
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.memory.model import (
     MemoryRecord,
@@ -80,7 +81,31 @@ def insert_memory(
         "updated_at": now_text,
     }
     conn.execute(_INSERT, values)
-    return _record(tuple(values[name] for name in _COLUMN_NAMES), now_text)
+    record = _record(tuple(values[name] for name in _COLUMN_NAMES), now_text)
+    _index(conn, record)
+    return record
+
+
+def _index(conn: Connection, record: MemoryRecord) -> None:
+    """The history index follows every write of a memory, in its transaction."""
+    history.index_memory(
+        conn,
+        memory_id=record.memory_id,
+        scope_id=record.scope_id,
+        workspace_id=record.scope_id if record.scope == "project" else None,
+        version=record.version,
+        title=record.title,
+        content=record.content,
+        retention_until=record.retention_until,
+        active=record.status == "active",
+    )
+
+
+def index_active(conn: Connection, now_text: str) -> None:
+    """Index every active memory (the history index's backfill of an upgraded store)."""
+    rows = conn.execute(select(*_COLUMNS).where(memories.c.status == "active")).all()
+    for row in rows:
+        _index(conn, _record(tuple(row), now_text))
 
 
 def fetch_memory(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord | None:
@@ -131,7 +156,9 @@ def update_memory(
         version=read.version + 1,
         expired=retention is not None and retention <= now_text,
     )
-    return MemoryRecord.model_validate(updated)
+    record = MemoryRecord.model_validate(updated)
+    _index(conn, record)
+    return record
 
 
 def delete_memory_row(conn: Connection, memory_id: str, version: int) -> bool:
@@ -139,6 +166,8 @@ def delete_memory_row(conn: Connection, memory_id: str, version: int) -> bool:
     done = conn.execute(
         delete(memories).where(memories.c.memory_id == memory_id, memories.c.version == version)
     )
+    if done.rowcount == 1:
+        history.unindex_memories(conn, [memory_id])
     return done.rowcount == 1
 
 
@@ -289,6 +318,7 @@ def count_project_memories(conn: Connection, workspace_id: str) -> int:
 def delete_project_memories(conn: Connection, workspace_id: str) -> int:
     """Delete every project memory of `workspace_id` (any status); how many."""
     done = conn.execute(delete(memories).where(memories.c.workspace_id == workspace_id))
+    history.unindex_owners(conn, [workspace_id])
     return int(done.rowcount)
 
 

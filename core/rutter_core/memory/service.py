@@ -1,17 +1,15 @@
 """Explicit user and project long-term memory: the operations (contract section 9).
 
-Only an operator surface writes memory: every write names its `actor`, which the surface sets
-itself ("cli", "lsp", later "http_control"); anything else is refused here and by the store's
-CHECK constraints. What text may be stored is `memory.policy`'s, retention `memory.retention`'s,
-and the table `memory.repo`'s; a project's workspace is checked through the workspaces service,
-in the same transaction.
+Only an operator surface writes memory: every write names its `actor` the surface sets ("cli",
+"lsp", later "http_control"); anything else is refused here and by the store's CHECKs. What
+text may be stored is `memory.policy`'s, retention `memory.retention`'s, the table
+`memory.repo`'s; a project's workspace is checked by the workspaces service, in one transaction.
 
 Every change names the version it was read at and is written guarded by it inside one write
 transaction: a stale version is a conflict that states the current version, a missing memory is
-not found, never the same answer for both. Delete is physical: the row goes, and the store
-purges freed pages and its write-ahead log (`Store.checkpoint`), so the text is in neither the
-database file nor its WAL afterwards. No history table, no full-text index and no audit row
-keeps a title or a body.
+not found, never the same answer for both. Delete is physical: the row goes, the store purges
+freed pages and its write-ahead log (`Store.checkpoint`): the text is in neither file after.
+The history index holds active memories only, compacted as a text leaves it (a disable purges).
 """
 
 from __future__ import annotations
@@ -249,9 +247,8 @@ def edit_memory_purging(
 def set_memory_status(
     store: Store, memory_id: str, *, version: int, status: str, actor: str
 ) -> MemoryRecord:
-    """Enable (`active`) or disable the memory at `version`; a disabled memory never enters a
-    prompt and is listed only with inactive ones. Setting the status it already has writes
-    nothing."""
+    """Enable (`active`) or disable the memory at `version` (then never in a prompt, listed only
+    with inactive ones); the status it already has writes nothing."""
     operator = _require_actor(actor)
     _require_memory_id(memory_id)
     _require_version(memory_id, version)
@@ -261,7 +258,10 @@ def set_memory_status(
         record = _at_version(conn, memory_id, version, now_text)
         if record.status == wanted:
             return record
-        return _update(conn, record, {"status": wanted}, operator, now_text)
+        updated = _update(conn, record, {"status": wanted}, operator, now_text)
+    if wanted == "disabled":  # out of the history index: out of the log too
+        store.purge()
+    return updated
 
 
 def delete_memory(store: Store, memory_id: str, *, version: int, actor: str) -> DeletedMemory:

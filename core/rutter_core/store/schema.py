@@ -250,3 +250,32 @@ transcript_imports = Table(
     Index("transcript_imports_by_thread", "thread_id"),
     info={"append_only": True},
 )
+
+history_entries = Table(
+    "history_entries",
+    metadata,
+    Column("entry_id", Integer, primary_key=True),
+    Column("source_kind", String, nullable=False),
+    Column("source_id", String, nullable=False),
+    Column("owner_id", String, nullable=False),
+    Column("workspace_id", String, nullable=True),
+    Column("version", Integer, nullable=False),
+    Column("content_sha256", String, nullable=False),
+    Column("expires_at", String, nullable=True),
+    Index("history_entries_by_source", "source_id", unique=True),
+    Index("history_entries_by_owner", "owner_id", "entry_id"),
+)
+
+history_state = Table(
+    "history_state",
+    metadata,
+    Column("state_id", Integer, primary_key=True),
+    Column("last_entry_id", Integer, nullable=False),
+    Column("secret", String, nullable=True),
+    Column("backfill_pending", Integer, nullable=False),
+)
+
+full_text_tables: tuple[str, ...] = ("history_memory_text", "history_text")
+"""Full-text tables: made by the dialect (`Dialect.full_text_table`), one searchable `body`
+and an integer key (`Dialect.full_text_key`), the entry's ID. Their engine-made companion
+tables are not described here; `store.fulltext` is how repos use them."""

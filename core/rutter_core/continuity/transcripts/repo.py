@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 
+from rutter_core.continuity.indexing import index_messages
 from rutter_core.store.schema import messages, threads, transcript_imports
 
 
@@ -54,6 +55,13 @@ def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     """Many message rows (the columns of `messages`) in one executemany."""
     if rows:
         conn.execute(insert(messages), list(rows))
+        index_messages(
+            conn,
+            [
+                (str(row["message_id"]), str(row["thread_id"]), str(row["role"]), str(row["text"]))
+                for row in rows
+            ],
+        )
 
 
 __all__ = ["external_ids", "insert_import", "insert_messages", "thread_of"]

@@ -2,7 +2,8 @@
 
 The rest of the store (the unit of work, the migrations, the change feed) speaks to a `Dialect`
 and to dialect-neutral SQL; each engine's module under `store/dialects/` implements it. Full-text
-search joins this interface with the history-search issue, the first feature that needs it.
+search (history search, issue 16) is a dialect's too: the DDL of a full-text table, how a
+substring query is written for it, and how its index is compacted so deleted text leaves it.
 """
 
 from __future__ import annotations
@@ -136,6 +137,30 @@ class Dialect(ABC):
         """Make sure content deleted by committed transactions is left in none of the store's
         files; False when something (a long reader) kept that from completing, and a later
         purge will finish the job."""
+
+    @abstractmethod
+    def full_text_table(self, table: str) -> tuple[str, ...]:
+        """DDL of a full-text table `table` with one searchable column `body` and an integer
+        key the caller chooses (`full_text_key`), matching substrings case-insensitively."""
+
+    @abstractmethod
+    def full_text_key(self) -> str:
+        """The column name of a full-text table's integer key."""
+
+    @abstractmethod
+    def full_text_min_query(self) -> int:
+        """The shortest query (in characters) the full-text index can answer; shorter ones are
+        the caller's bounded scan."""
+
+    @abstractmethod
+    def full_text_match(self, table: str, query: str) -> tuple[str, str]:
+        """A WHERE fragment with one `:fts_query` parameter matching rows of `table` whose body
+        holds `query` as a substring (case-insensitive), and the value to bind to it."""
+
+    @abstractmethod
+    def full_text_compact(self, conn: Connection, table: str) -> None:
+        """Rewrite `table`'s index so that no text of a deleted row remains in its pages (the
+        freed pages are overwritten per the store's secure-delete setting)."""
 
     def change_feed(self, engine: Engine) -> ChangeFeed | None:
         """A change counter, or None when the engine has none (callers then re-read)."""

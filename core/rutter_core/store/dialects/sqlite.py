@@ -2,7 +2,8 @@
 
 WAL journal (the CLI and the language server read while the other writes), a busy timeout,
 `BEGIN IMMEDIATE` for writes, foreign keys and `secure_delete` on, triggers as the append-only
-guard, `PRAGMA data_version` as the change feed, and a truncating WAL checkpoint as the purge.
+guard, `PRAGMA data_version` as the change feed, a truncating WAL checkpoint as the purge, and
+FTS5 with the trigram tokenizer as full-text search (its `optimize` as the compaction).
 """
 
 from __future__ import annotations
@@ -318,6 +319,32 @@ class SqliteDialect(Dialect):
 
     def purge(self, engine: Engine) -> bool:
         return checkpoint_truncate(engine)
+
+    def full_text_table(self, table: str) -> tuple[str, ...]:
+        # trigram (SQLite 3.34+): every 3-character window is a token, so a phrase of them is a
+        # substring match, CJK and code identifiers included; case folded (case_sensitive 0).
+        # detail=full keeps positions: a phrase needs them.
+        check_identifier(table)
+        return (f"CREATE VIRTUAL TABLE {table} USING fts5(body, tokenize = 'trigram')",)
+
+    def full_text_key(self) -> str:
+        return "rowid"
+
+    def full_text_min_query(self) -> int:
+        return 3
+
+    def full_text_match(self, table: str, query: str) -> tuple[str, str]:
+        # One FTS5 string (a phrase): its inner quotes doubled, so no query is FTS5 syntax.
+        check_identifier(table)
+        return f"{table} MATCH :fts_query", '"' + query.replace('"', '""') + '"'
+
+    def full_text_compact(self, conn: Connection, table: str) -> None:
+        # FTS5 keeps a deleted row's tokens in its index segments (a delete only adds a
+        # tombstone) until they are merged; `optimize` merges every segment into one new one,
+        # and the old ones' pages are freed (zeroed: secure_delete is on for every connection).
+        # 3.40 has no `secure-delete` option for FTS5 (3.42+).
+        check_identifier(table)
+        conn.exec_driver_sql(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
 
     def change_feed(self, engine: Engine) -> ChangeFeed | None:
         return DataVersionFeed(engine)

@@ -38,8 +38,9 @@ class Migration:
     and rendered by the dialect: `rebuilds` before the statements (a table rebuilt with new
     definitions, see `TableRebuild`), then after them `append_only` tables get the guard
     refusing UPDATE and DELETE, `key_guards` the guard refusing an INSERT whose key already
-    exists. A migration with rebuilds is applied with reference checks suspended until its
-    end, when every reference is checked at once (see `runner`).
+    exists; `full_text` tables (one searchable `body`, see `Dialect.full_text_table`) are
+    created after the statements. A migration with rebuilds is applied with reference checks
+    suspended until its end, when every reference is checked at once (see `runner`).
     """
 
     version: int
@@ -48,6 +49,7 @@ class Migration:
     append_only: tuple[str, ...] = ()
     key_guards: tuple[KeyGuard, ...] = ()
     rebuilds: tuple[TableRebuild, ...] = ()
+    full_text: tuple[str, ...] = ()
 
     def rendered(self, dialect: Dialect | str) -> tuple[str, ...]:
         """The statements exactly as applied on `dialect`."""
@@ -66,7 +68,10 @@ class Migration:
             for rebuild in self.rebuilds
             for stmt in dialect.rebuild_table(rebuild.table, rebuild.definition, rebuild.columns)
         )
-        return rebuilds + self.statements + guards + key_guards
+        full_text = tuple(
+            stmt for table in self.full_text for stmt in dialect.full_text_table(table)
+        )
+        return rebuilds + self.statements + full_text + guards + key_guards
 
 
 def canonical_statement(statement: str) -> str:

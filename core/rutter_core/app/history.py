@@ -1,0 +1,131 @@
+"""History search and read (contract section 12): params models and `HistoryOperations`
+(`Rutter(store, reader).history`).
+
+The history area indexes and reads; what a run may see is decided here, across areas: the
+run's workspace and lineage (`runs`, `continuity.lineage`), or a workspace alone (`workspaces`:
+memories only). Every surface (CLI, language server, MCP) calls these two operations.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field, StrictInt, StrictStr
+from sqlalchemy.engine import Connection
+
+from rutter_core.app.models import Params
+from rutter_core.continuity import indexing
+from rutter_core.continuity.lineage import lineage_threads
+from rutter_core.history import service
+from rutter_core.history.model import DEFAULT_LIMIT, MAX_LIMIT, SCOPES, HistoryHits, HistoryPage
+from rutter_core.kernel.clock import now_rfc3339
+from rutter_core.kernel.errors import Hint, NotFoundError, UsageError
+from rutter_core.memory import indexing as memory
+from rutter_core.runs import reading as runs
+from rutter_core.store import Store
+from rutter_core.workspaces import service as workspaces
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+
+
+class HistorySearchParams(Params):
+    query: StrictStr = Field(
+        description="substring to find, case-insensitive (1-256 characters; shorter than 3 "
+        "characters: a bounded scan)"
+    )
+    workspace_id: StrictStr | None = Field(
+        None, description="the workspace whose project memories to search (a run's, by default)"
+    )
+    run_id: StrictStr | None = Field(
+        None, description="the run whose lineage's notes, messages, receipts, summaries and "
+        "checkpoints to search (and its workspace's memories)",
+    )  # fmt: skip
+    # Checked by the history service (a typed error that does not echo the value), so the
+    # bounds are stated here for the schema only.
+    scopes: list[StrictStr] | None = Field(
+        None,
+        description="memory, note, message, receipt, summary, checkpoint (default: all)",
+        json_schema_extra={"items": {"enum": list(SCOPES)}},
+    )
+    limit: StrictInt = Field(
+        DEFAULT_LIMIT,
+        description=f"hits per page (1-{MAX_LIMIT})",
+        json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT},
+    )
+    cursor: StrictStr | None = Field(None, description="next_cursor of the previous page")
+
+
+class HistoryReadParams(Params):
+    handle: StrictStr = Field(description="a hit's handle")
+    page: StrictInt = Field(1, description="the page to read, from 1")
+
+
+class HistoryOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+
+    def search(self, params: HistorySearchParams) -> HistoryHits:
+        return service.search(
+            self._rutter.store,
+            query=params.query,
+            scopes=params.scopes,
+            run_id=params.run_id,
+            workspace_id=params.workspace_id,
+            cursor=params.cursor,
+            limit=params.limit,
+            now=now_rfc3339(),
+            visibility=_visibility_or_raise,
+            backfill=_backfill,
+        )
+
+    def read(self, params: HistoryReadParams) -> HistoryPage:
+        return service.read(
+            self._rutter.store,
+            handle=params.handle,
+            page=params.page,
+            now=now_rfc3339(),
+            visibility=_visibility_or_none,
+        )
+
+
+def _backfill(store: Store) -> None:
+    """Index what an upgraded store held before the history index, once, in one write."""
+    with store.write() as conn:
+        if service.backfill_pending(conn):
+            memory.index_existing(conn)
+            indexing.index_existing(conn)
+            service.finish_backfill(conn)
+
+
+def _visibility_or_raise(
+    conn: Connection, run_id: str | None, workspace_id: str | None
+) -> service.Visibility:
+    if run_id is None:
+        if workspace_id is None:
+            return service.Visibility(memory_owners=(service.USER_OWNER,), thread_owners=())
+        workspaces.require_workspace(conn, workspace_id)
+        return service.Visibility(
+            memory_owners=(service.USER_OWNER, workspace_id), thread_owners=()
+        )
+    run = runs.load_run(conn, run_id)
+    if workspace_id is not None and workspace_id != run.workspace_id:
+        raise UsageError(
+            "run_not_in_workspace",
+            f"run {run_id} belongs to another workspace than {workspace_id}",
+            details={"run_id": run_id, "workspace_id": workspace_id},
+            hint=Hint("drop_workspace_for_run"),
+        )
+    return service.Visibility(
+        memory_owners=(service.USER_OWNER, run.workspace_id),
+        thread_owners=lineage_threads(conn, run.run_id, run.thread_id),
+    )
+
+
+def _visibility_or_none(
+    conn: Connection, run_id: str | None, workspace_id: str | None
+) -> service.Visibility | None:
+    try:
+        return _visibility_or_raise(conn, run_id, workspace_id)
+    except (NotFoundError, UsageError):
+        return None

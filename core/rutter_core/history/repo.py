@@ -1,0 +1,370 @@
+"""The history tables (`history_entries`, `history_state`, and the full-text tables
+`history_memory_text` and `history_text`): the only module that reads or writes them.
+
+Every function runs in the caller's transaction. Memories are indexed apart from thread content
+(`history_memory_text`): that table is compacted whenever a memory text leaves it, so a deleted,
+disabled or replaced memory body stays in none of its pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Final
+
+from sqlalchemy import TextClause, bindparam, delete, insert, select, text, update
+from sqlalchemy.engine import Connection
+
+from rutter_core.history.model import SourceKind
+from rutter_core.store import fulltext
+from rutter_core.store.schema import full_text_tables, history_entries, history_state
+
+MEMORY_TABLE: Final = "history_memory_text"
+THREAD_TABLE: Final = "history_text"
+_FULL_TEXT: Final = frozenset(full_text_tables)
+
+
+def table_of(kind: SourceKind) -> str:
+    return MEMORY_TABLE if kind == "memory" else THREAD_TABLE
+
+
+_ENTRY_COLUMNS: Final = (
+    "e.entry_id, e.source_kind, e.source_id, e.owner_id, e.workspace_id, e.version, "
+    "e.content_sha256, e.expires_at"
+)
+
+
+def _visible(owners: int, kinds: int) -> str:
+    """Visible to `owners` owners (`:o0`, ...) in `kinds` kinds (`:k0`, ...), unexpired: one
+    bound value each, so the statement is compiled once per count, not per call."""
+    owner_list = ", ".join(f":o{n}" for n in range(owners))
+    kind_list = ", ".join(f":k{n}" for n in range(kinds))
+    return (
+        f"e.owner_id IN ({owner_list}) AND e.source_kind IN ({kind_list}) "
+        "AND (e.expires_at IS NULL OR e.expires_at > :now)"
+    )
+
+
+def _bound(owners: Sequence[str], kinds: Sequence[str]) -> dict[str, str]:
+    return {
+        **{f"o{n}": owner for n, owner in enumerate(owners)},
+        **{f"k{n}": kind for n, kind in enumerate(kinds)},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Statements:
+    """A full-text table's statements, written once per engine and table (the engine names its
+    key; `store.fulltext`)."""
+
+    insert: TextClause
+    delete: TextClause
+    read: TextClause
+
+
+@cache
+def _statements(engine: str, table: str, column: str) -> _Statements:
+    del engine  # part of the cache key only
+    assert table in _FULL_TEXT, table
+    key = f"{table}.{column}"
+    return _Statements(
+        insert=text(f"INSERT INTO {table} ({column}, body) VALUES (:key, :body)"),
+        delete=text(f"DELETE FROM {table} WHERE {key} IN :keys").bindparams(
+            bindparam("keys", expanding=True)
+        ),
+        read=text(
+            f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
+            f"CROSS JOIN {table} ON {key} = e.entry_id WHERE e.entry_id = :entry_id"
+        ),
+    )
+
+
+@cache
+def _search_statement(
+    engine: str, table: str, column: str, match: str, owners: int, kinds: int
+) -> TextClause:
+    # The index drives the loop (it yields keys in descending order), so the cost follows the
+    # matches, not the table.
+    del engine
+    key = f"{table}.{column}"
+    return text(
+        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM {table} "
+        f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
+        f"WHERE {match} AND {key} < :before AND {key} <= :horizon "
+        f"AND {_visible(owners, kinds)} ORDER BY {key} DESC LIMIT :limit"
+    )
+
+
+@cache
+def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: int) -> TextClause:
+    del engine
+    return text(
+        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
+        f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
+        f"WHERE e.entry_id BETWEEN :low AND :high AND {_visible(owners, kinds)} "
+        "ORDER BY e.entry_id DESC"
+    )
+
+
+def _sql(conn: Connection, table: str) -> _Statements:
+    return _statements(conn.dialect.name, table, fulltext.key(conn))
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One indexed source as stored (with its text when read with it)."""
+
+    entry_id: int
+    source_kind: SourceKind
+    source_id: str
+    owner_id: str
+    workspace_id: str | None
+    version: int
+    content_sha256: str
+    expires_at: str | None
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    source_kind: SourceKind
+    source_id: str
+    owner_id: str
+    workspace_id: str | None
+    version: int
+    content_sha256: str
+    expires_at: str | None
+    body: str
+
+
+# -- state -------------------------------------------------------------------------------------
+
+
+def secret(conn: Connection) -> str | None:
+    found = conn.execute(select(history_state.c.secret)).scalar_one_or_none()
+    return None if found is None else str(found)
+
+
+_STATE: Final = select(
+    history_state.c.secret, history_state.c.last_entry_id, history_state.c.backfill_pending
+)
+
+
+def state(conn: Connection) -> tuple[str | None, int, bool]:
+    """(the signing secret if made, the last entry ID given out, whether sources stored before
+    the index existed wait to be indexed), in one read."""
+    row = conn.execute(_STATE).one()
+    return (None if row[0] is None else str(row[0])), int(row[1]), bool(row[2])
+
+
+def backfill_done(conn: Connection) -> None:
+    conn.execute(update(history_state).values(backfill_pending=0))
+
+
+def indexed_among(conn: Connection, source_ids: Sequence[str]) -> set[str]:
+    """Which of `source_ids` are indexed."""
+    if not source_ids:
+        return set()
+    rows = conn.execute(
+        select(history_entries.c.source_id).where(history_entries.c.source_id.in_(source_ids))
+    )
+    return {str(value) for value in rows.scalars()}
+
+
+def set_secret_once(conn: Connection, value: str) -> str:
+    """Store `value` as the secret unless one is there; the secret that is."""
+    conn.execute(update(history_state).where(history_state.c.secret.is_(None)).values(secret=value))
+    return str(conn.execute(select(history_state.c.secret)).scalar_one())
+
+
+def last_entry_id(conn: Connection) -> int:
+    return int(conn.execute(select(history_state.c.last_entry_id)).scalar_one())
+
+
+def _allocate(conn: Connection, count: int) -> int:
+    """Take `count` new entry IDs (never given out before); the first."""
+    last = last_entry_id(conn)
+    conn.execute(update(history_state).values(last_entry_id=last + count))
+    return last + 1
+
+
+# -- writes ------------------------------------------------------------------------------------
+
+
+def find_entry_id(conn: Connection, source_id: str) -> tuple[int, str] | None:
+    """(entry ID, content hash) of the source's entry, if it is indexed."""
+    row = conn.execute(
+        select(history_entries.c.entry_id, history_entries.c.content_sha256).where(
+            history_entries.c.source_id == source_id
+        )
+    ).first()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
+def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
+    """Index new sources (none of them indexed yet), in one statement per table."""
+    if not entries:
+        return
+    first = _allocate(conn, len(entries))
+    rows = []
+    bodies: dict[str, list[dict[str, Any]]] = {MEMORY_TABLE: [], THREAD_TABLE: []}
+    for offset, entry in enumerate(entries):
+        entry_id = first + offset
+        rows.append(
+            {
+                "entry_id": entry_id,
+                "source_kind": entry.source_kind,
+                "source_id": entry.source_id,
+                "owner_id": entry.owner_id,
+                "workspace_id": entry.workspace_id,
+                "version": entry.version,
+                "content_sha256": entry.content_sha256,
+                "expires_at": entry.expires_at,
+            }
+        )
+        bodies[table_of(entry.source_kind)].append({"key": entry_id, "body": entry.body})
+    conn.execute(insert(history_entries), rows)
+    for name, values in bodies.items():
+        if values:
+            conn.execute(_sql(conn, name).insert, values)
+
+
+def replace_entry(conn: Connection, entry_id: int, entry: NewEntry, *, body_changed: bool) -> None:
+    """Re-index a source in place (same entry ID): its metadata, and its text when changed."""
+    conn.execute(
+        update(history_entries)
+        .where(history_entries.c.entry_id == entry_id)
+        .values(
+            owner_id=entry.owner_id,
+            workspace_id=entry.workspace_id,
+            version=entry.version,
+            content_sha256=entry.content_sha256,
+            expires_at=entry.expires_at,
+        )
+    )
+    if body_changed:
+        statements = _sql(conn, table_of(entry.source_kind))
+        conn.execute(statements.delete, {"keys": [entry_id]})
+        conn.execute(statements.insert, {"key": entry_id, "body": entry.body})
+
+
+def delete_entries(conn: Connection, kind_table: str, entry_ids: Sequence[int]) -> int:
+    """Remove entries and their text; how many."""
+    if not entry_ids:
+        return 0
+    ids = list(entry_ids)
+    conn.execute(_sql(conn, kind_table).delete, {"keys": ids})
+    done = conn.execute(delete(history_entries).where(history_entries.c.entry_id.in_(ids)))
+    return int(done.rowcount)
+
+
+def entries_owned(conn: Connection, owner_ids: Sequence[str]) -> list[tuple[int, str]]:
+    """(entry ID, kind) of every entry of these owners."""
+    if not owner_ids:
+        return []
+    rows = conn.execute(
+        select(history_entries.c.entry_id, history_entries.c.source_kind).where(
+            history_entries.c.owner_id.in_(list(owner_ids))
+        )
+    )
+    return [(int(row[0]), str(row[1])) for row in rows]
+
+
+def compact(conn: Connection, kind_table: str) -> None:
+    fulltext.compact(conn, kind_table)
+
+
+# -- reads -------------------------------------------------------------------------------------
+
+
+def _entry(row: Any) -> Entry:
+    return Entry(
+        entry_id=int(row[0]),
+        source_kind=row[1],
+        source_id=str(row[2]),
+        owner_id=str(row[3]),
+        workspace_id=None if row[4] is None else str(row[4]),
+        version=int(row[5]),
+        content_sha256=str(row[6]),
+        expires_at=None if row[7] is None else str(row[7]),
+        body=str(row[8]),
+    )
+
+
+def read_entry(conn: Connection, source_id: str) -> Entry | None:
+    """The source's entry with its text, if indexed."""
+    row = conn.execute(
+        select(history_entries.c.entry_id, history_entries.c.source_kind).where(
+            history_entries.c.source_id == source_id
+        )
+    ).first()
+    if row is None:
+        return None
+    found = conn.execute(_sql(conn, table_of(row[1])).read, {"entry_id": int(row[0])}).first()
+    return None if found is None else _entry(found)
+
+
+def search(
+    conn: Connection,
+    table: str,
+    query: str,
+    *,
+    owners: Sequence[str],
+    kinds: Sequence[str],
+    before: int,
+    horizon: int,
+    now: str,
+    limit: int,
+) -> list[Entry]:
+    """Up to `limit` visible entries of `table` below `before` (and at most `horizon`) whose
+    text holds `query`, newest first, by the full-text index."""
+    match, value = fulltext.match(conn, table, query)
+    statement = _search_statement(
+        conn.dialect.name, table, fulltext.key(conn), match.text, len(owners), len(kinds)
+    )
+    rows = conn.execute(
+        statement,
+        {
+            "fts_query": value,
+            "before": before,
+            "horizon": horizon,
+            "now": now,
+            "limit": limit,
+            **_bound(owners, kinds),
+        },
+    )
+    return [_entry(row) for row in rows]
+
+
+def scan(
+    conn: Connection,
+    table: str,
+    *,
+    owners: Sequence[str],
+    kinds: Sequence[str],
+    before: int,
+    horizon: int,
+    now: str,
+    bound: int,
+) -> tuple[list[Entry], int | None]:
+    """The bounded scan for a query the index cannot answer: the visible entries of `table`
+    among the `bound` entries (of any owner) below `before`, newest first, with the lowest
+    entry ID examined (None when fewer than `bound` were left: the scan reached the end)."""
+    examined = (
+        select(history_entries.c.entry_id)
+        .where(history_entries.c.entry_id < before, history_entries.c.entry_id <= horizon)
+        .order_by(history_entries.c.entry_id.desc())
+        .limit(bound)
+    )
+    ids = [int(value) for value in conn.execute(examined).scalars()]
+    if not ids:
+        return [], None
+    lowest = ids[-1] if len(ids) == bound else None
+    statement = _scan_statement(
+        conn.dialect.name, table, fulltext.key(conn), len(owners), len(kinds)
+    )
+    rows = conn.execute(
+        statement, {"low": ids[-1], "high": ids[0], "now": now, **_bound(owners, kinds)}
+    )
+    return [_entry(row) for row in rows], lowest
