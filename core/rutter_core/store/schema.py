@@ -250,3 +250,20 @@ transcript_imports = Table(
     Index("transcript_imports_by_thread", "thread_id"),
     info={"append_only": True},
 )
+
+context_assemblies = Table(
+    "context_assemblies",
+    metadata,
+    Column("assembly_id", String, primary_key=True),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("revision", Integer, nullable=False),
+    Column("budget", Integer, nullable=False),
+    Column("fingerprint", String, nullable=False),
+    Column("document_json", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Index("context_assemblies_by_run", "run_id", "assembly_id"),
+    info={"append_only": True},
+)

@@ -14,6 +14,7 @@ from rutter_core.store.migrations import (
     m0005_continuity_content,
     m0006_pins,
     m0007_transcript_imports,
+    m0010_assembly_audit,
 )
 from rutter_core.store.migrations.migration import (
     KeyGuard,
@@ -32,6 +33,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0005_continuity_content.MIGRATION,
     m0006_pins.MIGRATION,
     m0007_transcript_imports.MIGRATION,
+    m0010_assembly_audit.MIGRATION,
 )
 
 __all__ = [

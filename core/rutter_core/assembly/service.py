@@ -1,0 +1,134 @@
+"""Context assembly's operations: plan an assembly from the sources the app gathered, store
+its audit, list a run's audits. Each runs in the caller's transaction, so the sources read and
+the audit appended are one unit (a memory disabled at the same moment is wholly before or after
+the assembly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from sqlalchemy.engine import Connection
+
+from rutter_core.assembly import repo
+from rutter_core.assembly.model import (
+    DEFAULT_BUDGET,
+    FINGERPRINT_EXCLUDES,
+    MAX_BUDGET,
+    Assembly,
+    AuditedAssembly,
+    AuditList,
+    Configured,
+)
+from rutter_core.assembly.plan import Candidate, plan
+from rutter_core.assembly.tokens import ESTIMATOR, TokenEstimator
+from rutter_core.discovery.fingerprint import fingerprint
+from rutter_core.kernel.actors import Actor
+from rutter_core.kernel.errors import RejectedError
+from rutter_core.kernel.ids import new_id
+
+DEFAULT_AUDIT_LIMIT: Final = 50
+MAX_AUDIT_LIMIT: Final = 500
+
+
+def require_budget(budget: int | None) -> int:
+    """The background budget in tokens: `DEFAULT_BUDGET` when not given, else 1-1,000,000."""
+    if budget is None:
+        return DEFAULT_BUDGET
+    if not 1 <= budget <= MAX_BUDGET:
+        raise RejectedError(
+            "invalid_budget",
+            f"the budget must be a whole number of tokens from 1 to {MAX_BUDGET}",
+            details={"min": 1, "max": MAX_BUDGET},
+        )
+    return budget
+
+
+def require_audit_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_AUDIT_LIMIT:
+        raise RejectedError(
+            "invalid_limit",
+            f"the limit must be from 1 to {MAX_AUDIT_LIMIT}",
+            details={"min": 1, "max": MAX_AUDIT_LIMIT},
+        )
+    return limit
+
+
+def assemble(
+    conn: Connection,
+    *,
+    run_id: str,
+    thread_id: str,
+    workspace_id: str,
+    revision: int,
+    instructions: Sequence[Candidate],
+    pins: Sequence[Candidate],
+    memories: Sequence[Candidate],
+    configured: Configured,
+    background: int,
+    actor: Actor,
+    now: str,
+    estimator: TokenEstimator = ESTIMATOR,
+) -> Assembly:
+    """Plan the assembly and append its audit, in the caller's write transaction."""
+    budget, entries = plan(instructions, pins, memories, background=background, estimator=estimator)
+    body = {
+        "run_id": run_id,
+        "thread_id": thread_id,
+        "workspace_id": workspace_id,
+        "estimator": estimator.name,
+        "budget": budget.to_json(),
+        "configured": configured.to_json(),
+        "entries": [entry.model_dump(mode="json", exclude={"text"}) for entry in entries],
+    }
+    assembly = Assembly(
+        assembly_id=new_id("asm"),
+        run_id=run_id,
+        thread_id=thread_id,
+        workspace_id=workspace_id,
+        created_at=now,
+        created_by=actor,
+        estimator=estimator.name,
+        budget=budget,
+        configured=configured,
+        entries=tuple(entries),
+        fingerprint=fingerprint(body, exclude=FINGERPRINT_EXCLUDES),
+    )
+    repo.insert_assembly(conn, audited(assembly), revision=revision)
+    return assembly
+
+
+def audited(assembly: Assembly) -> AuditedAssembly:
+    """The assembly as the audit keeps it: every text dropped."""
+    return AuditedAssembly.model_validate(
+        {
+            **assembly.model_dump(exclude={"entries"}),
+            "entries": [entry.model_dump(exclude={"text"}) for entry in assembly.entries],
+        }
+    )
+
+
+def list_audit(conn: Connection, run_id: str, *, limit: int) -> AuditList:
+    """The run's stored assemblies, newest first, at most `limit` (the caller checked the run
+    exists)."""
+    found = repo.select_assemblies(conn, run_id, limit=require_audit_limit(limit) + 1)
+    return AuditList(run_id=run_id, assemblies=tuple(found[:limit]), has_more=len(found) > limit)
+
+
+def remove_workspace_assemblies(conn: Connection, workspace_id: str) -> int:
+    """Delete the audits of the workspace's runs, in the caller's transaction (a `workspace
+    remove --cascade`, with the append-only guards lifted, before its runs go)."""
+    return repo.delete_workspace_assemblies(conn, workspace_id)
+
+
+__all__ = [
+    "DEFAULT_AUDIT_LIMIT",
+    "MAX_AUDIT_LIMIT",
+    "assemble",
+    "audited",
+    "list_audit",
+    "remove_workspace_assemblies",
+    "require_audit_limit",
+    "require_budget",
+]
