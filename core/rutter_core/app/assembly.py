@@ -26,10 +26,12 @@ from rutter_core.assembly.model import (
     MAX_BUDGET,
     MEMORIES_PER_SCOPE,
     Assembly,
+    AuditedAssembly,
     AuditList,
     Configured,
     ConfiguredInstructions,
     ConfiguredScope,
+    Entry,
     MemoryScope,
 )
 from rutter_core.assembly.plan import Candidate
@@ -223,5 +225,7 @@ __all__ = [
     "AssemblyOperations",
     "AuditList",
     "AuditParams",
+    "AuditedAssembly",
+    "Entry",
     "InstructionsOrAssemblyParams",
 ]
