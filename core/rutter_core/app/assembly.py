@@ -101,8 +101,8 @@ class InstructionsOrAssemblyParams(AssemblyParams):
                 raise ValueError("give target (its effective instructions) or run_id")
             if self.budget is not None:
                 raise ValueError("budget goes with run_id")
-        elif self.target is not None or self.workspace_id is not None:
-            raise ValueError("run_id names its own workspace and target: give neither")
+        elif self.target is not None or self.workspace_id is not None or self.directory:
+            raise ValueError("run_id names its own workspace and target: give none of them")
         return self
 
     def effective(self) -> EffectiveInstructionsParams:
