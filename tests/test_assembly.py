@@ -25,7 +25,7 @@ from rutter_core.app.runs import CreateRunParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.assembly.tokens import ESTIMATOR, BytesAndScript
 from rutter_core.discovery.fingerprint import text_sha256
-from rutter_core.kernel.errors import NotFoundError, RejectedError, RutterError
+from rutter_core.kernel.errors import NotFoundError, RutterError, UsageError
 from rutter_core.store import Store
 from tests.conftest import write_tree
 
@@ -335,7 +335,7 @@ def test_the_audit_lists_newest_first_with_a_limit(rutter: Rutter, run: Any) -> 
 
 def test_bad_input_is_typed_and_stores_nothing(rutter: Rutter, run: Any, store: Store) -> None:
     for budget in (0, -1, 1_000_001):
-        with pytest.raises(RejectedError) as raised:
+        with pytest.raises(UsageError) as raised:
             assemble(rutter, run, budget)
         assert raised.value.code == "invalid_budget"
     with pytest.raises(NotFoundError) as missing:

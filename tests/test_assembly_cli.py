@@ -80,13 +80,13 @@ def test_assemble_and_audit(cli: Cli, run: dict[str, Any]) -> None:
 
 
 def test_bad_input_exit_codes(cli: Cli, run: dict[str, Any]) -> None:
-    zero = cli.json("context", "assemble", "--run", run["run_id"], "--budget", "0", code=3)
+    zero = cli.json("context", "assemble", "--run", run["run_id"], "--budget", "0", code=2)
     assert zero["error"]["code"] == "invalid_budget"
     missing = cli.json("context", "assemble", "--run", "run_01M8Y3HJTQYDNPR8CJ56SS1T0B", code=5)
     assert missing["error"]["code"] == "run_not_found"
     unknown = cli.json("context", "audit", "run_01M8Y3HJTQYDNPR8CJ56SS1T0B", code=5)
     assert unknown["error"]["code"] == "run_not_found"
-    limit = cli.json("context", "audit", run["run_id"], "--limit", "0", code=3)
+    limit = cli.json("context", "audit", run["run_id"], "--limit", "0", code=2)
     assert limit["error"]["code"] == "invalid_limit"
     usage = cli.json("context", "assemble", "--budget", "5", code=2)
     assert usage["error"]["code"] == "usage"

@@ -131,7 +131,7 @@ async def test_failures_are_typed(session: Session) -> None:
     code, bad = await failure(
         session, "rutter/contextAssemble", {"run_id": run.run_id, "budget": 0}
     )
-    assert (code, bad["code"]) == (-32803, "invalid_budget")
+    assert (code, bad["code"]) == (-32602, "invalid_budget")
     code, missing = await failure(
         session, "rutter/contextAssemble", {"run_id": "run_01M8Y3HJTQYDNPR8CJ56SS1T0B"}
     )
@@ -141,4 +141,4 @@ async def test_failures_are_typed(session: Session) -> None:
     )
     assert (code, planted["code"]) == (-32602, "invalid_params")
     code, limit = await failure(session, "rutter/contextAudit", {"run_id": run.run_id, "limit": 0})
-    assert (code, limit["code"]) == (-32803, "invalid_limit")
+    assert (code, limit["code"]) == (-32602, "invalid_limit")

@@ -25,7 +25,7 @@ from rutter_core.assembly.plan import Candidate, plan
 from rutter_core.assembly.tokens import ESTIMATOR, TokenEstimator
 from rutter_core.discovery.fingerprint import fingerprint
 from rutter_core.kernel.actors import Actor
-from rutter_core.kernel.errors import RejectedError
+from rutter_core.kernel.errors import UsageError
 from rutter_core.kernel.ids import new_id
 
 DEFAULT_AUDIT_LIMIT: Final = 50
@@ -37,7 +37,7 @@ def require_budget(budget: int | None) -> int:
     if budget is None:
         return DEFAULT_BUDGET
     if not 1 <= budget <= MAX_BUDGET:
-        raise RejectedError(
+        raise UsageError(
             "invalid_budget",
             f"the budget must be a whole number of tokens from 1 to {MAX_BUDGET}",
             details={"min": 1, "max": MAX_BUDGET},
@@ -47,7 +47,7 @@ def require_budget(budget: int | None) -> int:
 
 def require_audit_limit(limit: int) -> int:
     if not 1 <= limit <= MAX_AUDIT_LIMIT:
-        raise RejectedError(
+        raise UsageError(
             "invalid_limit",
             f"the limit must be from 1 to {MAX_AUDIT_LIMIT}",
             details={"min": 1, "max": MAX_AUDIT_LIMIT},
