@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rutter_core.app.assembly import AssembleParams, AuditParams
+from rutter_core.app.assembly import AssembleParams, AuditParams, ReportParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import (
     CreateMemoryParams,
@@ -25,7 +25,13 @@ from rutter_core.app.runs import CreateRunParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.assembly.tokens import ESTIMATOR, BytesAndScript
 from rutter_core.discovery.fingerprint import text_sha256
-from rutter_core.kernel.errors import NotFoundError, RutterError, UsageError
+from rutter_core.kernel.errors import (
+    ConflictError,
+    NotFoundError,
+    RejectedError,
+    RutterError,
+    UsageError,
+)
 from rutter_core.store import Store
 from tests.conftest import write_tree
 
@@ -350,3 +356,55 @@ def test_bad_input_is_typed_and_stores_nothing(rutter: Rutter, run: Any, store: 
     assert raw(store, "SELECT count(*) FROM context_assemblies") == [(0,)]
     with pytest.raises(ValueError, match="extra"):
         AssembleParams.model_validate({"run_id": run.run_id, "budgett": 3})
+
+
+def test_followed_is_a_later_report_kept_apart_from_what_was_delivered(
+    rutter: Rutter, run: Any, store: Store
+) -> None:
+    pin = rutter.pins.add(AddPinParams(thread_id=run.thread_id, text="stay on main"),
+                          actor="cli")  # fmt: skip
+    big = memory(rutter, text_of(101))
+    first = assemble(rutter, run, 400)
+    second = assemble(rutter, run, 400)
+    listed = rutter.assembly.audit(AuditParams(run_id=run.run_id)).to_json()["assemblies"]
+    assert [a["followed"] for a in listed] == [None, None]  # nothing claims compliance
+    made = rutter.assembly.report(
+        ReportParams(assembly_id=first["assembly_id"], followed=("AGENTS.md",),
+                     ignored=(pin.pin_id,)),
+        actor="mcp",
+    ).to_json()  # fmt: skip
+    assert {k: made[k] for k in ("followed", "ignored", "reported_by")} == {
+        "followed": ["AGENTS.md"], "ignored": [pin.pin_id], "reported_by": "mcp",
+    }  # fmt: skip
+    listed = rutter.assembly.audit(AuditParams(run_id=run.run_id)).to_json()["assemblies"]
+    assert [a["assembly_id"] for a in listed] == [second["assembly_id"], first["assembly_id"]]
+    assert listed[0]["followed"] is None
+    assert listed[1]["followed"] == made
+    # The injected fact is unchanged by the report.
+    assert listed[1]["entries"] == [
+        {k: v for k, v in e.items() if k != "text"} for e in first["entries"]
+    ]
+    # Only what the assembly included, each once; one report per assembly.
+    refusals: list[tuple[type[RutterError], str, ReportParams]] = [
+        (RejectedError, "not_delivered",
+         ReportParams(assembly_id=second["assembly_id"], followed=(big.memory_id,))),
+        (RejectedError, "not_delivered",
+         ReportParams(assembly_id=second["assembly_id"], followed=("AGENTS.md",),
+                      ignored=("AGENTS.md",))),
+        (RejectedError, "not_delivered",
+         ReportParams(assembly_id=second["assembly_id"], followed=("sentinel-not-an-id",))),
+        (UsageError, "nothing_to_report", ReportParams(assembly_id=second["assembly_id"])),
+        (UsageError, "invalid_assembly_id", ReportParams(assembly_id="asm_x", followed=("a",))),
+        (NotFoundError, "assembly_not_found",
+         ReportParams(assembly_id="asm_01M8Y3HJTQYDNPR8CJ56SS1T0B", followed=("AGENTS.md",))),
+        (ConflictError, "conflict",
+         ReportParams(assembly_id=first["assembly_id"], followed=(pin.pin_id,))),
+    ]  # fmt: skip
+    for error, code, params in refusals:
+        with pytest.raises(error) as raised:
+            rutter.assembly.report(params, actor="mcp")
+        assert raised.value.code == code
+        assert "sentinel-not-an-id" not in json.dumps(raised.value.to_json())
+    assert raw(store, "SELECT count(*) FROM context_assembly_reports") == [(1,)]
+    with pytest.raises(sqlite3.DatabaseError):
+        raw(store, "UPDATE context_assembly_reports SET followed_json = '[]'")

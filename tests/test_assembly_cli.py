@@ -68,10 +68,25 @@ def test_assemble_and_audit(cli: Cli, run: dict[str, Any]) -> None:
         kept["id"], 1, "included",
     )  # fmt: skip
     assert delivered["sha256"] == kept["content_sha256"]
+    assert [a["followed"] for a in audit["assemblies"]] == [None, None]
+    report = cli.json("context", "report", first["assembly_id"], "--followed", "AGENTS.md",
+                      "--ignored", pin["pin_id"])  # fmt: skip
+    assert report == {
+        "assembly_id": first["assembly_id"], "followed": ["AGENTS.md"],
+        "ignored": [pin["pin_id"]], "reported_by": "cli", "reported_at": report["reported_at"],
+    }  # fmt: skip
+    again = cli.json("context", "report", first["assembly_id"], "--followed", "AGENTS.md",
+                     code=4)  # fmt: skip
+    assert again["error"]["code"] == "conflict"
+    undelivered = cli.json("context", "report", second["assembly_id"], "--followed", big["id"],
+                           code=3)  # fmt: skip
+    assert undelivered["error"]["code"] == "not_delivered"
     people = cli("context", "audit", run["run_id"])
     assert people.returncode == 0
     assert first["assembly_id"] in people.stdout
     assert "omitted: disabled" in people.stdout
+    assert "followed: not reported" in people.stdout
+    assert "followed, as cli reported" in people.stdout
     assert SENTINEL not in people.stdout
     shown = cli("context", "assemble", "--run", run["run_id"])
     assert shown.returncode == 0

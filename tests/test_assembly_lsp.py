@@ -100,7 +100,7 @@ async def test_commands_are_advertised(session: Session) -> None:
     assert result is not None
     assert result.capabilities.execute_command_provider is not None
     advertised = set(result.capabilities.execute_command_provider.commands)
-    assert advertised >= {"rutter.contextAssemble", "rutter.contextAudit"}
+    assert advertised >= {"rutter.contextAssemble", "rutter.contextAudit", "rutter.contextReport"}
 
 
 async def test_assemble_reloads_and_the_audit_lists(session: Session) -> None:
@@ -124,6 +124,20 @@ async def test_assemble_reloads_and_the_audit_lists(session: Session) -> None:
     assert all("text" not in e for a in audit["assemblies"] for e in a["entries"])
     one = await execute(session.client, "rutter.contextAudit", {"run_id": run.run_id, "limit": 1})
     assert (len(one["assemblies"]), one["has_more"]) == (1, True)
+    report = await request(
+        session.client,
+        "rutter/contextReport",
+        {"assembly_id": first["assembly_id"], "followed": ["AGENTS.md", fact.memory_id]},
+    )
+    assert (report["followed"], report["ignored"], report["reported_by"]) == (
+        ["AGENTS.md", fact.memory_id], [], "lsp",
+    )  # fmt: skip
+    audit = await execute(session.client, "rutter.contextAudit", {"run_id": run.run_id})
+    assert [a["followed"] for a in audit["assemblies"]] == [None, report]
+    code, unknown = await failure(
+        session, "rutter/contextReport", {"assembly_id": first["assembly_id"], "ignored": ["x"]}
+    )
+    assert (code, unknown["code"]) == (-32803, "not_delivered")
 
 
 async def test_failures_are_typed(session: Session) -> None:

@@ -1,7 +1,8 @@
 """`effective_instructions` with `run_id` through `rutter mcp` (issue 16 item 4), driven by the
 official SDK's stdio client as an agent drives it: the assembled view with the CLI's document,
-recorded in the run's audit as `mcp`; without `run_id` the answer is the effective instructions
-as before; mixed or bad arguments are tool errors."""
+recorded in the run's audit as `mcp`, and `context_report`, the agent's report of what it
+followed, kept apart; without `run_id` the answer is the effective instructions as before; mixed
+or bad arguments are tool errors."""
 
 from __future__ import annotations
 
@@ -35,6 +36,20 @@ async def test_the_assembled_view_and_the_unchanged_answer(env: Env) -> None:
         assembled = await call(
             client, "effective_instructions", {"run_id": env.run["run_id"], "budget": 4096}
         )
+        report = await call(
+            client,
+            "context_report",
+            {"assembly_id": assembled["assembly_id"], "followed": ["AGENTS.md"],
+             "ignored": [fact["id"]]},
+        )  # fmt: skip
+        twice = await failure(
+            client, "context_report", {"assembly_id": assembled["assembly_id"],
+                                       "followed": [pin["pin_id"]]},
+        )  # fmt: skip
+        claimed = await failure(
+            client, "context_report", {"assembly_id": assembled["assembly_id"],
+                                       "followed": ["AGENTS.md"], "reported_by": "cli"},
+        )  # fmt: skip
     assert without_times(plain) == without_times(
         env.cli.json("context", "instructions", "--target", "a.go")
     )
@@ -51,6 +66,11 @@ async def test_the_assembled_view_and_the_unchanged_answer(env: Env) -> None:
     assert stored["assembly_id"] == assembled["assembly_id"]
     assert stored["created_by"] == "mcp"
     assert stored["fingerprint"] == assembled["fingerprint"]
+    assert stored["followed"] == report
+    assert (report["followed"], report["ignored"], report["reported_by"]) == (
+        ["AGENTS.md"], [fact["id"]], "mcp",
+    )  # fmt: skip
+    assert (twice["code"], claimed["code"]) == ("conflict", "invalid_params")
     assert env.count("context_assemblies") == 1
 
 

@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from rutter_cli.errors import message_of
-from rutter_core.app.assembly import AssembleParams
+from rutter_core.app.assembly import AssembleParams, ReportParams
 from rutter_core.app.branches import ForkParams
 from rutter_core.app.continuity import AddMessageParams, AddNoteParams, CheckpointParams
 from rutter_core.app.facade import Rutter
@@ -58,6 +58,8 @@ OWNED = {
     "transcript_imports": "SELECT count(*) FROM transcript_imports WHERE thread_id IN "
     "(SELECT thread_id FROM threads WHERE workspace_id = ?)",
     "context_assemblies": "SELECT count(*) FROM context_assemblies WHERE workspace_id = ?",
+    "context_assembly_reports": "SELECT count(*) FROM context_assembly_reports WHERE "
+    "workspace_id = ?",
 }
 TRANSCRIPT = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code-session.jsonl"
 
@@ -154,7 +156,10 @@ def populate(
     )
     app.pins.answer(AnswerProposalParams(proposal_id=proposal.proposal_id, choice="pin"),
                     actor="cli")  # fmt: skip
-    app.assembly.assemble(AssembleParams(run_id=run.run_id), actor="cli")
+    assembled = app.assembly.assemble(AssembleParams(run_id=run.run_id), actor="cli")
+    app.assembly.report(
+        ReportParams(assembly_id=assembled.assembly_id, followed=("AGENTS.md",)), actor="mcp"
+    )
     imported = 0
     if transcript:  # one agent session lives in one thread, of one workspace
         imported = app.transcripts.import_transcript(

@@ -1,5 +1,6 @@
-"""`rutter context assemble` and `rutter context audit`: what a run's agent is given, and the
-stored audit of every assembly (contract section 13).
+"""`rutter context assemble`, `rutter context audit` and `rutter context report`: what a run's
+agent is given, the stored audit of every assembly (contract section 13), and the report of
+what was followed.
 
 A thin surface over the app facade (`rutter.assembly`): options become the operation's params,
 the CLI names itself as the actor ("cli"), and each command prints one JSON document (`--json`)
@@ -13,8 +14,8 @@ from typing import Annotated
 import typer
 
 from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
-from rutter_cli.render_assembly import render_assembly, render_audit
-from rutter_core.app.assembly import AssembleParams, AuditParams
+from rutter_cli.render_assembly import render_assembly, render_audit, render_report
+from rutter_core.app.assembly import AssembleParams, AuditParams, ReportParams
 
 RunOption = Annotated[
     str, typer.Option("--run", metavar="RUN", help="The run's ID (run_...; see `run list`).")
@@ -68,4 +69,35 @@ def context_audit(
     render_audit(make_console(), found)
 
 
-__all__ = ["context_assemble", "context_audit"]
+def context_report(
+    ctx: typer.Context,
+    assembly_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="ASSEMBLY", help="The assembly's ID (asm_...; see `context audit`)."
+        ),
+    ],
+    followed: Annotated[
+        list[str] | None,
+        typer.Option("--followed", metavar="ID", help="A delivered source that was followed."),
+    ] = None,
+    ignored: Annotated[
+        list[str] | None,
+        typer.Option("--ignored", metavar="ID", help="A delivered source that was not followed."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Record, once, which sources ASSEMBLY delivered were followed and which were not (the
+    audit's third fact, as you judge it from the agent's replies)."""
+    params = ReportParams(
+        assembly_id=assembly_id, followed=tuple(followed or ()), ignored=tuple(ignored or ())
+    )
+    with cli_app(ctx) as rutter:
+        made = rutter.assembly.report(params, actor=ACTOR)
+    if as_json:
+        print_json(made.to_json())
+        return
+    render_report(make_console(), made)
+
+
+__all__ = ["context_assemble", "context_audit", "context_report"]

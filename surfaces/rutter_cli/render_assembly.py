@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rutter_core.app.assembly import Assembly, AuditedAssembly, AuditList, Entry
+from rutter_core.app.assembly import Assembly, AuditedAssembly, AuditList, Entry, FollowedReport
 
 
 def _say(console: Console, text: str) -> None:
@@ -66,5 +66,17 @@ def render_audit(console: Console, found: AuditList) -> None:
     for assembly in found.assemblies:
         _summary(console, assembly)
         _table(console, assembly.entries)
+        if assembly.followed is None:
+            console.print("  followed: not reported")
+        else:
+            render_report(console, assembly.followed, indent="  ")
     if found.has_more:
         console.print("Older assemblies are stored too: raise --limit to see them.")
+
+
+def render_report(console: Console, report: FollowedReport, *, indent: str = "") -> None:
+    _say(
+        console,
+        f"{indent}followed, as {report.reported_by} reported at {report.reported_at}: "
+        f"{', '.join(report.followed) or 'none'}; ignored: {', '.join(report.ignored) or 'none'}",
+    )

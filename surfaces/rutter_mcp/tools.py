@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from rutter_core.app.assembly import InstructionsOrAssemblyParams
+from rutter_core.app.assembly import InstructionsOrAssemblyParams, ReportParams
 from rutter_core.app.continuity import CheckpointParams
 from rutter_core.app.memory import ListMemoriesParams
 from rutter_core.app.models import Params
@@ -99,6 +99,18 @@ TOOLS: Final[tuple[Tool, ...]] = (
         CheckpointParams,
         False,
         lambda rutter, params: rutter.continuity.checkpoint(params, actor=ACTOR),
+    ),
+    Tool(
+        "context_report",
+        "Report what you followed",
+        "After working with an assembled context (effective_instructions with run_id), report "
+        "once which of the sources it delivered you followed and which you did not, by their "
+        "IDs (an instruction's path, a pin_ or mem_ ID): assembly_id, followed, ignored. It is "
+        "recorded in the run's audit as your claim (reported_by mcp), apart from what was "
+        "configured and what was delivered; it changes nothing else.",
+        ReportParams,
+        False,
+        lambda rutter, params: rutter.assembly.report(params, actor=ACTOR),
     ),
     Tool(
         "memory_list",

@@ -1,5 +1,6 @@
 """Context assembly and its audit (contract section 13): `AssembleParams` → `Assembly`,
-`AuditParams` → `AuditList`, and `AssemblyOperations` (`Rutter(store, reader).assembly`).
+`AuditParams` → `AuditList`, `ReportParams` → `FollowedReport`, and `AssemblyOperations`
+(`Rutter(store, reader).assembly`).
 
 An assembly spans areas, so it is orchestrated here, in one write transaction: the run and its
 verified pinned revision (runs), the thread's pins (continuity), the memories of the local user
@@ -28,10 +29,12 @@ from rutter_core.assembly.model import (
     Assembly,
     AuditedAssembly,
     AuditList,
+    AuditRecord,
     Configured,
     ConfiguredInstructions,
     ConfiguredScope,
     Entry,
+    FollowedReport,
     MemoryScope,
 )
 from rutter_core.assembly.plan import Candidate
@@ -73,6 +76,16 @@ class AuditParams(AssemblyParams):
     run_id: StrictStr = Field(description="the run's ID (run_...)")
     limit: StrictInt = Field(
         DEFAULT_AUDIT_LIMIT, description=f"at most this many, newest first (1-{MAX_AUDIT_LIMIT})"
+    )
+
+
+class ReportParams(AssemblyParams):
+    assembly_id: StrictStr = Field(description="the assembly's ID (asm_...)")
+    followed: tuple[StrictStr, ...] = Field(
+        (), description="IDs of the sources it delivered that were followed"
+    )
+    ignored: tuple[StrictStr, ...] = Field(
+        (), description="IDs of the sources it delivered that were not followed"
     )
 
 
@@ -177,6 +190,21 @@ class AssemblyOperations:
                 now=now,
             )
 
+    def report(self, params: ReportParams, *, actor: Actor) -> FollowedReport:
+        """Record once which of an assembly's delivered sources were followed or ignored
+        (`invalid_assembly_id`, `assembly_not_found`, `nothing_to_report`, `not_delivered`,
+        `conflict`)."""
+        now = now_rfc3339()
+        with self._rutter.store.write() as conn:
+            return service.report(
+                conn,
+                params.assembly_id,
+                followed=params.followed,
+                ignored=params.ignored,
+                actor=actor,
+                now=now,
+            )
+
     def audit(self, params: AuditParams) -> AuditList:
         """The run's stored assemblies, newest first (`run_not_found`, `invalid_limit`)."""
         service.require_audit_limit(params.limit)
@@ -225,7 +253,10 @@ __all__ = [
     "AssemblyOperations",
     "AuditList",
     "AuditParams",
+    "AuditRecord",
     "AuditedAssembly",
     "Entry",
+    "FollowedReport",
     "InstructionsOrAssemblyParams",
+    "ReportParams",
 ]

@@ -4,10 +4,11 @@ Three facts stay apart (the seed's audit): what was *configured* (the sources as
 the run's pinned revision, the thread's pins, how many memories each scope had and in which
 state), what was *injected* (each source's entry: included or omitted with its reason, by ID,
 version, SHA-256 and estimated tokens), and what was *followed*, which only an agent's later
-replies and tool receipts can show: rutter records no such claim, and nothing here stands for
-one. The audit keeps identities and digests, never a body: a memory edited or deleted after
-delivery keeps, in every audit that delivered it, the ID, version and digest it was delivered
-at.
+replies and tool receipts can show: rutter keeps it apart, as a report made after the assembly
+(`FollowedReport`: the IDs reported followed or ignored, and who reported), never inferred
+from the other two. The audit keeps identities and digests, never a body: a memory edited or
+deleted after delivery keeps, in every audit that delivered it, the ID, version and digest it
+was delivered at.
 """
 
 from __future__ import annotations
@@ -132,11 +133,31 @@ class Assembly(AuditedAssembly):
     entries: tuple[DeliveredEntry, ...]
 
 
+class FollowedReport(AssemblyDocument):
+    """The third fact of an assembly, as reported after it (at most once): which of the
+    sources it delivered the agent `followed` and which it `ignored`, by ID. A claim of whoever
+    reported (`reported_by`: the MCP server for an agent, or an operator surface for a person
+    reviewing the agent's replies), recorded as such; rutter does not judge it."""
+
+    assembly_id: str
+    followed: tuple[str, ...]
+    ignored: tuple[str, ...]
+    reported_by: str
+    reported_at: str
+
+
+class AuditRecord(AuditedAssembly):
+    """A stored assembly as the audit lists it: configured, injected, and `followed` (null
+    until one report was made)."""
+
+    followed: FollowedReport | None
+
+
 class AuditList(AssemblyDocument):
     """A run's stored assemblies, newest first."""
 
     run_id: str
-    assemblies: tuple[AuditedAssembly, ...]
+    assemblies: tuple[AuditRecord, ...]
     has_more: bool
 
 
@@ -155,6 +176,7 @@ __all__ = [
     "Assembly",
     "AssemblyDocument",
     "AuditList",
+    "AuditRecord",
     "AuditedAssembly",
     "Budget",
     "Configured",
@@ -163,6 +185,7 @@ __all__ = [
     "Decision",
     "DeliveredEntry",
     "Entry",
+    "FollowedReport",
     "MemoryScope",
     "Reason",
     "SourceKind",

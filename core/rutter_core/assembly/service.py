@@ -6,6 +6,7 @@ the assembly).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -20,16 +21,18 @@ from rutter_core.assembly.model import (
     AuditedAssembly,
     AuditList,
     Configured,
+    FollowedReport,
 )
 from rutter_core.assembly.plan import Candidate, plan
 from rutter_core.assembly.tokens import ESTIMATOR, TokenEstimator
 from rutter_core.discovery.fingerprint import fingerprint
 from rutter_core.kernel.actors import Actor
-from rutter_core.kernel.errors import UsageError
+from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, UsageError
 from rutter_core.kernel.ids import new_id
 
 DEFAULT_AUDIT_LIMIT: Final = 50
 MAX_AUDIT_LIMIT: Final = 500
+_ASSEMBLY_ID: Final = re.compile(r"asm_[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def require_budget(budget: int | None) -> int:
@@ -116,6 +119,65 @@ def list_audit(conn: Connection, run_id: str, *, limit: int) -> AuditList:
     return AuditList(run_id=run_id, assemblies=tuple(found[:limit]), has_more=len(found) > limit)
 
 
+def report(
+    conn: Connection,
+    assembly_id: str,
+    *,
+    followed: Sequence[str],
+    ignored: Sequence[str],
+    actor: Actor,
+    now: str,
+) -> FollowedReport:
+    """Record, once, which of the sources an assembly delivered were followed and which were
+    ignored, in the caller's write transaction. Every ID must be one the assembly included,
+    named once; a second report of the same assembly is a conflict (the first stands)."""
+    if _ASSEMBLY_ID.fullmatch(assembly_id) is None:
+        raise UsageError(
+            "invalid_assembly_id",
+            "not an assembly ID: asm_ and 26 characters, as `context audit RUN` lists them",
+            hint=Hint("list_assemblies"),
+        )
+    assembly = repo.find_assembly(conn, assembly_id)
+    if assembly is None:
+        raise NotFoundError(
+            "assembly_not_found",
+            f"no assembly {assembly_id}",
+            details={"assembly_id": assembly_id},
+            hint=Hint("list_assemblies"),
+        )
+    if not followed and not ignored:
+        raise UsageError(
+            "nothing_to_report", "name at least one source that was followed or ignored"
+        )
+    delivered = {entry.id for entry in assembly.entries if entry.decision == "included"}
+    seen: set[str] = set()
+    for field, ids in (("followed", followed), ("ignored", ignored)):
+        for index, source_id in enumerate(ids):
+            if source_id not in delivered or source_id in seen:
+                raise RejectedError(
+                    "not_delivered",
+                    f"{field} item {index + 1} is not a source this assembly included, or is "
+                    "named twice; report only the IDs of its included entries, each once",
+                    details={"assembly_id": assembly_id, "field": field, "index": index},
+                )
+            seen.add(source_id)
+    if repo.has_report(conn, assembly_id):
+        raise ConflictError(
+            "conflict",
+            f"assembly {assembly_id} was reported on already; the first report stands",
+            details={"assembly_id": assembly_id},
+        )
+    made = FollowedReport(
+        assembly_id=assembly_id,
+        followed=tuple(followed),
+        ignored=tuple(ignored),
+        reported_by=actor,
+        reported_at=now,
+    )
+    repo.insert_report(conn, made, workspace_id=assembly.workspace_id)
+    return made
+
+
 def remove_workspace_assemblies(conn: Connection, workspace_id: str) -> int:
     """Delete the audits of the workspace's runs, in the caller's transaction (a `workspace
     remove --cascade`, with the append-only guards lifted, before its runs go)."""
@@ -129,6 +191,7 @@ __all__ = [
     "audited",
     "list_audit",
     "remove_workspace_assemblies",
+    "report",
     "require_audit_limit",
     "require_budget",
 ]

@@ -267,3 +267,15 @@ context_assemblies = Table(
     Index("context_assemblies_by_run", "run_id", "assembly_id"),
     info={"append_only": True},
 )
+
+context_assembly_reports = Table(
+    "context_assembly_reports",
+    metadata,
+    Column("assembly_id", String, ForeignKey("context_assemblies.assembly_id"), primary_key=True),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("followed_json", String, nullable=False),
+    Column("ignored_json", String, nullable=False),
+    Column("reported_by", String, nullable=False),
+    Column("reported_at", String, nullable=False),
+    info={"append_only": True},
+)

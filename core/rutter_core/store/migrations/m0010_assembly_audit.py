@@ -7,6 +7,9 @@ other issues'). Released: never edit it.
   per source its ID, version, SHA-256, estimated tokens, decision and reason, and the
   configured state counted per source kind). No title, body or pin text is stored, so deleting
   a memory leaves its ID, version and digest in the audits that delivered it and nothing else.
+- `context_assembly_reports`: append-only, at most one row per assembly: the third fact, what an
+  agent (or a person) reported it followed and did not follow of what that assembly delivered,
+  as lists of the sources' IDs, with who reported and when. Never a text.
 """
 
 from rutter_core.store.dialects import UniqueKey
@@ -32,7 +35,22 @@ MIGRATION = Migration(
         )
         """,
         "CREATE INDEX context_assemblies_by_run ON context_assemblies (run_id, assembly_id)",
+        """
+        CREATE TABLE context_assembly_reports (
+            assembly_id TEXT NOT NULL PRIMARY KEY
+                REFERENCES context_assemblies (assembly_id),
+            workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+            followed_json TEXT NOT NULL CHECK (length(followed_json) > 1),
+            ignored_json TEXT NOT NULL CHECK (length(ignored_json) > 1),
+            reported_by TEXT NOT NULL
+                CHECK (reported_by IN ('cli', 'lsp', 'http_control', 'mcp')),
+            reported_at TEXT NOT NULL CHECK (reported_at LIKE '____-__-__T__:__:__Z')
+        )
+        """,
     ),
-    append_only=("context_assemblies",),
-    key_guards=(KeyGuard("context_assemblies", (UniqueKey(("assembly_id",)),)),),
+    append_only=("context_assemblies", "context_assembly_reports"),
+    key_guards=(
+        KeyGuard("context_assemblies", (UniqueKey(("assembly_id",)),)),
+        KeyGuard("context_assembly_reports", (UniqueKey(("assembly_id",)),)),
+    ),
 )

@@ -6,17 +6,21 @@
   with the delivered text of the included ones); the assembly is stored in the run's audit
   with the actor "lsp", set here.
 - `rutter/contextAudit` `{"run_id", "limit"?}` → the CLI's `context audit --json` document
-  (`{"run_id", "assemblies", "has_more"}`, newest first, never a text).
+  (`{"run_id", "assemblies", "has_more"}`, newest first, never a text; each with `followed`,
+  its report or null).
+- `rutter/contextReport` `{"assembly_id", "followed"?, "ignored"?}` → the CLI's `context report
+  --json` document: which delivered sources were followed and which ignored, recorded once
+  with `reported_by: "lsp"`.
 
-Each has the command twin `rutter.contextAssemble` / `rutter.contextAudit` taking the same
-object. The store work runs on the disk worker.
+Each has the command twin `rutter.contextAssemble` / `rutter.contextAudit` /
+`rutter.contextReport` taking the same object. The store work runs on the disk worker.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from rutter_core.app.assembly import AssembleParams, AuditParams
+from rutter_core.app.assembly import AssembleParams, AuditParams, ReportParams
 from rutter_lsp.dispatch import ACTOR, custom_request, on_worker, ready_app
 
 if TYPE_CHECKING:
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
 
 CONTEXT_ASSEMBLE: Final = "rutter/contextAssemble"
 CONTEXT_AUDIT: Final = "rutter/contextAudit"
+CONTEXT_REPORT: Final = "rutter/contextReport"
 
 
 def register(server: RutterServer) -> None:
@@ -37,5 +42,10 @@ def register(server: RutterServer) -> None:
         operations = (await ready_app(server)).assembly
         return await on_worker(server, lambda: operations.audit(params).to_json())
 
+    @custom_request(server, CONTEXT_REPORT, ReportParams, command="rutter.contextReport")
+    async def report(server: RutterServer, params: ReportParams) -> dict[str, Any]:
+        operations = (await ready_app(server)).assembly
+        return await on_worker(server, lambda: operations.report(params, actor=ACTOR).to_json())
 
-__all__ = ["CONTEXT_ASSEMBLE", "CONTEXT_AUDIT", "register"]
+
+__all__ = ["CONTEXT_ASSEMBLE", "CONTEXT_AUDIT", "CONTEXT_REPORT", "register"]
