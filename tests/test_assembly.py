@@ -109,6 +109,11 @@ def test_the_estimator_counts_ascii_by_four_bytes_and_cjk_by_character() -> None
     assert estimate("😀") == 2  # four bytes: two
     assert estimate("abcd删") == 2  # the ASCII part and the Han character apart
     assert estimate("parse_input_stream 不可恢复") == 5 + 4
+    # ASCII: at least one token per piece a BPE tokenizer keeps apart.
+    assert estimate("a.b.c.d") == 7  # 4 letters, 3 dots (4 bytes would say 2)
+    assert estimate("x=f(12345)") == 7  # x = f ( 123 45 )
+    assert estimate("line\n\n\n") == 4  # a word and three line breaks
+    assert estimate("        indented") == 4  # spaces: by bytes
 
 
 # -- the arithmetic -----------------------------------------------------------------------------

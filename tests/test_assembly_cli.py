@@ -38,7 +38,7 @@ def test_assemble_and_audit(cli: Cli, run: dict[str, Any]) -> None:
     first = cli.json("context", "assemble", "--run", run["run_id"], "--budget", "400")
     assert first["protocol_version"] == "context_assembly.v1"
     assert first["budget"] == {
-        "background": 400, "memory_cap": 100, "memory": 100, "required": 13, "used": 21,
+        "background": 400, "memory_cap": 100, "memory": 100, "required": 13, "used": 24,
     }  # fmt: skip
     assert [(e["kind"], e["id"], e["decision"], e["reason"]) for e in first["entries"]] == [
         ("instruction", "AGENTS.md", "included", None),
