@@ -7,6 +7,7 @@ append-only guard refuses UPDATE and DELETE, except inside a workspace's cascade
 from __future__ import annotations
 
 import json
+from typing import Any, Final
 
 from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
@@ -14,21 +15,38 @@ from sqlalchemy.engine import Connection
 from rutter_core.assembly.model import AuditedAssembly, AuditRecord, FollowedReport
 from rutter_core.store.schema import context_assemblies, context_assembly_reports
 
+_INSERT: Final = insert(context_assemblies)
 
-def insert_assembly(conn: Connection, audited: AuditedAssembly, *, revision: int) -> None:
+
+def insert_assembly(
+    conn: Connection,
+    document: dict[str, Any],
+    *,
+    assembly_id: str,
+    run_id: str,
+    thread_id: str,
+    workspace_id: str,
+    revision: int,
+    budget: int,
+    fingerprint: str,
+    actor: str,
+    now: str,
+) -> None:
+    """Append one assembly: `document` is its audit (`AuditedAssembly`'s JSON, no text)."""
     conn.execute(
-        insert(context_assemblies).values(
-            assembly_id=audited.assembly_id,
-            run_id=audited.run_id,
-            thread_id=audited.thread_id,
-            workspace_id=audited.workspace_id,
-            revision=revision,
-            budget=audited.budget.background,
-            fingerprint=audited.fingerprint,
-            document_json=json.dumps(audited.to_json(), ensure_ascii=False, separators=(",", ":")),
-            created_by=audited.created_by,
-            created_at=audited.created_at,
-        )
+        _INSERT,
+        {
+            "assembly_id": assembly_id,
+            "run_id": run_id,
+            "thread_id": thread_id,
+            "workspace_id": workspace_id,
+            "revision": revision,
+            "budget": budget,
+            "fingerprint": fingerprint,
+            "document_json": json.dumps(document, ensure_ascii=False, separators=(",", ":")),
+            "created_by": actor,
+            "created_at": now,
+        },
     )
 
 

@@ -17,8 +17,8 @@ from rutter_core.assembly.model import (
     DEFAULT_BUDGET,
     FINGERPRINT_EXCLUDES,
     MAX_BUDGET,
+    PROTOCOL_VERSION,
     Assembly,
-    AuditedAssembly,
     AuditList,
     Configured,
     FollowedReport,
@@ -85,8 +85,32 @@ def assemble(
         "configured": configured.to_json(),
         "entries": [entry.model_dump(mode="json", exclude={"text"}) for entry in entries],
     }
-    assembly = Assembly(
-        assembly_id=new_id("asm"),
+    assembly_id = new_id("asm")
+    digest = fingerprint(body, exclude=FINGERPRINT_EXCLUDES)
+    # The audit's document: the answer without texts, dumped once (`AuditedAssembly` reads it).
+    stored = {
+        "protocol_version": PROTOCOL_VERSION,
+        "assembly_id": assembly_id,
+        **body,
+        "created_at": now,
+        "created_by": actor,
+        "fingerprint": digest,
+    }
+    repo.insert_assembly(
+        conn,
+        stored,
+        assembly_id=assembly_id,
+        run_id=run_id,
+        thread_id=thread_id,
+        workspace_id=workspace_id,
+        revision=revision,
+        budget=background,
+        fingerprint=digest,
+        actor=actor,
+        now=now,
+    )
+    return Assembly(
+        assembly_id=assembly_id,
         run_id=run_id,
         thread_id=thread_id,
         workspace_id=workspace_id,
@@ -96,19 +120,7 @@ def assemble(
         budget=budget,
         configured=configured,
         entries=tuple(entries),
-        fingerprint=fingerprint(body, exclude=FINGERPRINT_EXCLUDES),
-    )
-    repo.insert_assembly(conn, audited(assembly), revision=revision)
-    return assembly
-
-
-def audited(assembly: Assembly) -> AuditedAssembly:
-    """The assembly as the audit keeps it: every text dropped."""
-    return AuditedAssembly.model_validate(
-        {
-            **assembly.model_dump(exclude={"entries"}),
-            "entries": [entry.model_dump(exclude={"text"}) for entry in assembly.entries],
-        }
+        fingerprint=digest,
     )
 
 
@@ -188,7 +200,6 @@ __all__ = [
     "DEFAULT_AUDIT_LIMIT",
     "MAX_AUDIT_LIMIT",
     "assemble",
-    "audited",
     "list_audit",
     "remove_workspace_assemblies",
     "report",
