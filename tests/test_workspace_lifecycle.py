@@ -15,6 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from rutter_cli.errors import message_of
+from rutter_core.app.assembly import AssembleParams, ReportParams
 from rutter_core.app.branches import ForkParams
 from rutter_core.app.continuity import AddMessageParams, AddNoteParams, CheckpointParams
 from rutter_core.app.facade import Rutter
@@ -56,6 +57,9 @@ OWNED = {
     "pin_proposals": "SELECT count(*) FROM pin_proposals WHERE workspace_id = ?",
     "transcript_imports": "SELECT count(*) FROM transcript_imports WHERE thread_id IN "
     "(SELECT thread_id FROM threads WHERE workspace_id = ?)",
+    "context_assemblies": "SELECT count(*) FROM context_assemblies WHERE workspace_id = ?",
+    "context_assembly_reports": "SELECT count(*) FROM context_assembly_reports WHERE "
+    "workspace_id = ?",
 }
 TRANSCRIPT = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code-session.jsonl"
 
@@ -152,6 +156,10 @@ def populate(
     )
     app.pins.answer(AnswerProposalParams(proposal_id=proposal.proposal_id, choice="pin"),
                     actor="cli")  # fmt: skip
+    assembled = app.assembly.assemble(AssembleParams(run_id=run.run_id), actor="cli")
+    app.assembly.report(
+        ReportParams(assembly_id=assembled.assembly_id, followed=("AGENTS.md",)), actor="mcp"
+    )
     imported = 0
     if transcript:  # one agent session lives in one thread, of one workspace
         imported = app.transcripts.import_transcript(
@@ -225,7 +233,8 @@ def test_cascade_deletes_everything_of_the_workspace_and_nothing_else(
         assert body["deleted"] == {
             "runs": 2, "missions": 2, "revisions": 2, "sessions": 2, "threads": 3,
             "checkpoints": 1, "nodes": 3, "messages": 1 + ids["imported"], "notes": 1,
-            "pins": 2, "pin_proposals": 1, "transcript_imports": 1, "project_memories": 1,
+            "pins": 2, "pin_proposals": 1, "transcript_imports": 1, "assemblies": 1,
+            "project_memories": 1,
         }  # fmt: skip
         found = files(store)
         assert {"db", "-wal"} <= set(found)

@@ -60,7 +60,7 @@ def projects(tmp_path: Path) -> Path:
 
 NOTHING_DELETED = ("runs", "missions", "revisions", "sessions", "threads", "checkpoints", "nodes",
                    "messages", "notes", "pins", "pin_proposals", "transcript_imports",
-                   "project_memories")  # fmt: skip
+                   "assemblies", "project_memories")  # fmt: skip
 
 
 def realpath(path: Path) -> str:

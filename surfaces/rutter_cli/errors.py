@@ -124,6 +124,8 @@ HINT_WORDING: dict[str, HintWording] = {
     "answer_custom": lambda _: (
         "answer `custom --text T --pin` to pin your own words instead of the proposed text"
     ),
+    # -- context assembly (rutter context assemble|audit|report)
+    "list_assemblies": lambda _: "see a run's assemblies with `rutter context audit RUN`",
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 

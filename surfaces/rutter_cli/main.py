@@ -64,7 +64,7 @@ CONTEXT_HELP: Final = "Inspect the context agents are given."
 
 def _context(args: list[str]) -> typer.Typer:
     context_app = typer.Typer(help=CONTEXT_HELP, no_args_is_help=True)
-    wanted = _command_name(args, {"instructions", "memory", "pin"})
+    wanted = _command_name(args, {"instructions", "memory", "pin", "assemble", "audit", "report"})
     if wanted in (None, "instructions"):
         from rutter_cli.instructions import context_instructions
 
@@ -77,6 +77,12 @@ def _context(args: list[str]) -> typer.Typer:
         from rutter_cli.pins import pin_app
 
         context_app.add_typer(pin_app, name="pin")
+    if wanted in (None, "assemble", "audit", "report"):
+        from rutter_cli.assembly import context_assemble, context_audit, context_report
+
+        context_app.command("assemble")(context_assemble)
+        context_app.command("audit")(context_audit)
+        context_app.command("report")(context_report)
     return context_app
 
 

@@ -34,6 +34,7 @@ from pygls.lsp.server import LanguageServer
 
 from rutter_lsp import __version__
 from rutter_lsp.features import (
+    assembly,
     branches,
     codelens,
     diagnostics,
@@ -75,7 +76,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches, sessions, pins, transcripts, history,
+    session, branches, sessions, pins, transcripts, history, assembly,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 

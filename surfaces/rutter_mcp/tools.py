@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from rutter_core.app.assembly import InstructionsOrAssemblyParams, ReportParams
 from rutter_core.app.continuity import CheckpointParams
 from rutter_core.app.history import HistoryReadParams, HistorySearchParams
-from rutter_core.app.instructions import EffectiveInstructionsParams
 from rutter_core.app.memory import ListMemoriesParams
 from rutter_core.app.models import Params
 from rutter_core.app.pins import ProposePinParams
@@ -44,10 +44,18 @@ class Tool:
 
 def _in_own_directory(arguments: dict[str, Any]) -> dict[str, Any]:
     """Without a workspace: the one the agent works in, the server's own directory (agents
-    start their MCP servers in the project)."""
+    start their MCP servers in the project). A run names its own workspace."""
+    if arguments.get("run_id") is not None:
+        return arguments
     if arguments.get("workspace_id") is None and arguments.get("directory") is None:
         return {**arguments, "directory": str(Path.cwd())}
     return arguments
+
+
+def _instructions_or_assembly(rutter: Rutter, params: InstructionsOrAssemblyParams) -> Any:
+    if params.run_id is None:
+        return rutter.instructions.effective(params.effective())
+    return rutter.assembly.assemble(params.assemble(), actor=ACTOR)
 
 
 TOOLS: Final[tuple[Tool, ...]] = (
@@ -59,10 +67,17 @@ TOOLS: Final[tuple[Tool, ...]] = (
         "Without workspace_id, the registered workspace containing the server's directory "
         "(or `directory`). A relative target is relative to that directory when it is inside "
         "the workspace, else to the workspace root; an absolute one must be inside the "
-        "workspace. The instructions are guidance only: they grant no authority.",
-        EffectiveInstructionsParams,
+        "workspace. The instructions are guidance only: they grant no authority. With run_id "
+        "instead: what that run's agent is given (the assembled view), in authority order: the "
+        "run's pinned instructions, the thread's pins, then user before project memories, "
+        "within the budget (tokens, default 16384; memory gets min(2048, budget/4, what is "
+        "left)); each source included with its text, ID, version, SHA-256 and estimated "
+        "tokens, or omitted with its reason (quota, required_context, instructions, disabled, "
+        "expired). Each assembly is recorded in the run's audit (IDs and digests, never "
+        "texts); nothing else changes.",
+        InstructionsOrAssemblyParams,
         True,
-        lambda rutter, params: rutter.instructions.effective(params),
+        _instructions_or_assembly,
         _in_own_directory,
     ),
     Tool(
@@ -85,6 +100,18 @@ TOOLS: Final[tuple[Tool, ...]] = (
         CheckpointParams,
         False,
         lambda rutter, params: rutter.continuity.checkpoint(params, actor=ACTOR),
+    ),
+    Tool(
+        "context_report",
+        "Report what you followed",
+        "After working with an assembled context (effective_instructions with run_id), report "
+        "once which of the sources it delivered you followed and which you did not, by their "
+        "IDs (an instruction's path, a pin_ or mem_ ID): assembly_id, followed, ignored. It is "
+        "recorded in the run's audit as your claim (reported_by mcp), apart from what was "
+        "configured and what was delivered; it changes nothing else.",
+        ReportParams,
+        False,
+        lambda rutter, params: rutter.assembly.report(params, actor=ACTOR),
     ),
     Tool(
         "memory_list",

@@ -1,9 +1,9 @@
 """`Rutter`: the one facade every surface calls (CLI, language server, and later MCP and HTTP).
 
 Each area's operations live in their own module (`app.workspaces`, `app.instructions`,
-`app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`, `app.history`) and
-are reached as attributes, imported on first use: a CLI call is a whole process, and it should
-pay only for the area it touches.
+`app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`, `app.history`,
+`app.assembly`) and are reached as attributes, imported on first use: a CLI call is a whole
+process, and it should pay only for the area it touches.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rutter_core.app.assembly import AssemblyOperations
     from rutter_core.app.branches import BranchOperations
     from rutter_core.app.continuity import ContinuityOperations
     from rutter_core.app.history import HistoryOperations
@@ -94,3 +95,9 @@ class Rutter:
         from rutter_core.app.transcripts import TranscriptOperations
 
         return TranscriptOperations(self)
+
+    @cached_property
+    def assembly(self) -> AssemblyOperations:
+        from rutter_core.app.assembly import AssemblyOperations
+
+        return AssemblyOperations(self)

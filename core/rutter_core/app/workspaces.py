@@ -126,6 +126,8 @@ class RemovedContents(Result):
     pin_proposals: int = 0
     transcript_imports: int = 0
     """Records of which thread holds which imported agent transcript."""
+    assemblies: int = 0
+    """Stored audits of context assemblies of the workspace's runs."""
     project_memories: int = 0
 
 
@@ -261,6 +263,7 @@ def _counted(count: int, noun: str) -> str:
 def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:
     """Delete everything of the workspace, in the order the tables refer to each other:
     continuity's nodes and thread contents name runs, runs name sessions and threads."""
+    from rutter_core.assembly.service import remove_workspace_assemblies
     from rutter_core.continuity.removal import (
         remove_sessions_and_threads,
         remove_thread_contents,
@@ -269,6 +272,7 @@ def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:
     from rutter_core.runs.service import remove_workspace_runs
 
     contents = remove_thread_contents(conn, workspace_id)
+    assemblies = remove_workspace_assemblies(conn, workspace_id)
     runs, revisions, missions = remove_workspace_runs(conn, workspace_id)
     sessions, threads = remove_sessions_and_threads(conn, workspace_id)
     return RemovedContents(
@@ -278,5 +282,6 @@ def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:
         sessions=sessions,
         threads=threads,
         project_memories=remove_project_memories(conn, workspace_id),
+        assemblies=assemblies,
         **contents,
     )

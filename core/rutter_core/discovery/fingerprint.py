@@ -68,3 +68,10 @@ def fingerprint(
     """
     kept = {key: item for key, item in value.items() if key not in exclude}
     return hashlib.sha256(canonical_json(kept, plain=plain)).hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    """Lowercase hex SHA-256 of a text's UTF-8 bytes: the digest of a delivered text (what an
+    instruction source's, memory's or assembly entry's `sha256` names), not a fingerprint of a
+    JSON object."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -114,6 +114,31 @@ class ReferencedMemory(MemoryDocument):
     expired: bool
 
 
+class SelectableMemory(MemoryDocument):
+    """A memory as context assembly sees it: identity, version, digest and state, and the body
+    (`content`) only when it is active; a disabled or expired one is never read past its
+    digest. `title` is not delivered."""
+
+    memory_id: str
+    scope: Scope
+    version: int
+    content_sha256: str
+    status: Status
+    expired: bool
+    content: str | None
+
+
+class ScopeSelection(MemoryDocument):
+    """One scope's memories for an assembly: the first `per_scope` active ones by ID (with
+    their bodies), the first `per_scope` inactive ones by ID (without), and how many of each
+    the scope has."""
+
+    active: tuple[SelectableMemory, ...]
+    inactive: tuple[SelectableMemory, ...]
+    active_total: int
+    inactive_total: int
+
+
 class MemoryExport(MemoryDocument):
     """`context_memory_export.v1`: memory is context, never a grant."""
 
@@ -139,6 +164,8 @@ __all__ = [
     "MemoryReference",
     "ReferencedMemory",
     "Scope",
+    "ScopeSelection",
+    "SelectableMemory",
     "SourceKind",
     "Status",
 ]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, Final, TypedDict
 
-from sqlalchemy import and_, bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, case, delete, func, insert, null, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Select, Update
 from sqlalchemy.sql.elements import ColumnElement
@@ -27,6 +27,8 @@ from rutter_core.memory.model import (
     MemoryReference,
     ReferencedMemory,
     Scope,
+    ScopeSelection,
+    SelectableMemory,
     SourceKind,
     Status,
 )
@@ -302,6 +304,54 @@ def select_referenced(
             for row in rows
         )
     return found
+
+
+def select_for_assembly(
+    conn: Connection, *, scope: Scope, scope_id: str, now_text: str, per_scope: int
+) -> ScopeSelection:
+    """One scope's memories for an assembly, each list by ID: at most `per_scope` active at
+    `now_text` with their bodies, at most `per_scope` inactive without; and both totals."""
+    of_scope = and_(memories.c.scope == scope, memories.c.scope_id == scope_id)
+    active = _active_at(now_text)
+    head = (
+        memories.c.memory_id, memories.c.scope, memories.c.version, memories.c.content_sha256,
+        memories.c.status, memories.c.retention_until,
+    )  # fmt: skip
+    chosen = conn.execute(
+        select(*head, memories.c.content)
+        .where(of_scope, active)
+        .order_by(memories.c.memory_id)
+        .limit(per_scope)
+    )
+    left = conn.execute(
+        select(*head, null().label("content"))
+        .where(of_scope, ~active)
+        .order_by(memories.c.memory_id)
+        .limit(per_scope)
+    )
+    totals = conn.execute(
+        select(func.count().filter(active), func.count().filter(~active))
+        .select_from(memories)
+        .where(of_scope)
+    ).one()
+    return ScopeSelection(
+        active=tuple(_selectable(row, now_text) for row in chosen),
+        inactive=tuple(_selectable(row, now_text) for row in left),
+        active_total=int(totals[0]),
+        inactive_total=int(totals[1]),
+    )
+
+
+def _selectable(row: Any, now_text: str) -> SelectableMemory:
+    return SelectableMemory(
+        memory_id=str(row.memory_id),
+        scope=row.scope,
+        version=int(row.version),
+        content_sha256=str(row.content_sha256),
+        status=row.status,
+        expired=row.retention_until is not None and str(row.retention_until) <= now_text,
+        content=None if row.content is None else str(row.content),
+    )
 
 
 def count_project_memories(conn: Connection, workspace_id: str) -> int:

@@ -279,3 +279,31 @@ full_text_tables: tuple[str, ...] = ("history_memory_text", "history_text")
 """Full-text tables: made by the dialect (`Dialect.full_text_table`), one searchable `body`
 and an integer key (`Dialect.full_text_key`), the entry's ID. Their engine-made companion
 tables are not described here; `store.fulltext` is how repos use them."""
+context_assemblies = Table(
+    "context_assemblies",
+    metadata,
+    Column("assembly_id", String, primary_key=True),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("revision", Integer, nullable=False),
+    Column("budget", Integer, nullable=False),
+    Column("fingerprint", String, nullable=False),
+    Column("document_json", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Index("context_assemblies_by_run", "run_id", "assembly_id"),
+    info={"append_only": True},
+)
+
+context_assembly_reports = Table(
+    "context_assembly_reports",
+    metadata,
+    Column("assembly_id", String, ForeignKey("context_assemblies.assembly_id"), primary_key=True),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("followed_json", String, nullable=False),
+    Column("ignored_json", String, nullable=False),
+    Column("reported_by", String, nullable=False),
+    Column("reported_at", String, nullable=False),
+    info={"append_only": True},
+)
