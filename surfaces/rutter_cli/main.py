@@ -95,6 +95,10 @@ GROUPS: Final[dict[str, Group]] = {
         "resume, the session tree, comparing nodes.",
         _session,
     ),
+    "http": Group(
+        "Serve the HTTP API (/api/v1) and manage its bearer tokens.",
+        _attribute("rutter_cli.http", "http_app"),
+    ),
 }
 """Every group under `rutter`, in the order the help lists them (then `serve`)."""
 

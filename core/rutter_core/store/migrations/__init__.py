@@ -14,6 +14,7 @@ from rutter_core.store.migrations import (
     m0005_continuity_content,
     m0006_pins,
     m0007_transcript_imports,
+    m0009_http_tokens,
 )
 from rutter_core.store.migrations.migration import (
     KeyGuard,
@@ -32,6 +33,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0005_continuity_content.MIGRATION,
     m0006_pins.MIGRATION,
     m0007_transcript_imports.MIGRATION,
+    m0009_http_tokens.MIGRATION,
 )
 
 __all__ = [

@@ -1,0 +1,90 @@
+"""Where the core error hierarchy meets HTTP: one status per error, the error document of
+contract section 7 as the body, mapped once, here.
+
+The HTTP-only failures (no bearer, the wrong bearer, a body too large, malformed JSON, an
+unknown route) are `RutterError`s too, so every response that is not a success has the same
+shape. Their messages say what is wrong and never repeat what the client sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from rutter_core.kernel.errors import ErrorCategory, RutterError, UsageError
+
+CATEGORY_STATUS: Final[dict[ErrorCategory, int]] = {
+    ErrorCategory.INTERNAL: 500,
+    ErrorCategory.USAGE: 400,
+    ErrorCategory.REJECTED: 422,
+    ErrorCategory.CONFLICT: 409,
+    ErrorCategory.NOT_FOUND: 404,
+}
+
+CODE_STATUS: Final[dict[str, int]] = {
+    "unauthorized": 401,
+    "forbidden": 403,
+    "body_too_large": 413,
+    "unsupported_media_type": 415,
+    "method_not_allowed": 405,
+    "invalid_params": 422,
+    # The store is busy past its timeout (another writer): try again, not a server fault.
+    "store_busy": 503,
+}
+"""Codes whose status is not their category's."""
+
+
+class HttpError(RutterError):
+    """A failure of the HTTP layer itself (its status is in `CODE_STATUS`)."""
+
+    category = ErrorCategory.USAGE
+
+
+def status_of(error: RutterError) -> int:
+    return CODE_STATUS.get(error.code, CATEGORY_STATUS[error.category])
+
+
+def error_document(error: RutterError) -> dict[str, Any]:
+    return {"error": error.to_json()}
+
+
+def unauthorized() -> HttpError:
+    return HttpError(
+        "unauthorized",
+        "a valid bearer token is required (Authorization: Bearer <secret>)",
+    )
+
+
+def forbidden() -> HttpError:
+    return HttpError("forbidden", "this route changes state and needs a control token")
+
+
+def body_too_large(limit: int) -> HttpError:
+    return HttpError(
+        "body_too_large", f"the request body is over {limit} bytes", details={"limit": limit}
+    )
+
+
+def invalid_json(why: str) -> HttpError:
+    """`why` is one of our own fixed phrases, never the parser's text (which quotes input)."""
+    return HttpError("invalid_json", f"the request body is not valid JSON: {why}")
+
+
+def invalid_params(error: ValidationError, known: frozenset[str]) -> UsageError:
+    """The params did not validate: each problem's place and kind, never the value sent, and
+    an unknown field only as unknown (its name is the client's text)."""
+    problems: list[dict[str, Any]] = []
+    for each in error.errors(include_url=False, include_input=False, include_context=False):
+        loc = [part for part in each["loc"] if isinstance(part, str | int)]
+        if each["type"] == "extra_forbidden" or (loc and loc[0] not in known):
+            problems.append({"field": None, "type": "unknown_field"})
+            continue
+        problems.append(
+            {"field": ".".join(str(part) for part in loc) or None, "type": each["type"]}
+        )
+    return UsageError(
+        "invalid_params",
+        "the request's fields do not match the operation's schema",
+        details={"problems": problems[:20]},
+    )
