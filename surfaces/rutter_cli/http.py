@@ -42,6 +42,9 @@ def http_serve(
             help="Listen off loopback without TLS (only behind a TLS-terminating proxy).",
         ),
     ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a failure to start as one JSON document.")
+    ] = False,
 ) -> None:
     """Serve /api/v1 until interrupted (loopback only, unless TLS or --allow-non-loopback)."""
     if ctx.invoked_subcommand is not None:

@@ -28,8 +28,10 @@ from rutter_http.errors import (
     error_document,
     forbidden,
     invalid_params,
+    sent_texts,
     status_of,
     unauthorized,
+    without_echo,
 )
 from rutter_http.openapi import openapi_document
 from rutter_http.routes import PREFIX, ROUTES, Route
@@ -50,8 +52,11 @@ def _json(document: Any, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
-def _failure(error: RutterError, headers: dict[str, str] | None = None) -> Response:
-    response = _json(error_document(error), status_of(error))
+def _failure(
+    error: RutterError, headers: dict[str, str] | None = None, sent: set[str] | None = None
+) -> Response:
+    document = error_document(error) if not sent else without_echo(error, sent)
+    response = _json(document, status_of(error))
     if error.code == "unauthorized":
         response.headers["WWW-Authenticate"] = "Bearer"
     for key, value in (headers or {}).items():
@@ -87,10 +92,11 @@ class Api:
         known = frozenset(wire.model_fields)
 
         async def handle(request: Request) -> Response:
+            sent: set[str] = set()
             try:
-                result = await self._handle(route, wire, known, request)
+                result = await self._handle(route, wire, known, request, sent)
             except RutterError as error:
-                return _failure(error)
+                return _failure(error, sent=sent)
             except Exception:  # a bug: typed for the client, the trace in the log only
                 traceback.print_exc(file=sys.stderr)
                 return _failure(RutterError("internal", "unexpected failure"))
@@ -99,8 +105,15 @@ class Api:
         return handle
 
     async def _handle(
-        self, route: Route, wire: type[BaseModel], known: frozenset[str], request: Request
+        self,
+        route: Route,
+        wire: type[BaseModel],
+        known: frozenset[str],
+        request: Request,
+        sent: set[str],
     ) -> BaseModel:
+        """The operation's result; `sent` collects the client's strings as they are read
+        (so no error repeats them)."""
         secret = _bearer(request)
         scope = None if secret is None else await self.run(
             lambda: self.rutter.tokens.authenticate(secret)
@@ -112,6 +125,7 @@ class Api:
         path = dict(request.path_params)
         if not all(well_formed_text(value) for value in path.values()):
             raise HttpError("invalid_path", "a path parameter is not well-formed text")
+        sent |= sent_texts(path)
         if route.has_body:
             check_length(request.headers.get("content-length"))
             media = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -120,10 +134,12 @@ class Api:
                     "unsupported_media_type", "the request body must be application/json"
                 )
             raw: dict[str, Any] = parse_object(await read_body(request.stream()))
+            sent |= sent_texts(raw)
         else:
             pairs = request.query_params.multi_items()
             if not all(well_formed_text(k) and well_formed_text(v) for k, v in pairs):
                 raise HttpError("invalid_query", "the query string is not well-formed text")
+            sent |= sent_texts(pairs)
             raw = query_values(wire, pairs)
         try:
             validated = wire.model_validate(raw)
