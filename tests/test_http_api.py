@@ -279,6 +279,7 @@ def test_unknown_and_mistyped_fields_are_422_and_the_actor_is_never_the_clients(
     for body in (
         {"scope": "user", "title": "t", "content": "c", "actor": "cli"},
         {"scope": "user", "title": "t", "content": "c", "created_by": "cli"},
+        {"scope": "user", "title": "t", "content": "c", "unknown": None},
         {"scope": "user", "title": 1, "content": "c"},
         {"scope": "user", "title": "t", "content": "c", "redact_sensitive": "yes"},
     ):
@@ -288,6 +289,10 @@ def test_unknown_and_mistyped_fields_are_422_and_the_actor_is_never_the_clients(
         "PATCH", "memories/mem_01M8YKAC8M87V2GGG082SRWVRT", {"expected_version": "1"}
     )
     assert (mistyped.status, mistyped.code) == (422, "invalid_params")
+    resume = server.control_call(
+        "POST", f"continuity-nodes/{env.run['root_node_id']}/resume", {"unknown": None}
+    )
+    assert (resume.status, resume.code) == (422, "invalid_params")
     unknown_query = server.get("memories?owner=me")
     assert (unknown_query.status, unknown_query.code) == (422, "invalid_params")
     assert server.get("memories?all=maybe").status == 422
