@@ -541,3 +541,39 @@ def test_the_command_line_imports_no_http_server_until_rutter_http_serves() -> N
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_tls_settings_serve_https(tmp_path: Path) -> None:
+    """With a certificate and its key the server speaks TLS (what makes a non-loopback bind
+    acceptable); shown on loopback, with the certificate as the client's only trust root."""
+    import shutil
+    import ssl
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    cli = Cli(tmp_path / "home", tmp_path)
+    with serving(cli, "--tls-cert", str(cert), "--tls-key", str(key)) as server:
+        context = ssl.create_default_context(cafile=str(cert))
+        conn = http.client.HTTPSConnection("127.0.0.1", server.port, context=context, timeout=30)
+        try:
+            conn.request(
+                "GET", f"{API}/memories", headers={"Authorization": f"Bearer {server.read}"}
+            )
+            response = conn.getresponse()
+            assert (response.status, json.loads(response.read())["items"]) == (200, [])
+        finally:
+            conn.close()
+        plain = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            plain.request("GET", f"{API}/memories")
+            with pytest.raises((http.client.HTTPException, ConnectionError)):
+                plain.getresponse()
+        finally:
+            plain.close()
