@@ -90,7 +90,7 @@ def test_a_token_secret_is_shown_once_and_stored_only_as_its_hash(tmp_path: Path
     assert revoked["revoked_at"] is not None
     assert cli.json("http", "token", "list")["items"] == []
     assert cli.json("http", "token", "list", "--all")["items"] == [revoked]
-    assert cli.json("http", "token", "create", "--scope", "admin", code=3)["error"]["code"] == (
+    assert cli.json("http", "token", "create", "--scope", "admin", code=2)["error"]["code"] == (
         "invalid_scope"
     )
     missing = cli.json("http", "token", "revoke", "tok_" + "0" * 26, code=5)

@@ -26,7 +26,7 @@ from rutter_core.access.model import (
 )
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
-from rutter_core.kernel.errors import Hint, NotFoundError, RejectedError
+from rutter_core.kernel.errors import Hint, NotFoundError, RejectedError, UsageError
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store
 
@@ -42,7 +42,7 @@ def _hash(secret: str) -> str:
 
 def _scope(scope: str) -> TokenScope:
     if scope not in TOKEN_SCOPES:  # narrows `scope` to the literal
-        raise RejectedError(
+        raise UsageError(
             "invalid_scope",
             "a token's scope is read or control",
             details={"allowed": list(TOKEN_SCOPES)},
