@@ -533,6 +533,7 @@ def test_the_command_line_imports_no_http_server_until_rutter_http_serves() -> N
     probe = (
         "import sys\n"
         "from rutter_cli.main import main\n"
+        "main(['--help'])\n"
         "main(['http', 'token', '--help'])\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rutter_http', 'starlette', "
         "'uvicorn')))\n"
