@@ -106,7 +106,8 @@ def test_building_twice_builds_the_same_tree() -> None:
     def registered(name: str) -> list[str | None]:
         [group] = [g for g in build_app([name]).registered_groups if g.name == name]
         assert group.typer_instance is not None
-        return [command.name for command in group.typer_instance.registered_commands]
+        commands = [command.name for command in group.typer_instance.registered_commands]
+        return commands + [sub.name for sub in group.typer_instance.registered_groups]
 
     for name in GROUPS:
         first = registered(name)

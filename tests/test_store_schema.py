@@ -18,8 +18,8 @@ from rutter_core.store.schema import full_text_tables, metadata
 # differs: a released migration can never change. 1-3 recorded before the store became a
 # package; 4 as main (949c448) applied it (the ledger of tests/fixtures/schema4/store.sql); 5
 # with issue 13 (session continuity); 6 with issue 15 (pins, proposals, mcp checkpoints);
-# 7 with issue 15 (transcript import); 8 with issue 16 (history search); 10 with issue 16 (the
-# audit of context assemblies).
+# 7 with issue 15 (transcript import); 8 with issue 16 (history search); 9 with issue 17 (HTTP
+# bearer tokens); 10 with issue 16 (the audit of context assemblies).
 RELEASED_CHECKSUMS = {
     1: "84050c41c8de4ac7de61c7ff6126f0faa02481e049dd04abdc1ac2b64c7991af",
     2: "b20a78d216606dd03257f1ef8ed2d5cc42396f9cbe29e45d29f5bed697997a1f",
@@ -29,6 +29,7 @@ RELEASED_CHECKSUMS = {
     6: "a75276a6916e709719f7564618e7e2e32b9ba7a2b83f9c945bc38c9d60ada821",
     7: "44d55d3dfa5b9784e0b2934d6b17d3254e39bf34e8501215cecf22c8ba6d2b6c",
     8: "ae074ab5df466db23f149e0e7b204b7ae6ac346203384f13a9647a463cc3aa26",
+    9: "6954cf202bb0ea5c6d4672a2e034138758ad091caf55c9e56bbf99bd12d9edbf",
     10: "622f754df0a26e30232dbda339e58bd416f021fcab85f1e114b7e50df950b76e",
 }
 
@@ -87,6 +88,14 @@ def test_the_assembly_audit_migration_keeps_its_checksum() -> None:
     assert (migration.version, migration_checksum(migration, "sqlite")) == (
         10,
         RELEASED_CHECKSUMS[10],
+    )
+
+
+def test_the_http_tokens_migration_keeps_its_checksum() -> None:
+    (migration,) = [m for m in MIGRATIONS if m.name == "http_tokens"]
+    assert (migration.version, migration_checksum(migration, "sqlite")) == (
+        9,
+        RELEASED_CHECKSUMS[9],
     )
 
 

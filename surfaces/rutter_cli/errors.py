@@ -126,6 +126,15 @@ HINT_WORDING: dict[str, HintWording] = {
     ),
     # -- context assembly (rutter context assemble|audit|report)
     "list_assemblies": lambda _: "see a run's assemblies with `rutter context audit RUN`",
+    # -- HTTP API (rutter http ...)
+    "choose_token_scope": lambda _: "pass --scope read or --scope control",
+    "list_tokens": lambda _: "see the tokens with `rutter http token list --all`",
+    "give_bind": lambda _: "pass --bind HOST:PORT, e.g. --bind 127.0.0.1:8787",
+    "give_tls_pair": lambda _: "pass both --tls-cert PEM and --tls-key PEM (existing files)",
+    "bind_loopback_or_tls": lambda _: (
+        "bind 127.0.0.1 or ::1, or give --tls-cert and --tls-key, or (behind a TLS proxy "
+        "only) pass --allow-non-loopback"
+    ),
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 

@@ -106,6 +106,10 @@ GROUPS: Final[dict[str, Group]] = {
         "checkpoints), and read a hit in pages.",
         _attribute("rutter_cli.history", "history_app"),
     ),
+    "http": Group(
+        "Serve the HTTP API (/api/v1) and manage its bearer tokens.",
+        _attribute("rutter_cli.http", "http_app"),
+    ),
 }
 """Every group under `rutter`, in the order the help lists them (then `serve`)."""
 

@@ -2,12 +2,13 @@
 
 Each area's operations live in their own module (`app.workspaces`, `app.instructions`,
 `app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`, `app.history`,
-`app.assembly`) and are reached as attributes, imported on first use: a CLI call is a whole
-process, and it should pay only for the area it touches.
+`app.assembly`, `app.tokens`) and are reached as attributes, imported on first use: a CLI call
+is a whole process, and it should pay only for the area it touches.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from rutter_core.app.memory import MemoryOperations
     from rutter_core.app.pins import PinOperations
     from rutter_core.app.runs import RunOperations
+    from rutter_core.app.tokens import TokenOperations
     from rutter_core.app.transcripts import TranscriptOperations
     from rutter_core.app.workspaces import WorkspaceOperations
     from rutter_core.discovery.fsread import FileReader
@@ -101,3 +103,17 @@ class Rutter:
         from rutter_core.app.assembly import AssemblyOperations
 
         return AssemblyOperations(self)
+
+    @cached_property
+    def tokens(self) -> TokenOperations:
+        from rutter_core.app.tokens import TokenOperations
+
+        return TokenOperations(self)
+
+
+def open_rutter(database_url: str | None, env: Mapping[str, str]) -> Rutter:
+    """The facade over the store `database_url` (else the environment's) names, opened and
+    migrated: for a surface that may import the app layer alone (the HTTP server)."""
+    from rutter_core.store import open_store, resolve_database_url
+
+    return Rutter(open_store(resolve_database_url(database_url=database_url, env=env)))

@@ -8,7 +8,8 @@ from typing import Literal
 from ulid import ULID
 
 IdPrefix = Literal[
-    "msn", "run", "ses", "thr", "mem", "cand", "node", "msg", "note", "pin", "prop", "cmp", "asm"
+    "msn", "run", "ses", "thr", "mem", "cand", "node", "msg", "note", "pin", "prop", "cmp", "asm",
+    "tok",
 ]
 
 WORKSPACE_ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")

@@ -307,3 +307,14 @@ context_assembly_reports = Table(
     Column("reported_at", String, nullable=False),
     info={"append_only": True},
 )
+
+http_tokens = Table(
+    "http_tokens",
+    metadata,
+    Column("token_id", String, primary_key=True),
+    Column("scope", String, nullable=False),
+    Column("secret_sha256", String, nullable=False, unique=True),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("revoked_at", String, nullable=True),
+)

@@ -15,6 +15,7 @@ from rutter_core.store.migrations import (
     m0006_pins,
     m0007_transcript_imports,
     m0008_history,
+    m0009_http_tokens,
     m0010_assembly_audit,
 )
 from rutter_core.store.migrations.migration import (
@@ -35,6 +36,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0006_pins.MIGRATION,
     m0007_transcript_imports.MIGRATION,
     m0008_history.MIGRATION,
+    m0009_http_tokens.MIGRATION,
     m0010_assembly_audit.MIGRATION,
 )
 

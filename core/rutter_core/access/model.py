@@ -1,0 +1,50 @@
+"""The documents of the HTTP API's bearer tokens, as pydantic models (their JSON dumps are what
+`rutter http token ... --json` prints). No document but `CreatedToken` ever holds a secret, and
+that one is printed once, when the token is made."""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+TokenScope = Literal["read", "control"]
+TOKEN_SCOPES: Final[tuple[TokenScope, ...]] = ("read", "control")
+
+
+class TokenDocument(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class TokenRecord(TokenDocument):
+    """A bearer as listed: never its secret, nor the secret's hash."""
+
+    token_id: str
+    scope: TokenScope
+    created_at: str
+    revoked_at: str | None
+
+
+class CreatedToken(TokenDocument):
+    """`{token_id, scope, secret}`: the secret is shown here once and stored only as a hash."""
+
+    token_id: str
+    scope: TokenScope
+    secret: str
+
+
+class TokenList(TokenDocument):
+    items: tuple[TokenRecord, ...]
+
+
+__all__ = [
+    "TOKEN_SCOPES",
+    "CreatedToken",
+    "TokenDocument",
+    "TokenList",
+    "TokenRecord",
+    "TokenScope",
+]

@@ -1,0 +1,62 @@
+"""Operations on the HTTP API's bearer tokens (contract section 15): one params model per
+operation, and `TokenOperations` (`Rutter(store).tokens`).
+
+Tokens are made, listed and revoked by an operator on the command line; the HTTP server only
+asks `authenticate` which scope a presented secret has (None: it has none).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field, StrictBool, StrictStr
+
+from rutter_core.access import service
+from rutter_core.access.model import CreatedToken, TokenList, TokenRecord, TokenScope
+from rutter_core.app.models import Params
+from rutter_core.kernel.actors import OperatorActor
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+
+
+class CreateTokenParams(Params):
+    scope: StrictStr = Field(description="'read' (GET routes) or 'control' (every route)")
+
+
+class ListTokensParams(Params):
+    all: StrictBool = Field(False, description="include revoked tokens")
+
+
+class RevokeTokenParams(Params):
+    token_id: StrictStr = Field(description="the token's ID (tok_...)")
+
+
+class TokenOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+
+    def create(self, params: CreateTokenParams, *, actor: OperatorActor) -> CreatedToken:
+        return service.create_token(self._rutter.store, scope=params.scope, actor=actor)
+
+    def list(self, params: ListTokensParams) -> TokenList:
+        return service.list_tokens(self._rutter.store, include_revoked=params.all)
+
+    def revoke(self, params: RevokeTokenParams) -> TokenRecord:
+        return service.revoke_token(self._rutter.store, params.token_id)
+
+    def authenticate(self, secret: str) -> TokenScope | None:
+        """The scope of the valid token whose secret this is, else None."""
+        return service.authenticate(self._rutter.store, secret)
+
+
+__all__ = [
+    "CreateTokenParams",
+    "CreatedToken",
+    "ListTokensParams",
+    "RevokeTokenParams",
+    "TokenList",
+    "TokenOperations",
+    "TokenRecord",
+    "TokenScope",
+]

@@ -1,0 +1,281 @@
+"""Every route of `/api/v1` (contract section 15; the seed's "API surface", plus a workspace
+target's instruction snapshot, a checkpoint node, and pins): what it reads (its query or its
+JSON body, derived from the app's params model by `wire`), which bearer it needs, the app call,
+and the result model. The OpenAPI document (`openapi`) and the server (`app`) are both built
+from this one table.
+
+Who acts is the server's fact: every mutation is recorded as `http_control`; no body can say
+otherwise (an `actor` field is unknown, and refused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
+
+from pydantic import BaseModel, Field, StrictStr
+from pydantic.fields import FieldInfo
+
+from rutter_core.app.branches import BranchedRun, ForkParams, ResumeParams, SessionTree, TreeParams
+from rutter_core.app.continuity import CheckpointParams, ContinuityNode, ShowNodeParams
+from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot
+from rutter_core.app.memory import (
+    CreateMemoryParams,
+    DeletedMemory,
+    DeleteMemoryParams,
+    EditedMemory,
+    EditMemoryParams,
+    ExportMemoriesParams,
+    GetMemoryParams,
+    ListMemoriesParams,
+    MemoryExport,
+    MemoryList,
+    MemoryRecord,
+    SetMemoryStatusParams,
+)
+from rutter_core.app.models import Params
+from rutter_core.app.pins import (
+    AddPinParams,
+    EditPinParams,
+    ListPinsParams,
+    Pin,
+    PinList,
+    RemovedPin,
+    RemovePinParams,
+)
+from rutter_core.app.runs import (
+    ConfirmedRefresh,
+    ConfirmRefreshParams,
+    InspectRunParams,
+    RunInspection,
+)
+from rutter_core.kernel.actors import OperatorActor
+from rutter_core.kernel.errors import Hint, UsageError
+from rutter_http.wire import wire_model
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+
+PREFIX: Final = "/api/v1"
+ACTOR: Final[OperatorActor] = "http_control"
+"""Who every change made through the HTTP API is recorded as (never taken from input)."""
+
+Scope = Literal["read", "control"]
+Call = Callable[["Rutter", dict[str, Any]], BaseModel]
+EXPECTED_VERSION: Final = {"version": "expected_version"}
+
+
+@dataclass(frozen=True)
+class Route:
+    method: Literal["GET", "POST", "PATCH", "DELETE"]
+    path: str
+    """Under `PREFIX`; `{name}` segments are path parameters."""
+    operation_id: str
+    summary: str
+    params: type[Params]
+    """The app's params model the wire shape is derived from."""
+    result: type[BaseModel]
+    call: Call
+    """The operation, given the validated values under the params' field names."""
+    path_fields: Mapping[str, str] = field(default_factory=dict)
+    """Path parameter → params field."""
+    drop: tuple[str, ...] = ()
+    """Params fields the wire does not carry (besides the path's)."""
+    renamed: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, tuple[Any, FieldInfo]] = field(default_factory=dict)
+    status: int = 200
+    tag: str = ""
+
+    @property
+    def scope(self) -> Scope:
+        return "read" if self.method == "GET" else "control"
+
+    @property
+    def has_body(self) -> bool:
+        return self.method != "GET"
+
+    def wire(self) -> type[BaseModel]:
+        """The model of the route's query (GET) or JSON body (every other method)."""
+        return _wire(self)
+
+    def values(self, path: Mapping[str, str], wire: BaseModel) -> dict[str, Any]:
+        """The params' values: the path's and the wire's, under the params' names."""
+        back = {wire_name: name for name, wire_name in self.renamed.items()}
+        values = {back.get(k, k): v for k, v in wire.model_dump(exclude_unset=True).items()}
+        values.update({self.path_fields[k]: v for k, v in path.items()})
+        return values
+
+
+_WIRES: dict[str, type[BaseModel]] = {}
+
+
+def _wire(route: Route) -> type[BaseModel]:
+    found = _WIRES.get(route.operation_id)
+    if found is None:
+        suffix = "Body" if route.has_body else "Query"
+        name = "".join(part.title() for part in route.operation_id.split("_")) + suffix
+        found = wire_model(
+            name,
+            route.params,
+            drop=(*route.path_fields.values(), *route.drop),
+            renamed=route.renamed,
+            extra=route.extra,
+        )
+        _WIRES[route.operation_id] = found
+    return found
+
+
+def _edit_memory(rutter: Rutter, values: dict[str, Any]) -> EditedMemory:
+    """A PATCH edits the memory's text, or (with `status` alone) enables or disables it: one
+    change, one version."""
+    status = values.pop("status", None)
+    if status is None:
+        return rutter.memory.edit(EditMemoryParams(**values), actor=ACTOR)
+    changes = set(values) - {"id", "version"}
+    if changes:
+        raise UsageError(
+            "one_change",
+            "a status change is its own request: send status with expected_version alone",
+            hint=Hint("separate_status_change"),
+        )
+    record = rutter.memory.set_status(SetMemoryStatusParams(**values, status=status), actor=ACTOR)
+    return EditedMemory(**record.model_dump(), purged=None)
+
+
+_STATUS_FIELD: Final[tuple[Any, FieldInfo]] = (
+    StrictStr | None,
+    cast(
+        FieldInfo, Field(None, description="'active' or 'disabled' (alone, with expected_version)")
+    ),
+)
+
+ROUTES: Final[tuple[Route, ...]] = (
+    # -- memories
+    Route(
+        "GET", "/memories", "list_memories", "List explicit memories",
+        ListMemoriesParams, MemoryList,
+        lambda r, v: r.memory.list(ListMemoriesParams(**v)), tag="memories",
+    ),
+    Route(
+        "GET", "/memories/export", "export_memories",
+        "Export a scope's memories (context_memory_export.v1)",
+        ExportMemoriesParams, MemoryExport,
+        lambda r, v: r.memory.export(ExportMemoriesParams(**v)), tag="memories",
+    ),
+    Route(
+        "GET", "/memories/{memory_id}", "get_memory", "One memory",
+        GetMemoryParams, MemoryRecord,
+        lambda r, v: r.memory.get(GetMemoryParams(**v)),
+        path_fields={"memory_id": "id"}, tag="memories",
+    ),
+    Route(
+        "POST", "/memories", "create_memory", "Create a memory (actor http_control)",
+        CreateMemoryParams, MemoryRecord,
+        lambda r, v: r.memory.create(CreateMemoryParams(**v), actor=ACTOR),
+        status=201, tag="memories",
+    ),
+    Route(
+        "PATCH", "/memories/{memory_id}", "edit_memory",
+        "Edit a memory, or enable or disable it, at the version last read",
+        EditMemoryParams, EditedMemory, _edit_memory,
+        path_fields={"memory_id": "id"}, renamed=EXPECTED_VERSION,
+        extra={"status": _STATUS_FIELD}, tag="memories",
+    ),
+    Route(
+        "DELETE", "/memories/{memory_id}", "delete_memory",
+        "Delete a memory for good (exact ID, current version, explicit body)",
+        DeleteMemoryParams, DeletedMemory,
+        lambda r, v: r.memory.delete(DeleteMemoryParams(**v), actor=ACTOR),
+        path_fields={"memory_id": "id"}, renamed=EXPECTED_VERSION, tag="memories",
+    ),
+    # -- instructions
+    Route(
+        "GET", "/workspaces/{workspace_id}/project-instructions", "workspace_instructions",
+        "The instruction snapshot of a target in a workspace, as discovered now",
+        EffectiveInstructionsParams, Snapshot,
+        lambda r, v: r.instructions.effective(EffectiveInstructionsParams(**v)),
+        path_fields={"workspace_id": "workspace_id"}, drop=("directory",), tag="instructions",
+    ),
+    Route(
+        "GET", "/runs/{run_id}/project-instructions", "run_instructions",
+        "A run's pinned instructions against the disk now (drift)",
+        InspectRunParams, RunInspection,
+        lambda r, v: r.runs.inspect(InspectRunParams(**v)),
+        path_fields={"run_id": "run_id"}, tag="instructions",
+    ),
+    Route(
+        "POST", "/runs/{run_id}/project-instructions/refresh", "refresh_run_instructions",
+        "Pin the live instructions as the run's next revision, if both reviewed "
+        "fingerprints are current",
+        ConfirmRefreshParams, ConfirmedRefresh,
+        lambda r, v: r.runs.confirm_refresh(ConfirmRefreshParams(**v), actor=ACTOR),
+        path_fields={"run_id": "run_id"}, tag="instructions",
+    ),
+    # -- continuity
+    Route(
+        "GET", "/sessions/{session_id}/tree", "session_tree",
+        "The session tree (session_tree.v1) with drift markers of now",
+        TreeParams, SessionTree,
+        lambda r, v: r.branches.tree(TreeParams(**v)),
+        path_fields={"session_id": "session_id"}, drop=("run_id",), tag="continuity",
+    ),
+    Route(
+        "GET", "/continuity-nodes/{node_id}", "continuity_node",
+        "A continuity node with its verified snapshot",
+        ShowNodeParams, ContinuityNode,
+        lambda r, v: r.continuity.node(ShowNodeParams(**v)),
+        path_fields={"node_id": "node_id"}, tag="continuity",
+    ),
+    Route(
+        "POST", "/runs/{run_id}/continuity-checkpoints", "create_checkpoint",
+        "Append a checkpoint node of the run", CheckpointParams, ContinuityNode,
+        lambda r, v: r.continuity.checkpoint(CheckpointParams(**v), actor=ACTOR),
+        path_fields={"run_id": "run_id"}, status=201, tag="continuity",
+    ),
+    Route(
+        "POST", "/continuity-nodes/{node_id}/fork", "fork_node",
+        "A new mission and run from a stored node (carries no authority)",
+        ForkParams, BranchedRun,
+        lambda r, v: r.branches.fork(ForkParams(**v), actor=ACTOR),
+        path_fields={"node_id": "node_id"}, status=201, tag="continuity",
+    ),
+    Route(
+        "POST", "/continuity-nodes/{node_id}/resume", "resume_node",
+        "A new run of the node's mission from a stored node (carries no authority)",
+        ResumeParams, BranchedRun,
+        lambda r, v: r.branches.resume(ResumeParams(**v), actor=ACTOR),
+        path_fields={"node_id": "node_id"}, status=201, tag="continuity",
+    ),
+    # -- pins
+    Route(
+        "GET", "/threads/{thread_id}/pins", "list_thread_pins", "A thread's pins",
+        ListPinsParams, PinList,
+        lambda r, v: r.pins.list(ListPinsParams(**v)),
+        path_fields={"thread_id": "thread_id"}, drop=("run_id",), tag="pins",
+    ),
+    Route(
+        "GET", "/runs/{run_id}/pins", "list_run_pins", "The pins a run carries (its thread's)",
+        ListPinsParams, PinList,
+        lambda r, v: r.pins.list(ListPinsParams(**v)),
+        path_fields={"run_id": "run_id"}, drop=("thread_id",), tag="pins",
+    ),
+    Route(
+        "POST", "/threads/{thread_id}/pins", "add_pin", "Pin a requirement to a thread",
+        AddPinParams, Pin,
+        lambda r, v: r.pins.add(AddPinParams(**v), actor=ACTOR),
+        path_fields={"thread_id": "thread_id"}, status=201, tag="pins",
+    ),
+    Route(
+        "PATCH", "/pins/{pin_id}", "edit_pin", "Edit a pin at the version last read",
+        EditPinParams, Pin,
+        lambda r, v: r.pins.edit(EditPinParams(**v), actor=ACTOR),
+        path_fields={"pin_id": "pin_id"}, renamed=EXPECTED_VERSION, tag="pins",
+    ),
+    Route(
+        "DELETE", "/pins/{pin_id}", "remove_pin", "Remove a pin at the version last read",
+        RemovePinParams, RemovedPin,
+        lambda r, v: r.pins.remove(RemovePinParams(**v), actor=ACTOR),
+        path_fields={"pin_id": "pin_id"}, renamed=EXPECTED_VERSION, tag="pins",
+    ),
+)  # fmt: skip

@@ -1,0 +1,115 @@
+"""`rutter http --bind HOST:PORT`: where the server may listen, and running it (uvicorn).
+
+Loopback by default. A bind to any other address is refused unless the server gets TLS
+settings (a certificate and its key, so bearers never cross a network in clear) or the
+operator says explicitly that plain HTTP off loopback is wanted (`--allow-non-loopback`, for a
+TLS-terminating proxy in front); the error says why and what to pass.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from rutter_core.kernel.errors import Hint, RejectedError, UsageError
+
+DEFAULT_BIND: Final = "127.0.0.1:8787"
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    host: str
+    port: int
+
+    @property
+    def loopback(self) -> bool:
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+
+def parse_bind(text: str) -> Bind:
+    """`HOST:PORT` (`[::1]:PORT` for IPv6); port 0 picks a free one."""
+    host, sep, port_text = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise UsageError(
+            "invalid_bind", "the bind address is HOST:PORT, e.g. 127.0.0.1:8787",
+            hint=Hint("give_bind"),
+        )  # fmt: skip
+    return Bind(host, int(port_text))
+
+
+def check_bind(
+    bind: Bind, *, tls_cert: str | None, tls_key: str | None, allow_non_loopback: bool
+) -> None:
+    """Refuse what would expose bearers in clear off this machine."""
+    if (tls_cert is None) != (tls_key is None):
+        raise UsageError(
+            "tls_incomplete", "TLS needs both a certificate and its private key",
+            hint=Hint("give_tls_pair"),
+        )  # fmt: skip
+    for each in (tls_cert, tls_key):
+        if each is not None and not Path(each).is_file():
+            raise RejectedError(
+                "tls_file_missing", "a TLS certificate or key file does not exist",
+                hint=Hint("give_tls_pair"),
+            )  # fmt: skip
+    if bind.loopback or tls_cert is not None or allow_non_loopback:
+        return
+    raise RejectedError(
+        "non_loopback_bind",
+        "refusing to listen off loopback without TLS: bearer tokens and memory would cross "
+        "the network in clear",
+        details={"host": bind.host},
+        hint=Hint("bind_loopback_or_tls"),
+    )
+
+
+def serve(
+    bind_text: str,
+    *,
+    database_url: str | None,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    allow_non_loopback: bool = False,
+) -> int:
+    """Serve until interrupted; the exit code. The store is opened (and migrated) first, so
+    a store that cannot be used fails here, typed, before anything listens."""
+    bind = parse_bind(bind_text)
+    check_bind(bind, tls_cert=tls_cert, tls_key=tls_key, allow_non_loopback=allow_non_loopback)
+
+    import uvicorn
+
+    from rutter_core.app.facade import open_rutter
+    from rutter_http.app import build_app
+
+    app = build_app(open_rutter(database_url, os.environ))
+    config = uvicorn.Config(
+        app,
+        host=bind.host,
+        port=bind.port,
+        ssl_certfile=tls_cert,
+        ssl_keyfile=tls_key,
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        proxy_headers=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    scheme = "https" if tls_cert is not None else "http"
+    host = f"[{bind.host}]" if ":" in bind.host else bind.host
+    sys.stderr.write(f"rutter http: serving {scheme}://{host}:{bind.port}/api/v1\n")
+    sys.stderr.flush()
+    server.run()
+    return 0
