@@ -20,7 +20,7 @@ from rutter_core.discovery.chain import Level, walk_chain
 from rutter_core.discovery.checks import require_real_dir
 from rutter_core.discovery.fsread import FileReader, lstat_or_none
 from rutter_core.discovery.snapshot import DEFAULT_LIMITS
-from rutter_core.kernel.errors import RutterError
+from rutter_core.kernel.errors import RutterError, discovery_error
 from rutter_core.profiles.frontmatter import FrontMatter, body_start, parse_front_matter
 from rutter_core.profiles.globs import compile_glob, split_globs
 from rutter_core.profiles.imports import find_imports
@@ -113,7 +113,8 @@ class _Run:
             found = find(self.root, rel)
             if found is None:
                 continue
-            loaded = self.load(found.rel, found, f"{spec.why} (directory {level.scope})", "file")
+            why = f"{spec.why}; this one is in directory {level.scope}"
+            loaded = self.load(found.rel, found, why, "file")
             out.extend(loaded)
             if spec.pick == "first":
                 break
@@ -236,17 +237,17 @@ class _Run:
                 )  # fmt: skip
                 return None
         if spec.always_key is not None and matter.flag(spec.always_key):
-            return f"{spec.why}: {spec.always_key} is true"
+            return f"{spec.why} with `{spec.always_key}: true`: it applies to every file"
         globs = split_globs(matter.get(spec.globs_key)) if spec.globs_key else ()
         if globs:
             if target is None:
                 return None
             for pattern in globs:
                 if compile_glob(pattern, star_matches_all=spec.star_matches_all).matches(target):
-                    return f"{spec.why}: its {spec.globs_key} matches {self.target}"
+                    return f"{spec.why}: {self.target} matches its `{spec.globs_key}:` globs"
             return None
         if spec.without_globs == "always":
-            return f"{spec.why}: it has no {spec.globs_key}, so it always applies"
+            return f"{spec.why} without `{spec.globs_key}:` globs: it applies to every file"
         return None
 
     def rule_files(self, rules_rel: str, spec: RulesDir) -> list[str]:
@@ -377,12 +378,31 @@ def _relative_to(target: str, base: str) -> str | None:
     return target[len(prefix) :] if target.startswith(prefix) else None
 
 
+def _unreadable(exc: OSError, root: str) -> RutterError:
+    """An OS refusal (permissions, I/O) as discovery's typed `unreadable`, naming no path
+    outside the workspace."""
+    rel: str | None = None
+    if isinstance(exc.filename, str):
+        candidate = os.path.relpath(exc.filename, root).replace(os.sep, "/")
+        if candidate != ".." and not candidate.startswith("../"):
+            rel = candidate
+    where = rel if rel is not None else "a path in the workspace"
+    return discovery_error(
+        "unreadable",
+        f"{where} cannot be read ({exc.strerror or 'error'}); fix its permissions or remove it",
+        path=rel,
+    )
+
+
 def evaluate(profile: Profile, root: str, target: str, reader: FileReader) -> Evaluation:
     """What `profile`'s agent loads for `target` (canonical, workspace-relative) in the
     workspace at `root`. Raises discovery's typed errors where discovery would fail closed on
     a file the agent reads (a link out of the root, a FIFO, invalid UTF-8, a NUL byte)."""
-    levels = walk_chain(root, target, DEFAULT_LIMITS)
-    project = levels[project_root_of(levels, profile.stop_markers)].scope
-    run = _Run(profile, root, target, reader, levels, project)
-    run.run()
+    try:
+        levels = walk_chain(root, target, DEFAULT_LIMITS)
+        project = levels[project_root_of(levels, profile.stop_markers)].scope
+        run = _Run(profile, root, target, reader, levels, project)
+        run.run()
+    except OSError as exc:
+        raise _unreadable(exc, root) from exc
     return Evaluation(profile, project, target, tuple(run.loaded), tuple(run.notes))

@@ -1,0 +1,113 @@
+"""Agent profiles (contract section 17): the files one coding agent would load for a target, in
+its order, each with why and where the agent would cut it (`ProfileParams` → `ProfileView`,
+or `ProfileViews` for `all`).
+
+A view reads the tree through discovery's safe readers and writes nothing: the default
+discovery's snapshot, its fingerprint and every run are the same with or without it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from rutter_core.app.instructions import EffectiveInstructionsParams, naming_workspace
+from rutter_core.app.models import Result
+from rutter_core.discovery.targets import normalize_target, typed_target
+from rutter_core.kernel.errors import RutterError
+from rutter_core.profiles.engine import Evaluation, evaluate
+from rutter_core.profiles.model import AGENTS, AgentName, load_profile
+from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+
+__all__ = [
+    "AGENTS",
+    "AgentChoice",
+    "AgentName",
+    "Evaluation",
+    "ProfileOperations",
+    "ProfileParams",
+    "ProfileSource",
+    "ProfileTruncation",
+    "ProfileView",
+    "ProfileViews",
+]
+
+AgentChoice = Literal["codex", "claude", "gemini", "copilot", "cursor", "all"]
+
+
+class ProfileParams(EffectiveInstructionsParams):
+    """`EffectiveInstructionsParams` and the agent whose view is asked for."""
+
+    agent: AgentChoice
+
+
+class ProfileTruncation(Result):
+    byte: int
+    """The agent keeps bytes 0 to `byte` - 1 of the file and loses the rest."""
+    line: int
+    """The 1-based line holding the first byte lost."""
+    lost_bytes: int
+
+
+class ProfileSource(Result):
+    path: str
+    """Workspace-relative."""
+    why: str
+    truncation: ProfileTruncation | None
+
+
+class ProfileView(Result):
+    agent: AgentName
+    sources: list[ProfileSource]
+
+
+class ProfileViews(Result):
+    profiles: list[ProfileView]
+
+
+def view_of(evaluation: Evaluation) -> ProfileView:
+    sources = []
+    for item in evaluation.loaded:
+        cut = item.truncation
+        sources.append(
+            ProfileSource(
+                path=item.file.rel,
+                why=item.why,
+                truncation=None
+                if cut is None
+                else ProfileTruncation(byte=cut.byte, line=cut.line, lost_bytes=cut.lost_bytes),
+            )
+        )
+    return ProfileView(agent=evaluation.profile.agent, sources=sources)
+
+
+class ProfileOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+
+    def view(self, params: ProfileParams) -> ProfileView | ProfileViews:
+        """What `params.agent` would load for `params.target` (each agent's, for `all`).
+        Fails closed with discovery's typed errors on a file an agent would read."""
+        if params.workspace_id is None:
+            assert params.directory is not None  # the model requires one of them
+            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+        else:
+            workspace = get_workspace(self._rutter.store, params.workspace_id)
+        target = typed_target(params.target, workspace.root, params.directory)
+        if params.agent == "all":
+            return ProfileViews(
+                profiles=[view_of(self.evaluate(workspace, target, agent)) for agent in AGENTS]
+            )
+        return view_of(self.evaluate(workspace, target, params.agent))
+
+    def evaluate(self, workspace: Workspace, target: str, agent: AgentName) -> Evaluation:
+        """The whole evaluation (with the notes the editor turns into diagnostics)."""
+        try:
+            return evaluate(
+                load_profile(agent), workspace.root, normalize_target(target), self._rutter.reader
+            )
+        except RutterError as error:
+            raise naming_workspace(error, workspace.workspace_id) from None
