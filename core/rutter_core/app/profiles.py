@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from rutter_core.app.instructions import EffectiveInstructionsParams, naming_workspace
+from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot, naming_workspace
 from rutter_core.app.models import Result
 from rutter_core.discovery.targets import normalize_target, typed_target
 from rutter_core.kernel.errors import RutterError
@@ -27,6 +27,7 @@ __all__ = [
     "AgentChoice",
     "AgentName",
     "Evaluation",
+    "MaybeProfileParams",
     "ProfileOperations",
     "ProfileParams",
     "ProfileSource",
@@ -42,6 +43,13 @@ class ProfileParams(EffectiveInstructionsParams):
     """`EffectiveInstructionsParams` and the agent whose view is asked for."""
 
     agent: AgentChoice
+
+
+class MaybeProfileParams(EffectiveInstructionsParams):
+    """`EffectiveInstructionsParams` with an optional agent: without one, the default answer
+    (the `project_instruction_snapshot.v1` snapshot), unchanged."""
+
+    agent: AgentChoice | None = None
 
 
 class ProfileTruncation(Result):
@@ -97,11 +105,27 @@ class ProfileOperations:
         else:
             workspace = get_workspace(self._rutter.store, params.workspace_id)
         target = typed_target(params.target, workspace.root, params.directory)
-        if params.agent == "all":
+        return self.view_in(workspace, target, params.agent)
+
+    def view_in(
+        self, workspace: Workspace, target: str, agent: AgentChoice
+    ) -> ProfileView | ProfileViews:
+        """`view` for a workspace already resolved and a workspace-relative target (the
+        language server's, which keeps its workspaces)."""
+        if agent == "all":
             return ProfileViews(
-                profiles=[view_of(self.evaluate(workspace, target, agent)) for agent in AGENTS]
+                profiles=[view_of(self.evaluate(workspace, target, name)) for name in AGENTS]
             )
-        return view_of(self.evaluate(workspace, target, params.agent))
+        return view_of(self.evaluate(workspace, target, agent))
+
+    def effective_or_view(
+        self, params: MaybeProfileParams
+    ) -> Snapshot | ProfileView | ProfileViews:
+        """The default snapshot without `agent`; that agent's view with it."""
+        fields = params.model_dump(exclude={"agent"})
+        if params.agent is None:
+            return self._rutter.instructions.effective(EffectiveInstructionsParams(**fields))
+        return self.view(ProfileParams(**fields, agent=params.agent))
 
     def evaluate(self, workspace: Workspace, target: str, agent: AgentName) -> Evaluation:
         """The whole evaluation (with the notes the editor turns into diagnostics)."""
