@@ -61,10 +61,11 @@ def test_every_profile_loads_and_names_the_source_of_each_rule() -> None:
         if profile.imports is not None:
             assert profile.imports.source
     assert load_profile("codex").limits.budget_bytes == BUDGET
-    assert load_profile("claude").imports is not None
-    assert load_profile("claude").imports.max_hops == 4
-    assert load_profile("gemini").imports is not None
-    assert load_profile("gemini").imports.max_hops == 5
+    claude, gemini = load_profile("claude").imports, load_profile("gemini").imports
+    assert claude is not None
+    assert claude.max_hops == 4
+    assert gemini is not None
+    assert gemini.max_hops == 5
 
 
 # -- globs, front matter, imports -----------------------------------------------------------
