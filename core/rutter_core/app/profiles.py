@@ -15,7 +15,9 @@ from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot, 
 from rutter_core.app.models import Result
 from rutter_core.discovery.targets import normalize_target, typed_target
 from rutter_core.kernel.errors import RutterError
-from rutter_core.profiles.engine import Evaluation, evaluate
+from rutter_core.profiles.diagnose import is_agent_file, notes_for_file
+from rutter_core.profiles.engine import Evaluation, Note, evaluate
+from rutter_core.profiles.listing import ProjectFiles
 from rutter_core.profiles.model import AGENTS, AgentName, load_profile
 from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
 
@@ -28,12 +30,14 @@ __all__ = [
     "AgentName",
     "Evaluation",
     "MaybeProfileParams",
+    "Note",
     "ProfileOperations",
     "ProfileParams",
     "ProfileSource",
     "ProfileTruncation",
     "ProfileView",
     "ProfileViews",
+    "is_agent_file",
 ]
 
 AgentChoice = Literal["codex", "claude", "gemini", "copilot", "cursor", "all"]
@@ -95,6 +99,7 @@ def view_of(evaluation: Evaluation) -> ProfileView:
 class ProfileOperations:
     def __init__(self, rutter: Rutter) -> None:
         self._rutter = rutter
+        self._files = ProjectFiles()
 
     def view(self, params: ProfileParams) -> ProfileView | ProfileViews:
         """What `params.agent` would load for `params.target` (each agent's, for `all`).
@@ -135,3 +140,11 @@ class ProfileOperations:
             )
         except RutterError as error:
             raise naming_workspace(error, workspace.workspace_id) from None
+
+    def diagnose(
+        self, root: str, rel: str, agents: tuple[AgentName, ...] = AGENTS
+    ) -> list[tuple[AgentName, Note]]:
+        """What each of `agents` would do with the instruction file at `rel` (in the workspace
+        at `root`) that the person should know: cuts, files never read, imports passed over,
+        globs matching nothing."""
+        return notes_for_file(root, normalize_target(rel), agents, self._rutter.reader, self._files)
