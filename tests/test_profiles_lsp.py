@@ -45,6 +45,8 @@ def tree(root: Path) -> None:
             "svc/main.go": "package main\n",
             "CLAUDE.md": "# Claude\n\nSee @AGENTS.md.\nAnd @../outside.md too.\n",
             "docs/AGENTS.md": "docs agents\n",
+            "docs/CLAUDE.md": "docs claude, which does not import AGENTS.md\n",
+            "notes/AGENTS.md": "no CLAUDE.md here: nothing to say\n",
             ".github/instructions/rust.instructions.md": '---\napplyTo: "**/*.rs"\n---\nrust\n',
             ".github/instructions/go.instructions.md": '---\napplyTo: "**/*.go"\n---\ngo\n',
         },
@@ -107,7 +109,11 @@ async def test_profiles_answer_requests_and_diagnose_instruction_files(
 
         docs = await agent_diagnostics(client, workspace_root / "docs" / "AGENTS.md")
         [skipped] = by_code(docs, "not_read")
-        assert skipped.message.startswith("Claude Code will not read this AGENTS.md")
+        assert skipped.message.startswith(
+            "Claude Code will not read this AGENTS.md: CLAUDE.md in this directory does not"
+        )
+        notes = await agent_diagnostics(client, workspace_root / "notes" / "AGENTS.md")
+        assert not by_code(notes, "not_read")
         root_agents = await agent_diagnostics(client, workspace_root / "AGENTS.md")
         assert not by_code(root_agents, "not_read")  # CLAUDE.md imports it
 

@@ -307,14 +307,23 @@ class _Run:
         self.apply_budget()
 
     def not_read(self, level: Level) -> None:
+        """A file another agent reads, beside this agent's own file that does not import it:
+        the person uses this agent here and may expect it to read both (reported only then,
+        so a project that does not use this agent hears nothing)."""
+        own = [
+            name for spec in self.profile.sources if isinstance(spec, FileRule)
+            for name in spec.names
+            if lstat_or_none(os.path.join(level.path, *name.split("/"))) is not None
+        ]  # fmt: skip
+        if not own:
+            return
         for name in self.profile.not_read:
             rel = join(level.scope, name)
             if rel in self.seen or lstat_or_none(os.path.join(level.path, name)) is None:
                 continue
             self.notes.append(
-                Note(rel, "not_read", f"{self.name} will not read this {name}: it reads "
-                     f"{_own_names(self.profile)} only; import it from one of those "
-                     f"(@{name}) to have it read")
+                Note(rel, "not_read", f"{self.name} will not read this {name}: {own[0]} in "
+                     f"this directory does not import it (write @{name} in it to have it read)")
             )  # fmt: skip
 
     def apply_budget(self) -> None:
@@ -362,11 +371,6 @@ class _Run:
             remaining -= size
             kept.append(item)
         self.loaded = kept
-
-
-def _own_names(profile: Profile) -> str:
-    names = [n for spec in profile.sources if isinstance(spec, FileRule) for n in spec.names]
-    return ", ".join(names)
 
 
 def _relative_to(target: str, base: str) -> str | None:

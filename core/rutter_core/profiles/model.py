@@ -121,7 +121,7 @@ class Profile(_Strict):
     limits: Limits = Limits()
     not_read: tuple[str, ...] = ()
     """File names other agents read that this one never reads by itself (reported on the file
-    when it exists and nothing imports it)."""
+    when one of this agent's own files is in the same directory and does not import it)."""
     not_read_source: str | None = None
     notes: tuple[str, ...] = ()
     """What the profile leaves out on purpose (user-level files, on-demand loading, ...)."""
