@@ -307,13 +307,14 @@ class _Run:
         self.apply_budget()
 
     def not_read(self, level: Level) -> None:
-        """A file another agent reads, beside this agent's own file that does not import it:
+        """A file another agent reads, beside this agent's own file (in the same directory, not
+        in a subdirectory such as `.claude/`) that does not import it:
         the person uses this agent here and may expect it to read both (reported only then,
         so a project that does not use this agent hears nothing)."""
         own = [
             name for spec in self.profile.sources if isinstance(spec, FileRule)
             for name in spec.names
-            if lstat_or_none(os.path.join(level.path, *name.split("/"))) is not None
+            if "/" not in name and lstat_or_none(os.path.join(level.path, name)) is not None
         ]  # fmt: skip
         if not own:
             return
