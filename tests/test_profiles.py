@@ -229,6 +229,14 @@ def test_claude_reads_its_files_and_rules_and_never_agents_md(workspace_root: Pa
     assert "src/app.ts matches its `paths:` globs" in evaluation.loaded[4].why
 
 
+def test_a_claude_md_linked_to_agents_md_reads_it(workspace_root: Path) -> None:
+    write_tree(workspace_root, {"AGENTS.md": "shared\n"})
+    (workspace_root / "CLAUDE.md").symlink_to("AGENTS.md")
+    evaluation = run(workspace_root, "claude", "x.go")
+    assert [item.file.rel for item in evaluation.loaded] == ["CLAUDE.md"]
+    assert notes(evaluation) == []
+
+
 def test_claude_follows_imports_four_hops_once_each_and_reports_the_rest(
     workspace_root: Path,
 ) -> None:

@@ -140,6 +140,8 @@ class _Run:
         if file.text.blank:
             return []
         self.seen.add(rel)
+        if found.target_rel is not None:
+            self.seen.add(found.target_rel)  # `CLAUDE.md -> AGENTS.md`: AGENTS.md is read
         return self.with_imports(Loaded(file, why, origin), 0)
 
     # -- imports -----------------------------------------------------------------------------

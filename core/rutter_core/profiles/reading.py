@@ -45,6 +45,8 @@ class Found:
     path: str
     st: os.stat_result
     size: int
+    target_rel: str | None = None
+    """For a link: the file it ends at, workspace-relative."""
 
 
 def rel_of(root: str, path: str) -> str:
@@ -66,7 +68,7 @@ def find(root: str, rel: str) -> Found | None:
         return None
     if is_link(st):
         end = resolve_link(root, rel, path)
-        return Found(rel, path, st, end.st.st_size)
+        return Found(rel, path, st, end.st.st_size, end.rel)
     if stat.S_ISDIR(st.st_mode):
         return None
     require_regular(rel, st)
