@@ -137,7 +137,7 @@ class _Run:
             )  # fmt: skip
             return []
         file = read(self.reader, self.root, found)
-        if file.text.blank:
+        if file.blank:
             return []
         self.seen.add(rel)
         if found.target_rel is not None:
@@ -151,7 +151,7 @@ class _Run:
         if spec is None:
             return [item]
         imported: list[Loaded] = []
-        text = item.file.text.content
+        text = item.file.text
         for ref in find_imports(text[body_start(text) :], skip_code=spec.skip_code):
             line = ref.line + text[: body_start(text)].count("\n")
             rel = self.resolve(item.file.rel, ref.path)
@@ -215,11 +215,11 @@ class _Run:
             if item is None or rel in self.seen:
                 continue
             file = read(self.reader, self.root, item)
-            matter = parse_front_matter(file.text.content)
+            matter = parse_front_matter(file.text)
             why = self.rule_why(spec, rel, matter, target)
             if why is None:
                 continue
-            if file.text.blank:
+            if file.blank:
                 continue
             self.seen.add(rel)
             out.extend(self.with_imports(Loaded(file, why, "rule"), 0))
