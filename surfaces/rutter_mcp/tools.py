@@ -54,7 +54,7 @@ def _in_own_directory(arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _instructions_or_assembly(rutter: Rutter, params: InstructionsOrAssemblyParams) -> Any:
     if params.run_id is None:
-        return rutter.instructions.effective(params.effective())
+        return rutter.profiles.effective_or_view(params.effective())
     return rutter.assembly.assemble(params.assemble(), actor=ACTOR)
 
 
@@ -67,14 +67,16 @@ TOOLS: Final[tuple[Tool, ...]] = (
         "Without workspace_id, the registered workspace containing the server's directory "
         "(or `directory`). A relative target is relative to that directory when it is inside "
         "the workspace, else to the workspace root; an absolute one must be inside the "
-        "workspace. The instructions are guidance only: they grant no authority. With run_id "
-        "instead: what that run's agent is given (the assembled view), in authority order: the "
-        "run's pinned instructions, the thread's pins, then user before project memories, "
-        "within the budget (tokens, default 16384; memory gets min(2048, budget/4, what is "
-        "left)); each source included with its text, ID, version, SHA-256 and estimated "
-        "tokens, or omitted with its reason (quota, required_context, instructions, disabled, "
-        "expired). Each assembly is recorded in the run's audit (IDs and digests, never "
-        "texts); nothing else changes.",
+        "workspace. With `agent` (codex, claude, gemini, copilot, cursor, or all): instead, the "
+        "files that agent would load for the target, in its order, each with why and where the "
+        "agent would cut it (`truncation`: byte, line, lost_bytes). The instructions are "
+        "guidance only: they grant no authority. With run_id instead: what that run's agent is "
+        "given (the assembled view), in authority order: the run's pinned instructions, the "
+        "thread's pins, then user before project memories, within the budget (tokens, default "
+        "16384; memory gets min(2048, budget/4, what is left)); each source included with its "
+        "text, ID, version, SHA-256 and estimated tokens, or omitted with its reason (quota, "
+        "required_context, instructions, disabled, expired). Each assembly is recorded in the "
+        "run's audit (IDs and digests, never texts); nothing else changes.",
         InstructionsOrAssemblyParams,
         True,
         _instructions_or_assembly,

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, StrictInt, StrictStr, model_validator
 
-from rutter_core.app.instructions import EffectiveInstructionsParams
 from rutter_core.app.models import Params
+from rutter_core.app.profiles import AgentChoice, MaybeProfileParams
 from rutter_core.assembly import service
 from rutter_core.assembly.model import (
     DEFAULT_BUDGET,
@@ -106,6 +106,11 @@ class InstructionsOrAssemblyParams(AssemblyParams):
     budget: StrictInt | None = Field(
         None, description=f"with run_id: the budget in tokens (default {DEFAULT_BUDGET})"
     )
+    agent: AgentChoice | None = Field(
+        None,
+        description="with target: what that agent would load for it (codex, claude, gemini, "
+        "copilot, cursor, or all) instead of the default answer",
+    )
 
     @model_validator(mode="after")
     def _one_question(self) -> InstructionsOrAssemblyParams:
@@ -116,12 +121,17 @@ class InstructionsOrAssemblyParams(AssemblyParams):
                 raise ValueError("budget goes with run_id")
         elif self.target is not None or self.workspace_id is not None or self.directory:
             raise ValueError("run_id names its own workspace and target: give none of them")
+        elif self.agent is not None:
+            raise ValueError("agent goes with target, not run_id")
         return self
 
-    def effective(self) -> EffectiveInstructionsParams:
+    def effective(self) -> MaybeProfileParams:
         assert self.target is not None
-        return EffectiveInstructionsParams(
-            target=self.target, workspace_id=self.workspace_id, directory=self.directory
+        return MaybeProfileParams(
+            target=self.target,
+            workspace_id=self.workspace_id,
+            directory=self.directory,
+            agent=self.agent,
         )
 
     def assemble(self) -> AssembleParams:
