@@ -48,9 +48,14 @@ describe("the instructions controller", () => {
     editor.setActiveFile(FILE);
     await settle();
     assert.deepEqual(asked(server), [{ method: Methods.effectiveInstructions, params: { textDocument: { uri: FILE.uri } } }]);
-    assert.deepEqual(outline(editor.tree("rutter.instructions")).slice(0, 2), ["AGENTS.md — agents · . · 0", "a/AGENTS.md — agents · . · 1"]);
-    assert.deepEqual(editor.tree("rutter.instructions")[1]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
-    assert.equal(editor.status?.text, "$(book) 2");
+    assert.deepEqual(outline(editor.tree("rutter.instructions")).slice(0, 3), [
+      "2 sources in delivery order; higher precedence wins where sources conflict",
+      "1. AGENTS.md — agents · workspace root · precedence 0",
+      "2. a/AGENTS.md — agents · workspace root · precedence 1",
+    ]);
+    assert.deepEqual(editor.tree("rutter.instructions")[2]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
+    assert.equal(editor.status?.text, "rutter: 2");
+    assert.equal(editor.viewDescriptions.get("rutter.instructions"), "a/b.go");
   });
 
   it("drops an answer that arrives after a newer question", async () => {
@@ -64,7 +69,7 @@ describe("the instructions controller", () => {
     await settle();
     pending[0]?.(snapshotOf("a/b.go", "mono", ["AGENTS.md", "a/AGENTS.md"]));
     await settle();
-    assert.equal(editor.status?.text, "$(book) 1");
+    assert.equal(editor.status?.text, "rutter: 1");
   });
 
   it("asks again on instructionsChanged for its workspace only, on restart and on refresh", async () => {
@@ -107,7 +112,7 @@ describe("the instructions controller", () => {
     assert.equal(node?.label, "Discovery failed closed: no instructions are delivered");
     assert.equal(node?.description, "symlink");
     assert.deepEqual(node?.children?.[1]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
-    assert.equal(editor.status?.text, "$(warning) 0");
+    assert.equal(editor.status?.text, "rutter: failed closed");
     assert.match(editor.status?.tooltip ?? "", /discovery failed closed \(symlink\)/);
   });
 
@@ -118,7 +123,7 @@ describe("the instructions controller", () => {
     editor.setActiveFile(FILE);
     await settle();
     assert.equal(editor.tree("rutter.instructions")[0]?.label, "Not in a workspace rutter serves");
-    assert.equal(editor.status?.text, "$(book) –");
+    assert.equal(editor.status?.text, "rutter: not served");
     assert.equal(editor.status?.warning, false);
     server.notify(Methods.instructionsChanged, { workspace_id: "other", paths: ["AGENTS.md"] });
     await settle();
