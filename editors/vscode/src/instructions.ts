@@ -84,6 +84,7 @@ export class InstructionsController implements Disposable {
     this.ports.editor.setContext(PINNED_CONTEXT, true);
     if (this.shown?.file.uri === file.uri) {
       this.describe();
+      this.renderStatus();
       return;
     }
     await this.refresh();
