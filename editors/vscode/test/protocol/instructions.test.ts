@@ -12,6 +12,7 @@ import { after, before, describe, it } from "node:test";
 
 import { startRutter } from "../../src/app";
 import { instructionNodes } from "../../src/instructionsView";
+import { detailsOf } from "../../src/sourceDetails";
 import { workspaceRoot } from "../../src/paths";
 import type { InstructionsAnswer, Snapshot } from "../../src/protocol";
 import { Methods, errorDocument, instructionsAnswer, isErrorAnswer } from "../../src/protocol";
@@ -259,6 +260,29 @@ describe("the example monorepo, as docs/editors.md describes it", () => {
       ["Conflicts (3)", "Ignored (2)", "Redactions (1)", `Fingerprint — ${answer.fingerprint.slice(0, 12)}`],
     );
     assert.equal(statusModel(answer, [])?.text, "rutter: 9");
+  });
+
+  it("explains the 6th source in a document: its place, precedence, both conflict roles, what it replaces", async () => {
+    const file = path.join(root, "services/api/internal/parser/input.go");
+    const answer = await answerFor(server, file);
+    assert.ok(!isErrorAnswer(answer), JSON.stringify(answer));
+    const details = detailsOf(answer, "source/services/api/AGENTS.override.md");
+    assert.ok(details);
+    assert.equal(details.name, "why-6-services_api_AGENTS.override.md.md");
+    const text = details.text;
+    assert.ok(text.startsWith("# 6. services/api/AGENTS.override.md\n"), text);
+    for (const line of [
+      "- **Delivered** 6th of 9: agents read it after 5 others and before 3 more.",
+      "- **Scope**: services/api (depth 2)",
+      "- **Precedence**: 200 = 100 × depth 2 + slot 0 (AGENTS); higher precedence wins where sources conflict.",
+      "- It overrides `AGENTS.md` here (role `agents`): both apply; services/api/AGENTS.override.md is nearer to the target and wins where they conflict.",
+      "- It is overridden here by `services/api/internal/parser/AGENTS.md` (role `agents`): both apply; services/api/internal/parser/AGENTS.md is nearer to the target and wins where they conflict.",
+      "- `services/api/AGENTS.md`: superseded by services/api/AGENTS.override.md (a non-blank AGENTS.override.md replaces AGENTS.md at its level).",
+    ]) {
+      assert.ok(text.includes(`${line}\n`), `${line}\n---\n${text}`);
+    }
+    const why = answer.sources[5]?.why_effective ?? "";
+    assert.ok(why !== "" && text.includes(`## Why it applies\n\n${why}\n`), text);
   });
 
   it("shows the error node for app.ts under the broken rule", async () => {
