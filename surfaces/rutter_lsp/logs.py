@@ -38,6 +38,12 @@ class QuietClientErrors(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not record.name.startswith("pygls"):
             return True
+        if record.msg == _CANCEL_UNKNOWN:
+            # The client cancelled a request already answered (editors cancel a hover or a
+            # code lens the person moved away from, often after the answer was sent): nothing
+            # went wrong, so it is said only when debugging.
+            record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+            return logging.getLogger(LOGGER_NAME).isEnabledFor(logging.DEBUG)
         error = record.exc_info[1] if record.exc_info else None
         if error is not None and isinstance(error, _answered_errors()):
             code = getattr(error, "code", "?")
@@ -53,6 +59,7 @@ class QuietClientErrors(logging.Filter):
         return True
 
 
+_CANCEL_UNKNOWN: Final = 'Cancel notification for unknown message id "%s"'
 _MESSAGES_WITH_PARAMS: Final = frozenset(
     {"Failed to handle request %s %s %s", "Failed to handle notification %r: %s"}
 )

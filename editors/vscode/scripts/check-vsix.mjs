@@ -2,8 +2,8 @@
 //
 //   node scripts/check-vsix.mjs rutter.vsix
 //
-// - the manifest, the README and the bundled dist/extension.js are there; no sources, tests
-//   or node_modules;
+// - the manifest, the README and the bundled dist/extension.js are there, and every icon the
+//   manifest names (the activity bar's); no sources, tests or node_modules;
 // - the bundle requires nothing but `vscode` and Node's built-in modules (the language client
 //   is bundled in), and loads: with a stand-in for `vscode` it exports activate/deactivate.
 import { readFileSync } from "node:fs";
@@ -64,6 +64,13 @@ if (unwanted.length > 0) {
 const manifest = JSON.parse(entries.get("extension/package.json").toString("utf8"));
 if (manifest.main !== "./dist/extension.js") {
   fail(`package.json main is ${manifest.main}, expected ./dist/extension.js`);
+}
+
+// Every icon the manifest names (the activity bar's view container) is in the package.
+for (const container of manifest.contributes?.viewsContainers?.activitybar ?? []) {
+  if (!entries.has(`extension/${container.icon}`)) {
+    fail(`the view container ${container.id} names the icon ${container.icon}, which the package does not hold`);
+  }
 }
 
 const bundle = entries.get("extension/dist/extension.js").toString("utf8");

@@ -7,6 +7,7 @@ import type { Disposable, Ports } from "./ports";
 import { InstructionsController } from "./instructions";
 import { OPEN_FILE_COMMAND } from "./instructionsView";
 import { MemoryController } from "./memory";
+import { MemoryView } from "./memoryView";
 import { SHOW_MESSAGE_REQUEST, askAsModal } from "./messages";
 import { PinsController } from "./pins";
 import { RunsController } from "./runs";
@@ -22,6 +23,7 @@ export interface Rutter extends Disposable {
   instructions: InstructionsController;
   runs: RunsController;
   memory: MemoryController;
+  memoryView: MemoryView;
   sessions: SessionsController;
   pins: PinsController;
 }
@@ -32,14 +34,20 @@ export function startRutter(ports: Ports): Rutter {
   const runs = new RunsController(ports);
   instructions.staleRuns = (workspaceId) => runs.staleRuns(workspaceId);
   runs.onDidChange = () => instructions.updateStatus();
+  runs.shownTarget = () => instructions.shownTarget;
   const memory = new MemoryController(ports, () => instructions.workspaceId);
+  const memoryView = new MemoryView(ports, memory);
   const sessions = new SessionsController(ports, () => instructions.workspaceId);
-  instructions.onDidShow = (workspaceId) => sessions.workspaceShown(workspaceId);
+  instructions.onDidShow = (workspaceId) => {
+    sessions.workspaceShown(workspaceId);
+    memoryView.workspaceShown(workspaceId);
+  };
   const pins = new PinsController(ports);
   const disposables: Disposable[] = [
     instructions,
     runs,
     memory,
+    memoryView,
     sessions,
     pins,
     server.onRequest(SHOW_MESSAGE_REQUEST, (params) => askAsModal(editor, params)),
@@ -53,6 +61,7 @@ export function startRutter(ports: Ports): Rutter {
     instructions,
     runs,
     memory,
+    memoryView,
     sessions,
     pins,
     dispose(): void {

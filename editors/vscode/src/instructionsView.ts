@@ -1,12 +1,14 @@
 /**
- * The "Effective Instructions" tree: the answer of `rutter/effectiveInstructions` for the
- * active file as view nodes. Pure: no editor state is read here.
+ * The "Instructions" tree: the answer of `rutter/effectiveInstructions` for the file the view
+ * shows, as view nodes. Pure: no editor state is read here.
  *
- * Sources come first, in delivery order (label = path, description = kind · scope ·
- * precedence, and `→ target` for a link, tooltip = why_effective, click opens the file);
- * then the groups Conflicts,
- * Ignored (with reasons) and Redactions, each only when it has entries; then the fingerprint.
- * A failed answer is one error node with the typed reason.
+ * A header row first ("9 sources in delivery order; higher precedence wins where sources
+ * conflict", the contract's wording); then the sources in delivery order (label = `ordinal.
+ * path`, description = kind · human scope · precedence, and `→ target` for a link, tooltip =
+ * why_effective, click opens the file, "Show Why" opens the whole explanation, see
+ * sourceDetails.ts); then the groups Conflicts (worded as layering: "A is overridden here by
+ * B"), Ignored (with reasons) and Redactions, each only when it has entries; then the
+ * fingerprint. A failed answer is one error node with the typed reason.
  */
 
 import type { ErrorInfo, IgnoredEntry, InstructionsAnswer, RedactionCount, Snapshot } from "./protocol";
@@ -29,7 +31,20 @@ function withOpen(node: ViewNode, path: string | undefined): ViewNode {
   return command === undefined ? node : { ...node, command };
 }
 
-/** `kind · scope · precedence`, then `· → target` for a link (`· stub → target` for a git stub). */
+/** The contract's precedence rule (section 5.1), as the header and the details say it. */
+export const PRECEDENCE_RULE = "higher precedence wins where sources conflict";
+
+/** A scope as a person says it: "workspace root" for `.`, else the directory. */
+export function scopeName(scope: string): string {
+  return scope === "." || scope === "" ? "workspace root" : scope;
+}
+
+/** The header row's text: how many sources, their order, and which one wins. */
+export function headerText(count: number): string {
+  return `${count} ${count === 1 ? "source" : "sources"} in delivery order; ${PRECEDENCE_RULE}`;
+}
+
+/** `kind · scope · precedence N`, then `· → target` for a link (`· stub → target` for a git stub). */
 export function sourceDescription(source: {
   kind: string;
   scope: string;
@@ -37,7 +52,7 @@ export function sourceDescription(source: {
   link_target?: string;
   link_stub?: boolean;
 }): string {
-  const base = `${source.kind} · ${source.scope} · ${source.precedence}`;
+  const base = `${source.kind} · ${scopeName(source.scope)} · precedence ${source.precedence}`;
   if (source.link_target === undefined) {
     return base;
   }
@@ -117,6 +132,28 @@ function group(id: string, label: string, children: ViewNode[], icon: string): V
   return { id, label: `${label} (${children.length})`, icon, children, expanded: true };
 }
 
+/** A conflict as layering: the lower-precedence file is overridden here by the higher one. */
+export function conflictText(conflict: { lower_precedence_path: string; higher_precedence_path: string }): string {
+  return `${conflict.lower_precedence_path} is overridden here by ${conflict.higher_precedence_path}`;
+}
+
+export const SOURCE_PREFIX = "source/";
+export const IGNORED_PREFIX = "ignored/";
+
+export function headerNode(snapshot: Snapshot): ViewNode {
+  return {
+    id: "header",
+    label: headerText(snapshot.sources.length),
+    tooltip: [
+      `The instruction files that apply to ${snapshot.target_path}, in the order agents receive them (1 first).`,
+      `Precedence is 100 × depth + slot and grows down the list: where two sources conflict, the one further down wins (${PRECEDENCE_RULE}).`,
+      'Select a source and choose "Show Why" for its whole explanation.',
+    ].join("\n"),
+    icon: "list-ordered",
+    contextValue: "header",
+  };
+}
+
 export function snapshotNodes(snapshot: Snapshot, root: string | undefined): ViewNode[] {
   const nodes: ViewNode[] = [];
   if (snapshot.sources.length === 0) {
@@ -126,13 +163,15 @@ export function snapshotNodes(snapshot: Snapshot, root: string | undefined): Vie
       description: snapshot.target_path,
       icon: "info",
     });
+  } else {
+    nodes.push(headerNode(snapshot));
   }
   for (const source of snapshot.sources) {
     nodes.push(
       withOpen(
         {
-          id: `source/${source.path}`,
-          label: source.path,
+          id: `${SOURCE_PREFIX}${source.path}`,
+          label: `${source.ordinal}. ${source.path}`,
           description: sourceDescription(source),
           tooltip: source.why_effective,
           icon: source.redacted ? "shield" : source.link_target !== undefined ? "file-symlink-file" : "file",
@@ -151,7 +190,7 @@ export function snapshotNodes(snapshot: Snapshot, root: string | undefined): Vie
           withOpen(
             {
               id: `conflict/${conflict.role}/${conflict.lower_precedence_path}/${conflict.higher_precedence_path}`,
-              label: `${conflict.lower_precedence_path} < ${conflict.higher_precedence_path}`,
+              label: conflictText(conflict),
               description: conflict.role,
               tooltip: conflict.resolution,
               icon: "git-compare",
@@ -171,11 +210,12 @@ export function snapshotNodes(snapshot: Snapshot, root: string | undefined): Vie
         snapshot.ignored.map((entry) =>
           withOpen(
             {
-              id: `ignored/${entry.path}`,
+              id: `${IGNORED_PREFIX}${entry.path}`,
               label: entry.path,
               description: ignoredReason(entry),
               tooltip: ignoredReason(entry),
               icon: "eye-closed",
+              contextValue: "ignored",
             },
             resolvePath(root, entry.path),
           ),

@@ -121,6 +121,8 @@ export class MemoryController implements Disposable, DocumentStore {
   private readonly documents = new Map<string, OpenDocument>();
   private created = 0;
   private readonly disposables: Disposable[] = [];
+  /** Called after the editor created, edited, enabled, disabled or deleted a memory. */
+  onDidChange: () => void = () => undefined;
 
   constructor(
     private readonly ports: Ports,
@@ -192,6 +194,11 @@ export class MemoryController implements Disposable, DocumentStore {
     if (record === undefined) {
       return;
     }
+    await this.act(record);
+  }
+
+  /** What to do with `record`: edit, disable or enable, delete (a pick). */
+  async act(record: MemoryRecord): Promise<void> {
     const action = await this.ports.editor.pick(actionItems(record), `${record.title} (${scopeText(record)}, version ${record.version})`);
     switch (action) {
       case "edit":
@@ -213,6 +220,7 @@ export class MemoryController implements Disposable, DocumentStore {
     try {
       const updated = await this.request<MemoryRecord>(Methods.memorySetStatus, MemoryParams.setStatus(record.id, record.version, status));
       this.ports.editor.showMessage("info", `rutter: "${updated.title}" is ${updated.status === "active" ? "enabled" : "disabled"} (version ${updated.version})`);
+      this.onDidChange();
       return updated;
     } catch (error) {
       this.fail(`"${record.title}" was not ${status === "active" ? "enabled" : "disabled"}`, error);
@@ -227,6 +235,7 @@ export class MemoryController implements Disposable, DocumentStore {
       if (deleted.deleted) {
         this.ports.editor.showMessage("info", `rutter: "${record.title}" was deleted permanently`);
         this.documents.delete(memoryPath(record.id));
+        this.onDidChange();
       } else {
         this.ports.editor.showMessage("info", `rutter: "${record.title}" was kept`);
       }
@@ -296,6 +305,7 @@ export class MemoryController implements Disposable, DocumentStore {
     }
     if (record !== undefined) {
       this.documents.set(path, { ...known, id: record.id, version: record.version, record });
+      this.onDidChange();
     }
   }
 

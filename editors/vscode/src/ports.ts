@@ -34,7 +34,16 @@ export interface ViewNode {
   expanded?: boolean;
 }
 
-export type ViewId = "rutter.instructions" | "rutter.runs" | "rutter.sessions" | "rutter.proposals";
+export type ViewId = "rutter.instructions" | "rutter.runs" | "rutter.memory" | "rutter.sessions" | "rutter.proposals";
+
+/** Every view of the rutter view container (activity bar), in the order package.json lists them. */
+export const VIEW_IDS: readonly ViewId[] = [
+  "rutter.instructions",
+  "rutter.runs",
+  "rutter.memory",
+  "rutter.sessions",
+  "rutter.proposals",
+];
 
 export interface StatusModel {
   text: string;
@@ -111,6 +120,10 @@ export interface EditorPort {
   activeFile(): ActiveFile | undefined;
   onDidChangeActiveFile(handler: () => void): Disposable;
   setTree(view: ViewId, nodes: ViewNode[]): void;
+  /** The text beside a view's title (e.g. the file it shows); undefined clears it. */
+  setViewDescription(view: ViewId, text: string | undefined): void;
+  /** A context key for `when` clauses of package.json (menus, buttons). */
+  setContext(key: string, value: boolean): void;
   setStatus(status: StatusModel | undefined): void;
   /** The second status bar item: the current run's last checkpoint. */
   setSessionStatus(status: StatusModel | undefined): void;

@@ -13,6 +13,8 @@ export const Methods = {
   runsChanged: "rutter/runsChanged",
   runInstructions: "rutter/runInstructions",
   confirmRefresh: "rutter/confirmRefresh",
+  createRun: "rutter/createRun",
+  setRunStatus: "rutter/setRunStatus",
   memoryList: "rutter/memory/list",
   memoryGet: "rutter/memory/get",
   memoryCreate: "rutter/memory/create",
@@ -142,6 +144,26 @@ export interface RunEntry {
   live_fingerprint?: string | null;
   /** The run could not be inspected (e.g. a tampered revision). */
   error?: ErrorInfo;
+}
+
+/** The answer of `rutter/createRun` (what `rutter run create --json` prints). */
+export interface CreatedRun {
+  run_id: string;
+  mission_id: string;
+  session_id: string;
+  thread_id: string;
+  root_node_id: string;
+  revision: number;
+  fingerprint: string;
+}
+
+/** The answer of `rutter/setRunStatus`: the run after the call (`rutter run status --json`). */
+export interface RunRecord {
+  run_id: string;
+  workspace_id: string;
+  goal: string;
+  target_path: string;
+  status: string;
 }
 
 export interface RunsAnswer {

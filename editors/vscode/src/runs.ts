@@ -9,6 +9,8 @@
  * `rutter/confirmRefresh` with the two fingerprints captured when the review was shown: if
  * the disk changed in between, the server refuses (`conflict`) and the person is told to
  * review again.
+ *
+ * Create, move and show (runCommands.ts) are registered here too, on the same list.
  */
 
 import type { ConfirmResult, RunEntry, RunInspection, RunsAnswer } from "./protocol";
@@ -16,6 +18,7 @@ import { Methods, isErrorAnswer, typedError } from "./protocol";
 import type { Disposable, Ports } from "./ports";
 import { nextRevision, reviewSummary, reviewText } from "./review";
 import { runIdOf, runNodes, staleRunsOf } from "./runsView";
+import { RunActions, RunCommands, type ShownTarget } from "./runCommands";
 import type { StaleRun } from "./statusBar";
 
 export const REFRESH_RUNS_COMMAND = "rutter.refreshRuns";
@@ -31,9 +34,21 @@ export class RunsController implements Disposable {
   private readonly disposables: Disposable[] = [];
   /** Called when the list changed (the status bar's stale marker). */
   onDidChange: () => void = () => undefined;
+  /** The file the Instructions view shows (set by the app): where "Create Run…" creates. */
+  shownTarget: () => ShownTarget | undefined = () => undefined;
+  readonly actions: RunActions;
 
   constructor(private readonly ports: Ports) {
     const { editor, server } = ports;
+    this.actions = new RunActions(
+      ports,
+      () => this.shownTarget(),
+      async () => {
+        await this.refresh();
+        return this.runs;
+      },
+      () => this.refresh(),
+    );
     this.disposables.push(
       server.onDidStart(() => void this.refresh()),
       // Not on `rutter/instructionsChanged`: when an instruction change makes a run stale (or
@@ -42,6 +57,9 @@ export class RunsController implements Disposable {
       server.onNotification(Methods.runsChanged, () => void this.refresh()),
       editor.registerCommand(REFRESH_RUNS_COMMAND, () => this.refresh()),
       editor.registerCommand(REVIEW_REFRESH_COMMAND, (argument) => this.review(argument)),
+      editor.registerCommand(RunCommands.create, () => this.actions.create()),
+      editor.registerCommand(RunCommands.setStatus, (argument) => this.actions.setStatus(runIdOf(argument))),
+      editor.registerCommand(RunCommands.showStacks, (argument) => this.actions.showStacks(runIdOf(argument))),
     );
   }
 

@@ -1,11 +1,14 @@
 /**
- * The "Runs" tree: the active runs of the served workspaces (`rutter/runs`) with their
- * target, pinned revision and stale state. Pure.
+ * The "Runs" tree: the active runs of the served workspaces (`rutter/runs`). Each row is the
+ * run's goal (its first line), described by its status, whether its pinned instructions are
+ * current, its target, its pinned revision and its ID; the tooltip says all of it in full.
+ * Pure.
  */
 
 import type { RunEntry } from "./protocol";
 import type { ViewNode } from "./ports";
 import type { StaleRun } from "./statusBar";
+import { firstLine } from "./runCommands";
 
 /** `viewItem` values; the context menu "Review and confirm refresh" matches `^run`. */
 export const RunContext = {
@@ -23,9 +26,9 @@ function state(run: RunEntry): { text: string; icon: string; color?: string; con
     return { text: `discovery fails closed (${run.live_error.code})`, icon: "error", color: "problemsErrorIcon.foreground", context: RunContext.liveError };
   }
   if (run.stale) {
-    return { text: "stale", icon: "warning", color: "problemsWarningIcon.foreground", context: RunContext.stale };
+    return { text: "instructions stale", icon: "warning", color: "problemsWarningIcon.foreground", context: RunContext.stale };
   }
-  return { text: "current", icon: "pass", context: RunContext.current };
+  return { text: "instructions current", icon: "pass", context: RunContext.current };
 }
 
 function revisionText(run: RunEntry): string {
@@ -37,7 +40,7 @@ export function runNode(run: RunEntry, showWorkspace: boolean): ViewNode {
   const where = showWorkspace ? `${run.workspace_id}:${run.target_path}` : run.target_path;
   const tooltip = [
     `${run.goal}`,
-    `run ${run.run_id} (${run.status})`,
+    `run ${run.run_id}, ${run.status}`,
     `workspace: ${run.workspace_id}`,
     `target: ${run.target_path}`,
     `pinned: ${run.revision === null ? "no revision yet" : `revision ${run.revision}, fingerprint ${run.fingerprint ?? "?"}`}`,
@@ -52,16 +55,16 @@ export function runNode(run: RunEntry, showWorkspace: boolean): ViewNode {
   } else if (run.stale) {
     tooltip.push(
       `stale: the instructions on disk (${run.live_fingerprint ?? "?"}) differ from what the run pinned.`,
-      'Right-click → "Review and confirm refresh".',
+      'Right-click → "Review and confirm refresh", or "Show Pinned and Live Instructions".',
     );
   } else {
     tooltip.push("current: the run's pinned snapshot matches the instructions on disk.");
   }
   return {
     id: `run/${run.run_id}`,
-    // The ID, as drift diagnostics and the code action name the run.
-    label: run.run_id,
-    description: `${where} · ${revisionText(run)} · ${text}`,
+    label: firstLine(run.goal),
+    // The ID last: drift diagnostics and the status bar name the run by it.
+    description: `${run.status} · ${text} · ${where} · ${revisionText(run)} · ${run.run_id}`,
     tooltip: tooltip.join("\n"),
     icon,
     iconColor: color,

@@ -27,6 +27,7 @@ import type {
   ViewId,
   ViewNode,
 } from "./ports";
+import { VIEW_IDS } from "./ports";
 import { SECTION, needsRestart, readSettings, serverLaunch, serverSettings } from "./settings";
 
 export type ExtensionContext = vscode.ExtensionContext;
@@ -342,6 +343,7 @@ function showStatus(item: vscode.StatusBarItem, status: StatusModel | undefined)
 
 export class VscodeEditor implements EditorPort, vscode.Disposable {
   private readonly trees = new Map<ViewId, NodeTree>();
+  private readonly treeViews = new Map<ViewId, vscode.TreeView<ViewNode>>();
   private readonly status: vscode.StatusBarItem;
   private readonly sessionStatus: vscode.StatusBarItem;
   private readonly reviews = new ReviewDocuments();
@@ -351,10 +353,12 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
   private lastFile: vscode.Uri | undefined;
 
   constructor() {
-    for (const view of ["rutter.instructions", "rutter.runs", "rutter.sessions", "rutter.proposals"] as const) {
+    for (const view of VIEW_IDS) {
       const tree = new NodeTree();
+      const treeView = vscode.window.createTreeView(view, { treeDataProvider: tree });
       this.trees.set(view, tree);
-      this.subscriptions.push(vscode.window.createTreeView(view, { treeDataProvider: tree }), tree);
+      this.treeViews.set(view, treeView);
+      this.subscriptions.push(treeView, tree);
     }
     this.status = vscode.window.createStatusBarItem("rutter.status", vscode.StatusBarAlignment.Right, 100);
     this.status.name = "rutter: effective instructions";
@@ -412,6 +416,17 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
 
   setTree(view: ViewId, nodes: ViewNode[]): void {
     this.trees.get(view)?.set(nodes);
+  }
+
+  setViewDescription(view: ViewId, text: string | undefined): void {
+    const treeView = this.treeViews.get(view);
+    if (treeView !== undefined) {
+      treeView.description = text;
+    }
+  }
+
+  setContext(key: string, value: boolean): void {
+    void vscode.commands.executeCommand("setContext", key, value);
   }
 
   setStatus(status: StatusModel | undefined): void {

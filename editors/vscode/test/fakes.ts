@@ -122,6 +122,8 @@ export const DEFAULT_SETTINGS: ExtensionSettings = {
 export class FakeEditor implements EditorPort {
   file: ActiveFile | undefined;
   readonly trees = new Map<ViewId, ViewNode[]>();
+  readonly viewDescriptions = new Map<ViewId, string>();
+  readonly contexts = new Map<string, boolean>();
   status: StatusModel | undefined;
   sessionStatus: StatusModel | undefined;
   readonly revealed: ViewId[] = [];
@@ -161,6 +163,18 @@ export class FakeEditor implements EditorPort {
 
   setTree(view: ViewId, nodes: ViewNode[]): void {
     this.trees.set(view, nodes);
+  }
+
+  setViewDescription(view: ViewId, text: string | undefined): void {
+    if (text === undefined) {
+      this.viewDescriptions.delete(view);
+    } else {
+      this.viewDescriptions.set(view, text);
+    }
+  }
+
+  setContext(key: string, value: boolean): void {
+    this.contexts.set(key, value);
   }
 
   setStatus(status: StatusModel | undefined): void {

@@ -12,6 +12,7 @@ import { after, before, describe, it } from "node:test";
 
 import { startRutter } from "../../src/app";
 import { instructionNodes } from "../../src/instructionsView";
+import { detailsOf } from "../../src/sourceDetails";
 import { workspaceRoot } from "../../src/paths";
 import type { InstructionsAnswer, Snapshot } from "../../src/protocol";
 import { Methods, errorDocument, instructionsAnswer, isErrorAnswer } from "../../src/protocol";
@@ -108,14 +109,15 @@ describe("instructions against the real server", () => {
     const rootOfAnswer = workspaceRoot(target(), snapshot.target_path);
     assert.equal(rootOfAnswer, root);
     assert.deepEqual(outline(instructionNodes(snapshot, rootOfAnswer)), [
-      "AGENTS.md — agents · . · 0",
-      "CLAUDE.md — claude · . · 1",
-      ".prayu/rules/style.md — prayu_rule · . · 10",
-      "services/api/AGENTS.override.md — agents_override · services/api · 200",
-      "services/api/.prayu/rules/style.md — prayu_rule · services/api · 210",
+      "5 sources in delivery order; higher precedence wins where sources conflict",
+      "1. AGENTS.md — agents · workspace root · precedence 0",
+      "2. CLAUDE.md — claude · workspace root · precedence 1",
+      "3. .prayu/rules/style.md — prayu_rule · workspace root · precedence 10",
+      "4. services/api/AGENTS.override.md — agents_override · services/api · precedence 200",
+      "5. services/api/.prayu/rules/style.md — prayu_rule · services/api · precedence 210",
       "Conflicts (2)",
-      "  AGENTS.md < services/api/AGENTS.override.md — agents",
-      "  .prayu/rules/style.md < services/api/.prayu/rules/style.md — prayu_rule:style.md",
+      "  AGENTS.md is overridden here by services/api/AGENTS.override.md — agents",
+      "  .prayu/rules/style.md is overridden here by services/api/.prayu/rules/style.md — prayu_rule:style.md",
       "Ignored (2)",
       "  .prayu/rules/drafts/wip.md — ignored by .prayu/instructions.ignore:1 (pattern .prayu/rules/drafts/)",
       "  services/api/AGENTS.md — superseded by services/api/AGENTS.override.md (a non-blank AGENTS.override.md replaces AGENTS.md at its level)",
@@ -124,12 +126,12 @@ describe("instructions against the real server", () => {
       `Fingerprint — ${snapshot.fingerprint.slice(0, 12)}`,
     ]);
     const nodes = instructionNodes(snapshot, rootOfAnswer);
-    assert.match(nodes[0]?.tooltip ?? "", /^workspace-root AGENTS\.md; inherited by services\/api\/input\.go/);
-    for (const node of nodes.slice(0, 5)) {
+    assert.match(nodes[1]?.tooltip ?? "", /^workspace-root AGENTS\.md; inherited by services\/api\/input\.go/);
+    for (const node of nodes.slice(1, 6)) {
       const opened = node.command?.arguments[0];
       assert.ok(typeof opened === "string" && fs.existsSync(opened), `${node.label} opens ${String(opened)}`);
     }
-    assert.equal(statusModel(snapshot, [])?.text, "$(book) 5");
+    assert.equal(statusModel(snapshot, [])?.text, "rutter: 5");
   });
 
   it("fails with a JSON-RPC error whose data is the typed reason when discovery fails closed", async () => {
@@ -148,7 +150,7 @@ describe("instructions against the real server", () => {
     assert.deepEqual(node?.children?.[1]?.command?.arguments, [path.join(root, "broken/AGENTS.md")]);
     const status = statusModel(answer, []);
     assert.equal(status?.warning, true);
-    assert.equal(status?.text, "$(warning) 0");
+    assert.equal(status?.text, "rutter: failed closed");
   });
 
   it("says not_registered for a file outside every folder", async () => {
@@ -166,14 +168,14 @@ describe("instructions against the real server", () => {
     try {
       editor.setActiveFile({ uri: uriOf(target()), path: target(), folder: root });
       await waitFor("the stack", () => editor.tree("rutter.instructions").length > 0);
-      assert.equal(editor.status?.text, "$(book) 5");
+      assert.equal(editor.status?.text, "rutter: 5");
 
       // An agent writes a new instruction file; VS Code's watcher reports it.
       const added = path.join(root, "services/CLAUDE.md");
       fs.writeFileSync(added, "services notes\n");
       await server.changed([{ file: added, type: 1 }]);
-      await waitFor("the refreshed stack", () => editor.status?.text === "$(book) 6");
-      assert.ok(outline(editor.tree("rutter.instructions")).includes("services/CLAUDE.md — claude · services · 101"));
+      await waitFor("the refreshed stack", () => editor.status?.text === "rutter: 6");
+      assert.ok(outline(editor.tree("rutter.instructions")).includes("4. services/CLAUDE.md — claude · services · precedence 101"));
     } finally {
       rutter.dispose();
     }
@@ -241,22 +243,46 @@ describe("the example monorepo, as docs/editors.md describes it", () => {
     const answer = await answerFor(server, file);
     assert.ok(!isErrorAnswer(answer), JSON.stringify(answer));
     const lines = outline(instructionNodes(answer, workspaceRoot(file, answer.target_path)));
-    assert.deepEqual(lines.slice(0, 9), [
-      "AGENTS.md — agents · . · 0",
-      "CLAUDE.md — claude · . · 1",
-      ".prayu/instructions.md — prayu_instructions · . · 3",
-      ".prayu/rules/go/style.md — prayu_rule · . · 10",
-      ".prayu/rules/testing.md — prayu_rule · . · 11",
-      "services/api/AGENTS.override.md — agents_override · services/api · 200",
-      "services/api/.claude/CLAUDE.md — claude_dir · services/api · 202",
-      "services/api/.prayu/rules/go/style.md — prayu_rule · services/api · 210",
-      "services/api/internal/parser/AGENTS.md — agents · services/api/internal/parser · 400",
+    assert.deepEqual(lines.slice(0, 10), [
+      "9 sources in delivery order; higher precedence wins where sources conflict",
+      "1. AGENTS.md — agents · workspace root · precedence 0",
+      "2. CLAUDE.md — claude · workspace root · precedence 1",
+      "3. .prayu/instructions.md — prayu_instructions · workspace root · precedence 3",
+      "4. .prayu/rules/go/style.md — prayu_rule · workspace root · precedence 10",
+      "5. .prayu/rules/testing.md — prayu_rule · workspace root · precedence 11",
+      "6. services/api/AGENTS.override.md — agents_override · services/api · precedence 200",
+      "7. services/api/.claude/CLAUDE.md — claude_dir · services/api · precedence 202",
+      "8. services/api/.prayu/rules/go/style.md — prayu_rule · services/api · precedence 210",
+      "9. services/api/internal/parser/AGENTS.md — agents · services/api/internal/parser · precedence 400",
     ]);
     assert.deepEqual(
-      lines.filter((line) => !line.startsWith(" ")).slice(9),
+      lines.filter((line) => !line.startsWith(" ")).slice(10),
       ["Conflicts (3)", "Ignored (2)", "Redactions (1)", `Fingerprint — ${answer.fingerprint.slice(0, 12)}`],
     );
-    assert.equal(statusModel(answer, [])?.text, "$(book) 9");
+    assert.equal(statusModel(answer, [])?.text, "rutter: 9");
+  });
+
+  it("explains the 6th source in a document: its place, precedence, both conflict roles, what it replaces", async () => {
+    const file = path.join(root, "services/api/internal/parser/input.go");
+    const answer = await answerFor(server, file);
+    assert.ok(!isErrorAnswer(answer), JSON.stringify(answer));
+    const details = detailsOf(answer, "source/services/api/AGENTS.override.md");
+    assert.ok(details);
+    assert.equal(details.name, "why-6-services_api_AGENTS.override.md.md");
+    const text = details.text;
+    assert.ok(text.startsWith("# 6. services/api/AGENTS.override.md\n"), text);
+    for (const line of [
+      "- **Delivered** 6th of 9: agents read it after 5 others and before 3 more.",
+      "- **Scope**: services/api (depth 2)",
+      "- **Precedence**: 200 = 100 × depth 2 + slot 0 (AGENTS); higher precedence wins where sources conflict.",
+      "- It overrides `AGENTS.md` here (role `agents`): both apply; services/api/AGENTS.override.md is nearer to the target and wins where they conflict.",
+      "- It is overridden here by `services/api/internal/parser/AGENTS.md` (role `agents`): both apply; services/api/internal/parser/AGENTS.md is nearer to the target and wins where they conflict.",
+      "- `services/api/AGENTS.md`: superseded by services/api/AGENTS.override.md (a non-blank AGENTS.override.md replaces AGENTS.md at its level).",
+    ]) {
+      assert.ok(text.includes(`${line}\n`), `${line}\n---\n${text}`);
+    }
+    const why = answer.sources[5]?.why_effective ?? "";
+    assert.ok(why !== "" && text.includes(`## Why it applies\n\n${why}\n`), text);
   });
 
   it("shows the error node for app.ts under the broken rule", async () => {
@@ -265,6 +291,6 @@ describe("the example monorepo, as docs/editors.md describes it", () => {
     const [node] = instructionNodes(answer, root);
     assert.equal(`${node?.label} — ${node?.description}`, "Discovery failed closed: no instructions are delivered — invalid_utf8");
     assert.equal(node?.children?.[1]?.label, "services/web/.prayu/rules/broken.md");
-    assert.equal(statusModel(answer, [])?.text, "$(warning) 0");
+    assert.equal(statusModel(answer, [])?.text, "rutter: failed closed");
   });
 });

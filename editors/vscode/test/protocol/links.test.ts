@@ -49,8 +49,9 @@ describe("links inside the workspace against the real server", () => {
     assert.deepEqual(answer.ignored, [{ path: "CLAUDE.md", reason: "alias", alias_of: "AGENTS.md" }]);
     const rootOfAnswer = workspaceRoot(target(), answer.target_path);
     assert.deepEqual(outline(instructionNodes(answer, rootOfAnswer)), [
-      "AGENTS.md — agents · . · 0",
-      "docs/CLAUDE.md — claude · docs · 101 · → docs/CONTRIBUTING.md",
+      "2 sources in delivery order; higher precedence wins where sources conflict",
+      "1. AGENTS.md — agents · workspace root · precedence 0",
+      "2. docs/CLAUDE.md — claude · docs · precedence 101 · → docs/CONTRIBUTING.md",
       "Ignored (1)",
       "  CLAUDE.md — alias of AGENTS.md (a link to it; not delivered twice)",
       `Fingerprint — ${answer.fingerprint.slice(0, 12)}`,

@@ -89,14 +89,14 @@ describe("runs against the real server", () => {
     assert.equal(entry?.live_fingerprint, created.fingerprint);
 
     await editor.run(REFRESH_RUNS_COMMAND);
-    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 1 · current`]);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`fix the parser — created · instructions current · services/api/input.go · rev 1 · ${created.run_id}`]);
     assert.equal(editor.tree("rutter.runs")[0]?.contextValue, "run.current");
   });
 
   it("turns stale when an instruction file changes, with the status bar's warning", async () => {
     await edit(apiRules(), "api rules\nrun the tests twice\n");
     await waitFor("the stale run", () => editor.tree("rutter.runs")[0]?.contextValue === "run.stale");
-    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 1 · stale`]);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`fix the parser — created · instructions stale · services/api/input.go · rev 1 · ${created.run_id}`]);
     await waitFor("the status bar's warning", () => editor.status?.warning === true);
     assert.match(editor.status?.tooltip ?? "", new RegExp(`Run ${created.run_id}: its pinned snapshot \\(revision 1\\) is stale`));
   });
@@ -132,7 +132,7 @@ describe("runs against the real server", () => {
       kind: "info",
       text: `rutter: run ${created.run_id} now uses revision 2 of its instructions`,
     });
-    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 2 · current`]);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`fix the parser — created · instructions current · services/api/input.go · rev 2 · ${created.run_id}`]);
     const shown = JSON.parse(cli("run", "show", created.run_id, "--json")) as { revision: number };
     assert.equal(shown.revision, 2);
   });
@@ -163,7 +163,7 @@ describe("runs against the real server", () => {
     assert.equal(server.shownDocuments.length, 1);
     assert.match(server.messageRequests.at(-1)?.message ?? "", new RegExp(`refresh run ${created.run_id}`));
     await editor.run(REFRESH_RUNS_COMMAND);
-    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 3 · current`]);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`fix the parser — created · instructions current · services/api/input.go · rev 3 · ${created.run_id}`]);
   });
 });
 
@@ -196,7 +196,7 @@ describe("rutter/runsChanged from the real server drives the runs view", () => {
     rutter = startRutter({ editor, server });
     editor.setActiveFile({ uri: uriOf(target()), path: target(), folder: root });
     // The folder is registered as workspace "depot" once the server has answered for it.
-    await waitFor("the stack", () => editor.status?.text === "$(book) 2");
+    await waitFor("the stack", () => editor.status?.text === "rutter: 2");
   });
 
   after(async () => {
@@ -214,7 +214,7 @@ describe("rutter/runsChanged from the real server drives the runs view", () => {
     const notice = await waitFor("rutter/runsChanged for the new run", () => received.at(0));
     assert.deepEqual(notice, { workspace_ids: ["depot"] });
     await waitFor("the run in the view", () => editor.tree("rutter.runs").length > 0);
-    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${created.run_id} — services/api/input.go · rev 1 · current`]);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`add retries — created · instructions current · services/api/input.go · rev 1 · ${created.run_id}`]);
     assert.equal(editor.status?.warning, false);
   });
 
@@ -228,7 +228,7 @@ describe("rutter/runsChanged from the real server drives the runs view", () => {
     const notice = await waitFor("rutter/runsChanged for the stale run", () => received.at(seen));
     assert.deepEqual(notice, { workspace_ids: ["depot"] });
     await waitFor("the stale run", () => rutter.runs.current[0]?.stale === true);
-    assert.deepEqual(outline(editor.tree("rutter.runs")), [`${entry.run_id} — services/api/input.go · rev 1 · stale`]);
+    assert.deepEqual(outline(editor.tree("rutter.runs")), [`add retries — created · instructions stale · services/api/input.go · rev 1 · ${entry.run_id}`]);
     assert.equal(editor.tree("rutter.runs")[0]?.contextValue, "run.stale");
     await waitFor("the status bar's warning", () => editor.status?.warning === true);
     assert.match(editor.status?.tooltip ?? "", new RegExp(`Run ${entry.run_id}: its pinned snapshot \\(revision 1\\) is stale`));

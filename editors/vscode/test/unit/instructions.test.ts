@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import { Commands, startRutter } from "../../src/app";
-import { REFRESH_COMMAND } from "../../src/instructions";
+import {
+  PINNED_CONTEXT,
+  PIN_COMMAND,
+  REFRESH_COMMAND,
+  TOGGLE_PIN_COMMAND,
+  UNPIN_COMMAND,
+} from "../../src/instructions";
+import { SHOW_WHY_COMMAND } from "../../src/sourceDetails";
 import type { Snapshot } from "../../src/protocol";
 import { Methods } from "../../src/protocol";
 import { FakeEditor, FakeServer, outline, settle } from "../fakes";
@@ -48,9 +55,14 @@ describe("the instructions controller", () => {
     editor.setActiveFile(FILE);
     await settle();
     assert.deepEqual(asked(server), [{ method: Methods.effectiveInstructions, params: { textDocument: { uri: FILE.uri } } }]);
-    assert.deepEqual(outline(editor.tree("rutter.instructions")).slice(0, 2), ["AGENTS.md — agents · . · 0", "a/AGENTS.md — agents · . · 1"]);
-    assert.deepEqual(editor.tree("rutter.instructions")[1]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
-    assert.equal(editor.status?.text, "$(book) 2");
+    assert.deepEqual(outline(editor.tree("rutter.instructions")).slice(0, 3), [
+      "2 sources in delivery order; higher precedence wins where sources conflict",
+      "1. AGENTS.md — agents · workspace root · precedence 0",
+      "2. a/AGENTS.md — agents · workspace root · precedence 1",
+    ]);
+    assert.deepEqual(editor.tree("rutter.instructions")[2]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
+    assert.equal(editor.status?.text, "rutter: 2");
+    assert.equal(editor.viewDescriptions.get("rutter.instructions"), "a/b.go");
   });
 
   it("drops an answer that arrives after a newer question", async () => {
@@ -64,7 +76,7 @@ describe("the instructions controller", () => {
     await settle();
     pending[0]?.(snapshotOf("a/b.go", "mono", ["AGENTS.md", "a/AGENTS.md"]));
     await settle();
-    assert.equal(editor.status?.text, "$(book) 1");
+    assert.equal(editor.status?.text, "rutter: 1");
   });
 
   it("asks again on instructionsChanged for its workspace only, on restart and on refresh", async () => {
@@ -107,7 +119,7 @@ describe("the instructions controller", () => {
     assert.equal(node?.label, "Discovery failed closed: no instructions are delivered");
     assert.equal(node?.description, "symlink");
     assert.deepEqual(node?.children?.[1]?.command?.arguments, ["/src/mono/a/AGENTS.md"]);
-    assert.equal(editor.status?.text, "$(warning) 0");
+    assert.equal(editor.status?.text, "rutter: failed closed");
     assert.match(editor.status?.tooltip ?? "", /discovery failed closed \(symlink\)/);
   });
 
@@ -118,7 +130,7 @@ describe("the instructions controller", () => {
     editor.setActiveFile(FILE);
     await settle();
     assert.equal(editor.tree("rutter.instructions")[0]?.label, "Not in a workspace rutter serves");
-    assert.equal(editor.status?.text, "$(book) –");
+    assert.equal(editor.status?.text, "rutter: not served");
     assert.equal(editor.status?.warning, false);
     server.notify(Methods.instructionsChanged, { workspace_id: "other", paths: ["AGENTS.md"] });
     await settle();
@@ -133,6 +145,103 @@ describe("the instructions controller", () => {
     await settle();
     assert.deepEqual(editor.tree("rutter.instructions"), []);
     assert.equal(editor.status, undefined);
+  });
+});
+
+describe("the pin", () => {
+  const SOURCE = { uri: "file:///src/mono/a/AGENTS.md", path: "/src/mono/a/AGENTS.md", folder: "/src/mono" };
+
+  function answering() {
+    return setup((_method, params) => {
+      const uri = (params as { textDocument: { uri: string } }).textDocument.uri;
+      return uri === FILE.uri
+        ? snapshotOf("a/b.go", "mono", ["AGENTS.md", "a/AGENTS.md"])
+        : snapshotOf("a/AGENTS.md", "mono", ["AGENTS.md", "a/AGENTS.md"]);
+    });
+  }
+
+  it("keeps the view on the pinned file while a source is opened from it", async () => {
+    const { editor, server } = answering();
+    editor.setActiveFile(FILE);
+    await settle();
+    assert.equal(editor.contexts.get(PINNED_CONTEXT), false);
+    await editor.run(PIN_COMMAND);
+    assert.equal(editor.contexts.get(PINNED_CONTEXT), true);
+    assert.equal(editor.viewDescriptions.get("rutter.instructions"), "a/b.go · pinned");
+    assert.equal(asked(server).length, 1, "pinning the file shown asks nothing");
+
+    // A click on a source opens it; the editor makes it the active file.
+    const source = editor.tree("rutter.instructions")[2];
+    assert.ok(source?.command);
+    await editor.run(source.command.command, ...source.command.arguments);
+    assert.deepEqual(editor.opened, ["/src/mono/a/AGENTS.md"]);
+    editor.setActiveFile(SOURCE);
+    await settle();
+    assert.equal(asked(server).length, 1);
+    assert.equal(editor.viewDescriptions.get("rutter.instructions"), "a/b.go · pinned");
+    assert.match(editor.status?.tooltip ?? "", /to a\/b\.go .*\n.*pinned to this file/);
+
+    // A change of the instructions is still shown, for the pinned file.
+    server.notify(Methods.instructionsChanged, { workspace_id: "mono", paths: ["a/AGENTS.md"] });
+    await settle();
+    assert.deepEqual(asked(server).at(-1)?.params, { textDocument: { uri: FILE.uri } });
+    await editor.run(REFRESH_COMMAND);
+    assert.deepEqual(asked(server).at(-1)?.params, { textDocument: { uri: FILE.uri } });
+
+    // Unpinned, the view follows the editor again at once.
+    await editor.run(UNPIN_COMMAND);
+    assert.equal(editor.contexts.get(PINNED_CONTEXT), false);
+    assert.deepEqual(asked(server).at(-1)?.params, { textDocument: { uri: SOURCE.uri } });
+    assert.equal(editor.viewDescriptions.get("rutter.instructions"), "a/AGENTS.md");
+  });
+
+  it("toggles from the palette, and says so when there is no file to pin", async () => {
+    const { editor, rutter } = answering();
+    const pinned = () => rutter.instructions.pinned;
+    await editor.run(TOGGLE_PIN_COMMAND);
+    assert.equal(pinned(), undefined);
+    assert.match(editor.messages.at(-1)?.text ?? "", /open a file first/);
+    editor.setActiveFile(FILE);
+    await settle();
+    await editor.run(TOGGLE_PIN_COMMAND);
+    assert.equal(pinned()?.uri, FILE.uri);
+    await editor.run(TOGGLE_PIN_COMMAND);
+    assert.equal(pinned(), undefined);
+    assert.equal(editor.contexts.get(PINNED_CONTEXT), false);
+  });
+});
+
+describe("Show Why", () => {
+  it("opens the explanation of the row it is run on, or of a picked source", async () => {
+    const { editor } = setup(() => snapshotOf("a/b.go", "mono", ["AGENTS.md", "a/AGENTS.md"]));
+    editor.setActiveFile(FILE);
+    await settle();
+    const row = editor.tree("rutter.instructions")[2];
+    await editor.run(SHOW_WHY_COMMAND, row);
+    assert.equal(editor.readOnly[0]?.name, "why-2-a_AGENTS.md.md");
+    assert.equal(editor.readOnly[0]?.language, "markdown");
+    assert.match(editor.readOnly[0]?.text ?? "", /^# 2\. a\/AGENTS\.md\n/);
+    assert.match(editor.readOnly[0]?.text ?? "", /## Why it applies\n\nwhy a\/AGENTS\.md\n/);
+
+    editor.pickAnswers = [(items) => items[0]?.value];
+    await editor.run(SHOW_WHY_COMMAND);
+    assert.deepEqual(editor.picks[0]?.items.map((item) => item.label), ["1. AGENTS.md", "2. a/AGENTS.md"]);
+    assert.equal(editor.readOnly[1]?.name, "why-1-AGENTS.md.md");
+
+    // The header row has nothing more to say; a dismissed pick opens nothing.
+    await editor.run(SHOW_WHY_COMMAND, editor.tree("rutter.instructions")[0]);
+    editor.pickAnswers = [() => undefined];
+    await editor.run(SHOW_WHY_COMMAND);
+    assert.equal(editor.readOnly.length, 2);
+  });
+
+  it("says so when no source is shown", async () => {
+    const { editor } = setup(() => snapshotOf("a/b.go", "mono", []));
+    editor.setActiveFile(FILE);
+    await settle();
+    await editor.run(SHOW_WHY_COMMAND);
+    assert.equal(editor.readOnly.length, 0);
+    assert.match(editor.messages.at(-1)?.text ?? "", /no instruction source is shown/);
   });
 });
 

@@ -1,59 +1,30 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { OPEN_FILE_COMMAND, errorNode, ignoredReason, instructionNodes } from "../../src/instructionsView";
+import {
+  OPEN_FILE_COMMAND,
+  conflictText,
+  errorNode,
+  headerText,
+  ignoredReason,
+  instructionNodes,
+  scopeName,
+} from "../../src/instructionsView";
 import type { Snapshot } from "../../src/protocol";
 import { outline } from "../fakes";
+import { snapshot } from "../instructionFixtures";
 
 const ROOT = "/src/monorepo";
-
-function snapshot(): Snapshot {
-  return {
-    protocol_version: "project_instruction_snapshot.v1",
-    workspace_id: "monorepo",
-    target_path: "services/api/input.go",
-    fingerprint: "9ac7a4ccb96c61615de68b7d9ed878991e6a5e955ec0af8e2472cc57450c1022",
-    loaded_at: "2026-12-02T10:00:00Z",
-    sources: [
-      {
-        ordinal: 1, path: "AGENTS.md", kind: "agents", scope: ".", depth: 0, precedence: 0,
-        why_effective: "workspace-root AGENTS.md; inherited by services/api/input.go (depth 0)",
-        redacted: false, redactions: [], content_sha256: "a".repeat(64),
-      },
-      {
-        ordinal: 2, path: "CLAUDE.md", kind: "claude", scope: ".", depth: 0, precedence: 1,
-        why_effective: "workspace-root CLAUDE.md", redacted: true,
-        redactions: [{ kind: "secret_assignment", count: 1 }, { kind: "github_token", count: 2 }],
-        content_sha256: "b".repeat(64),
-      },
-      {
-        ordinal: 3, path: "services/api/AGENTS.override.md", kind: "agents_override", scope: "services/api",
-        depth: 2, precedence: 200, why_effective: "services/api/AGENTS.override.md; replaces services/api/AGENTS.md",
-        redacted: false, redactions: [], content_sha256: "c".repeat(64),
-      },
-    ],
-    ignored: [
-      { path: "services/api/AGENTS.md", reason: "superseded", superseded_by: "services/api/AGENTS.override.md" },
-      { path: ".prayu/rules/drafts/wip.md", reason: "ignore_file", line: 2, pattern: ".prayu/rules/drafts/" },
-      { path: "tools/AGENTS.override.md", reason: "blank_override" },
-    ],
-    conflicts: [
-      {
-        role: "agents", lower_precedence_path: "AGENTS.md", higher_precedence_path: "services/api/AGENTS.override.md",
-        resolution: "both apply; services/api/AGENTS.override.md is nearer to the target and wins where they conflict",
-      },
-    ],
-  };
-}
 
 describe("instruction nodes of a snapshot", () => {
   it("lists the sources in delivery order, then conflicts, ignored, redactions, fingerprint", () => {
     assert.deepEqual(outline(instructionNodes(snapshot(), ROOT)), [
-      "AGENTS.md — agents · . · 0",
-      "CLAUDE.md — claude · . · 1",
-      "services/api/AGENTS.override.md — agents_override · services/api · 200",
+      "3 sources in delivery order; higher precedence wins where sources conflict",
+      "1. AGENTS.md — agents · workspace root · precedence 0",
+      "2. CLAUDE.md — claude · workspace root · precedence 1",
+      "3. services/api/AGENTS.override.md — agents_override · services/api · precedence 200",
       "Conflicts (1)",
-      "  AGENTS.md < services/api/AGENTS.override.md — agents",
+      "  AGENTS.md is overridden here by services/api/AGENTS.override.md — agents",
       "Ignored (3)",
       "  services/api/AGENTS.md — superseded by services/api/AGENTS.override.md (a non-blank AGENTS.override.md replaces AGENTS.md at its level)",
       "  .prayu/rules/drafts/wip.md — ignored by .prayu/instructions.ignore:2 (pattern .prayu/rules/drafts/)",
@@ -65,7 +36,7 @@ describe("instruction nodes of a snapshot", () => {
   });
 
   it("gives each source why_effective as tooltip and a click that opens the file", () => {
-    const [first] = instructionNodes(snapshot(), ROOT);
+    const [, first] = instructionNodes(snapshot(), ROOT);
     assert.ok(first);
     assert.equal(first.tooltip, "workspace-root AGENTS.md; inherited by services/api/input.go (depth 0)");
     assert.deepEqual(first.command, { command: OPEN_FILE_COMMAND, title: "Open", arguments: ["/src/monorepo/AGENTS.md"] });
@@ -90,13 +61,45 @@ describe("instruction nodes of a snapshot", () => {
   });
 
   it("has no click without a known root", () => {
-    const [first] = instructionNodes(snapshot(), undefined);
+    const [, first] = instructionNodes(snapshot(), undefined);
     assert.equal(first?.command, undefined);
   });
 
   it("uses Windows separators under a Windows root", () => {
-    const [, , third] = instructionNodes(snapshot(), "C:\\src\\monorepo");
+    const [, , , third] = instructionNodes(snapshot(), "C:\\src\\monorepo");
     assert.deepEqual(third?.command?.arguments, ["C:\\src\\monorepo\\services\\api\\AGENTS.override.md"]);
+  });
+});
+
+describe("the header, scopes and conflicts in words", () => {
+  it("says how many sources, their order and the contract's precedence rule", () => {
+    assert.equal(headerText(9), "9 sources in delivery order; higher precedence wins where sources conflict");
+    assert.equal(headerText(1), "1 source in delivery order; higher precedence wins where sources conflict");
+    const [header] = instructionNodes(snapshot(), ROOT);
+    assert.equal(header?.id, "header");
+    assert.equal(header?.command, undefined);
+    assert.match(header?.tooltip ?? "", /the one further down wins/);
+    assert.match(header?.tooltip ?? "", /services\/api\/input\.go/);
+  });
+
+  it("names the root scope in words and keeps other scopes as directories", () => {
+    assert.equal(scopeName("."), "workspace root");
+    assert.equal(scopeName("services/api"), "services/api");
+  });
+
+  it("words a conflict as layering, never as A < B", () => {
+    const text = conflictText({ lower_precedence_path: "AGENTS.md", higher_precedence_path: "services/api/AGENTS.md" });
+    assert.equal(text, "AGENTS.md is overridden here by services/api/AGENTS.md");
+    const labels = outline(instructionNodes(snapshot(), ROOT));
+    assert.ok(labels.every((line) => !line.includes(" < ")));
+  });
+
+  it("numbers the sources with their ordinals and marks rows that can show why", () => {
+    const nodes = instructionNodes(snapshot(), ROOT);
+    const sources = nodes.filter((node) => node.contextValue === "source");
+    assert.deepEqual(sources.map((node) => node.label.split(" ")[0]), ["1.", "2.", "3."]);
+    const ignored = nodes.find((node) => node.id === "ignored");
+    assert.deepEqual(ignored?.children?.map((node) => node.contextValue), ["ignored", "ignored", "ignored"]);
   });
 });
 
@@ -165,9 +168,10 @@ describe("links inside the workspace (contract 5.6)", () => {
 
   it("shows where a linked source leads, and an alias with the source it repeats", () => {
     assert.deepEqual(outline(instructionNodes(linked(), ROOT)), [
-      "AGENTS.md — agents · . · 0",
-      "docs/CLAUDE.md — claude · docs · 101 · → docs/CONTRIBUTING.md",
-      "stubs/CLAUDE.md — claude · stubs · 101 · stub → stubs/NOTES.md",
+      "3 sources in delivery order; higher precedence wins where sources conflict",
+      "1. AGENTS.md — agents · workspace root · precedence 0",
+      "2. docs/CLAUDE.md — claude · docs · precedence 101 · → docs/CONTRIBUTING.md",
+      "3. stubs/CLAUDE.md — claude · stubs · precedence 101 · stub → stubs/NOTES.md",
       "Ignored (2)",
       "  CLAUDE.md — alias of AGENTS.md (a link to it; not delivered twice)",
       "  win/CLAUDE.md — alias of win/AGENTS.md (a git link stub naming it; not delivered twice)",
@@ -176,7 +180,7 @@ describe("links inside the workspace (contract 5.6)", () => {
   });
 
   it("marks a linked source with the link icon and opens the link itself", () => {
-    const [, link] = instructionNodes(linked(), ROOT);
+    const [, , link] = instructionNodes(linked(), ROOT);
     assert.equal(link?.icon, "file-symlink-file");
     assert.deepEqual(link?.command?.arguments, ["/src/monorepo/docs/CLAUDE.md"]);
   });

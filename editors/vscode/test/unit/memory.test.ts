@@ -65,7 +65,8 @@ describe("memory commands", () => {
     await settle();
     editor.pickAnswers = [(items) => items[0]?.value, () => "edit"];
     await editor.run(MemoryCommands.list);
-    assert.deepEqual(sent(server, Methods.memoryList), [{ all: true }]);
+    // The Memory view asked for the shown workspace's memories; the command for every one.
+    assert.deepEqual(sent(server, Methods.memoryList).at(-1), { all: true });
     assert.equal(editor.picks[0]?.items[0]?.label, "Deploy checklist");
     assert.equal(editor.picks[0]?.items[0]?.description, "project shop · v3");
     assert.deepEqual(editor.picks[1]?.items.map((item) => item.label), ["Edit", "Disable", "Delete permanently"]);

@@ -49,13 +49,13 @@ describe("the runs view", () => {
     editor.setActiveFile({ uri: "file:///w/a.go", path: "/w/a.go", folder: "/w" });
     server.fireStarted();
     await settle();
-    assert.deepEqual(outline(editor.tree("rutter.runs")), ["run_01 — services/api · rev 1 · current"]);
-    assert.equal(editor.status?.text, "$(book) 0");
+    assert.deepEqual(outline(editor.tree("rutter.runs")), ["fix the parser — running · instructions current · services/api · rev 1 · run_01"]);
+    assert.equal(editor.status?.text, "rutter: 0");
 
     script.runs = [run({ stale: true })];
     await editor.run(REFRESH_RUNS_COMMAND);
-    assert.deepEqual(outline(editor.tree("rutter.runs")), ["run_01 — services/api · rev 1 · stale"]);
-    assert.equal(editor.status?.text, "$(warning) 0");
+    assert.deepEqual(outline(editor.tree("rutter.runs")), ["fix the parser — running · instructions stale · services/api · rev 1 · run_01"]);
+    assert.equal(editor.status?.text, "rutter: 0, stale run");
     assert.equal(editor.status?.warning, true);
     assert.deepEqual(sent(server, Methods.runs), [{}, {}]);
   });
@@ -73,14 +73,14 @@ describe("the runs view", () => {
     script.runs = [run()];
     server.notify(Methods.runsChanged, { workspace_ids: ["shop"] });
     await settle();
-    assert.deepEqual(outline(editor.tree("rutter.runs")), ["run_01 — services/api · rev 1 · current"]);
-    assert.equal(editor.status?.text, "$(book) 0");
+    assert.deepEqual(outline(editor.tree("rutter.runs")), ["fix the parser — running · instructions current · services/api · rev 1 · run_01"]);
+    assert.equal(editor.status?.text, "rutter: 0");
 
     script.runs = [run({ stale: true })];
     server.notify(Methods.runsChanged, { workspace_ids: ["shop"] });
     await settle();
-    assert.deepEqual(outline(editor.tree("rutter.runs")), ["run_01 — services/api · rev 1 · stale"]);
-    assert.equal(editor.status?.text, "$(warning) 0");
+    assert.deepEqual(outline(editor.tree("rutter.runs")), ["fix the parser — running · instructions stale · services/api · rev 1 · run_01"]);
+    assert.equal(editor.status?.text, "rutter: 0, stale run");
     assert.equal(editor.status?.warning, true);
     assert.match(editor.status?.tooltip ?? "", /Run run_01: its pinned snapshot \(revision 1\) is stale/);
 
@@ -89,7 +89,7 @@ describe("the runs view", () => {
     server.notify(Methods.runsChanged, { workspace_ids: ["shop"] });
     await settle();
     assert.deepEqual(outline(editor.tree("rutter.runs")), []);
-    assert.equal(editor.status?.text, "$(book) 0");
+    assert.equal(editor.status?.text, "rutter: 0");
     assert.equal(editor.status?.warning, false);
     assert.equal(sent(server, Methods.runs).length, 4);
   });

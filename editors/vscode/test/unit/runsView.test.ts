@@ -6,7 +6,7 @@ import { outline } from "../fakes";
 import { run } from "../fixtures";
 
 describe("run nodes", () => {
-  it("show target, revision and stale state, with the run ID as label", () => {
+  it("show the goal, then status, stale state, target, revision and ID", () => {
     const nodes = runNodes([
       run(),
       run({ run_id: "run_02", stale: true, revision: 3, live_fingerprint: "b".repeat(64) }),
@@ -15,17 +15,17 @@ describe("run nodes", () => {
       run({ run_id: "run_05", error: { code: "tampered_revision", message: "revision 1 was altered" } }),
     ]);
     assert.deepEqual(outline(nodes), [
-      "run_01 — services/api · rev 1 · current",
-      "run_02 — services/api · rev 3 · stale",
-      "run_03 — services/api · no revision · stale",
-      "run_04 — services/api · rev 1 · discovery fails closed (symlink)",
-      "run_05 — services/api · rev 1 · unreadable (tampered_revision)",
+      "fix the parser — running · instructions current · services/api · rev 1 · run_01",
+      "fix the parser — running · instructions stale · services/api · rev 3 · run_02",
+      "fix the parser — running · instructions stale · services/api · no revision · run_03",
+      "fix the parser — running · discovery fails closed (symlink) · services/api · rev 1 · run_04",
+      "fix the parser — running · unreadable (tampered_revision) · services/api · rev 1 · run_05",
     ]);
     assert.deepEqual(
       nodes.map((node) => node.contextValue),
       [RunContext.current, RunContext.stale, RunContext.stale, RunContext.liveError, RunContext.unreadable],
     );
-    assert.match(nodes[1]?.tooltip ?? "", /^fix the parser\nrun run_02 \(running\)\n/);
+    assert.match(nodes[1]?.tooltip ?? "", /^fix the parser\nrun run_02, running\n/);
     assert.match(nodes[1]?.tooltip ?? "", /Review and confirm refresh/);
     assert.match(nodes[3]?.tooltip ?? "", /discovery fails closed now \(symlink\): AGENTS.md is a symbolic link/);
     assert.equal(nodes[1]?.icon, "warning");
@@ -33,7 +33,16 @@ describe("run nodes", () => {
 
   it("name the workspace when runs of several are listed", () => {
     const nodes = runNodes([run(), run({ run_id: "run_02", workspace_id: "web", target_path: "." })]);
-    assert.deepEqual(outline(nodes), ["run_01 — shop:services/api · rev 1 · current", "run_02 — web:. · rev 1 · current"]);
+    assert.deepEqual(outline(nodes), [
+      "fix the parser — running · instructions current · shop:services/api · rev 1 · run_01",
+      "fix the parser — running · instructions current · web:. · rev 1 · run_02",
+    ]);
+  });
+
+  it("label a run by the first line of its goal", () => {
+    const [node] = runNodes([run({ goal: "tidy the parser\nand its tests" })]);
+    assert.equal(node?.label, "tidy the parser");
+    assert.match(node?.tooltip ?? "", /^tidy the parser\nand its tests\n/);
   });
 
   it("every run's context value matches the menu's `viewItem =~ /^run/`", () => {

@@ -9,7 +9,16 @@ typed errors the dispatch maps to JSON-RPC errors whose `data` is the error docu
 - `rutter/runInstructions` (`rutter.runInstructions`, also `[run_id]`) `{"run_id"}`: the
   inspection (contract section 6);
 - `rutter/confirmRefresh` (`rutter.confirmRefresh`) `{"run_id", "expected_fingerprint",
-  "expected_live_fingerprint"}`: the inspection after the call plus `"refreshed"`.
+  "expected_live_fingerprint"}`: the inspection after the call plus `"refreshed"`;
+- `rutter/createRun` (`rutter.run.create`) `{"goal", "workspace_id"?, "profile"?, "mode"?,
+  "target"?, "thread_id"?}`: what `rutter run create --json` prints. The server has no
+  directory of its own: without `workspace_id` it is `workspace_required`, and a relative
+  `target` is workspace-relative;
+- `rutter/setRunStatus` (`rutter.run.setStatus`) `{"run_id", "status"}`: the run after the
+  call, as `rutter run status --json` prints it.
+
+Creating a run and moving its status announce `rutter/runsChanged` (through the refresher, as
+the store watcher would a change made by the CLI).
 """
 
 from __future__ import annotations
@@ -22,9 +31,11 @@ from rutter_core.app.runs import (
     ActiveRunsParams,
     ConfirmedRefresh,
     ConfirmRefreshParams,
+    CreateRunParams,
     InspectRunParams,
     RunInspection,
     RunOperations,
+    SetRunStatusParams,
 )
 from rutter_lsp.dispatch import ACTOR, custom_request, object_params, ready_app
 from rutter_lsp.settings import plain
@@ -35,9 +46,15 @@ if TYPE_CHECKING:
 RUNS: Final = "rutter/runs"
 RUN_INSTRUCTIONS: Final = "rutter/runInstructions"
 CONFIRM_REFRESH: Final = "rutter/confirmRefresh"
+CREATE_RUN: Final = "rutter/createRun"
+SET_RUN_STATUS: Final = "rutter/setRunStatus"
 COMMAND_RUNS: Final = "rutter.runs"
 COMMAND_RUN_INSTRUCTIONS: Final = "rutter.runInstructions"
 COMMAND_CONFIRM_REFRESH: Final = "rutter.confirmRefresh"
+# Not `rutter.createRun`: VS Code's language client registers the server's commands as editor
+# commands, and the extension's own "Create Run" command has that name.
+COMMAND_CREATE_RUN: Final = "rutter.run.create"
+COMMAND_SET_RUN_STATUS: Final = "rutter.run.setStatus"
 
 
 async def run_operations(server: RutterServer) -> RunOperations:
@@ -83,6 +100,21 @@ async def confirm(server: RutterServer, params: ConfirmRefreshParams) -> Confirm
     return result
 
 
+async def create_run(server: RutterServer, params: CreateRunParams) -> dict[str, Any]:
+    runs = await run_operations(server)
+    created = await server.session.worker.run(runs.create, params, actor=ACTOR)
+    server.refresher.request(runs=True)
+    return created.to_json()
+
+
+async def set_run_status(server: RutterServer, params: SetRunStatusParams) -> dict[str, Any]:
+    runs = await run_operations(server)
+    change = await server.session.worker.run(runs.set_status, params, actor=ACTOR)
+    if change.changed:
+        server.refresher.request(runs=True)
+    return change.run.to_json()
+
+
 def register(server: RutterServer) -> None:
     @custom_request(server, RUNS, ActiveRunsParams, command=COMMAND_RUNS)
     async def runs(server: RutterServer, params: ActiveRunsParams) -> dict[str, Any]:
@@ -101,3 +133,11 @@ def register(server: RutterServer) -> None:
     @custom_request(server, CONFIRM_REFRESH, ConfirmRefreshParams, command=COMMAND_CONFIRM_REFRESH)
     async def confirm_refresh(server: RutterServer, params: ConfirmRefreshParams) -> dict[str, Any]:
         return await as_json(server, await confirm(server, params))
+
+    @custom_request(server, CREATE_RUN, CreateRunParams, command=COMMAND_CREATE_RUN)
+    async def create(server: RutterServer, params: CreateRunParams) -> dict[str, Any]:
+        return await create_run(server, params)
+
+    @custom_request(server, SET_RUN_STATUS, SetRunStatusParams, command=COMMAND_SET_RUN_STATUS)
+    async def set_status(server: RutterServer, params: SetRunStatusParams) -> dict[str, Any]:
+        return await set_run_status(server, params)
