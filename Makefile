@@ -10,7 +10,7 @@ export UV_PYTHON := $(shell $(PYTHON) -c "import sys; print(sys.executable)")
 export UV_PROJECT_ENVIRONMENT := .venv
 RUN := $(UV) run --locked --no-sync
 
-.PHONY: demo test lint typecheck unit vscode sync bench clean
+.PHONY: demo test lint typecheck unit vscode vscode-e2e sync bench clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -39,9 +39,14 @@ unit: sync
 	$(RUN) pytest
 
 # The VS Code extension: type check, lint, unit and protocol tests (against .venv's
-# rutter-lsp), then the .vsix. Needs Node 20+ and npm.
+# rutter-lsp), then the .vsix, then the real-editor suite on it (code-server in headless
+# Chromium; e2e/install.mjs installs what it needs). Needs Node 20 and npm.
 vscode: sync
-	cd editors/vscode && npm ci && npm test && npm run package
+	cd editors/vscode && npm ci && npm test && npm run package && npm run test:e2e
+
+# The real-editor suite alone (builds the .vsix it installs).
+vscode-e2e: sync
+	cd editors/vscode && npm ci && npm run package && npm run test:e2e
 
 test: lint typecheck unit vscode
 
@@ -50,4 +55,4 @@ bench: sync
 
 clean:
 	rm -rf $(TOOLS) .venv .demo-home .pytest_cache .mypy_cache .ruff_cache
-	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/*.vsix
+	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/*.vsix editors/vscode/e2e/artifacts
