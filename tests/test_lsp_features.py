@@ -575,8 +575,13 @@ async def test_information_for_superseded_and_ignored(session: Session) -> None:
 
 
 async def test_healthy_files_have_no_diagnostics(session: Session) -> None:
-    for rel in ("AGENTS.md", "internal/AGENTS.md", ".prayu/instructions.ignore"):
+    for rel in ("internal/AGENTS.md", ".prayu/instructions.ignore"):
         assert await wait_for_diagnostics(session.client, session.docs[rel], lambda i: True) == []
+    # Only what an agent profile says (issue 20): the CLAUDE.md beside it does not import it.
+    root = await wait_for_diagnostics(session.client, session.docs["AGENTS.md"], lambda i: True)
+    assert [(d.severity, d.code) for d in root] == [
+        (types.DiagnosticSeverity.Information, "not_read")
+    ]
     # Diagnostics are only for instruction files.
     assert session.docs["internal/parser/input.go"] not in session.client.diagnostics
 

@@ -94,10 +94,20 @@ def context_instructions(
             "redacted) before the confirm command.",
         ),
     ] = False,
+    as_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            metavar="AGENT",
+            help="What one agent would load for --target instead, in its order, and where it "
+            "would cut: codex, claude, gemini, copilot, cursor, or all.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show which project instructions apply to TARGET, in order, and why; or, with --run,
-    a run's pinned instructions against the disk (and --confirm a refresh)."""
+    a run's pinned instructions against the disk (and --confirm a refresh); or, with --as,
+    what one coding agent would load for TARGET and where it would cut."""
     check_instructions_options(
         run_id=run_id,
         target=target,
@@ -107,6 +117,13 @@ def context_instructions(
         expected=expected,
         expected_live=expected_live,
     )
+    if as_agent is not None:
+        if target is None or run_id is not None or targets_from is not None or show_diff:
+            raise UsageError(
+                "usage", "--as AGENT goes with --target PATH (not --run, --targets-from or --diff)"
+            )
+        agent_view(ctx, as_agent, target, workspace_id, as_json=as_json)
+        return
     if show_diff:
         if run_id is None or confirm:
             raise UsageError(
@@ -149,6 +166,33 @@ def context_instructions(
     from rutter_cli.render import render_snapshot
 
     render_snapshot(make_console(), snapshot)
+
+
+def agent_view(
+    ctx: typer.Context, agent: str, target: str, workspace_id: str | None, *, as_json: bool
+) -> None:
+    """`--as AGENT --target PATH`: the files that agent would load (contract section 17)."""
+    from pydantic import ValidationError
+
+    from rutter_core.app.profiles import AGENTS, ProfileParams
+
+    try:
+        params = ProfileParams(
+            target=target,
+            workspace_id=workspace_id,
+            directory=str(Path.cwd()),
+            agent=agent,  # validated just here
+        )
+    except ValidationError:
+        raise UsageError("usage", f"--as takes one of {', '.join(AGENTS)} or all") from None
+    with cli_app(ctx) as rutter:
+        views = rutter.profiles.view(params)
+    if as_json:
+        print_json(views.to_json())
+        return
+    from rutter_cli.render_profiles import render_profiles
+
+    render_profiles(make_console(), views, target)
 
 
 def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:

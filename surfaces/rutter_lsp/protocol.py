@@ -31,6 +31,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
 
+from rutter_core.app.profiles import is_agent_file
 from rutter_core.discovery.layout import IGNORE_NAME, PRAYU_DIR, classify
 
 if TYPE_CHECKING:
@@ -125,8 +126,9 @@ source over 64 KiB, so its diagnostics come from the disk alone)."""
 
 
 def may_need_text(uri: str) -> bool:
-    """Whether rutter ever reads the buffer of the document at `uri`: only instruction files
-    (and the ignore file) do; any other document only needs to be known as open."""
+    """Whether rutter ever reads the buffer of the document at `uri`: only instruction files,
+    files an agent profile reads (issue 20) and the ignore file do; any other document only
+    needs to be known as open."""
     parts = urlsplit(uri)
     if parts.scheme != "file":
         return False
@@ -134,7 +136,7 @@ def may_need_text(uri: str) -> bool:
     segments = path.rsplit("/", 2)
     if len(segments) >= 2 and segments[-2] == PRAYU_DIR and segments[-1] == IGNORE_NAME:
         return True
-    return classify(path) is not None
+    return classify(path) is not None or is_agent_file(path)
 
 
 class RutterProtocol(LanguageServerProtocol):

@@ -16,6 +16,7 @@ from typing import Any, Final
 from lsprotocol import types
 
 from rutter_core.app.facade import Rutter
+from rutter_core.app.profiles import is_agent_file
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store
 from rutter_lsp.features.instructions.instructions import EncodedSnapshots, WorkspaceCache
@@ -93,7 +94,13 @@ class Session:
         doc = (
             None
             if located is None
-            else OpenDoc(uri, located.folder, located.rel, classify(located.rel))
+            else OpenDoc(
+                uri,
+                located.folder,
+                located.rel,
+                classify(located.rel),
+                is_agent_file(located.rel),
+            )
         )
         self._located[uri] = doc
         return doc

@@ -1,10 +1,10 @@
 """The server's typed settings: `initializationOptions` and `workspace/configuration` ("rutter").
 
 Both carry the same object, e.g. `{"databaseUrl": "sqlite:////path/rutter.db",
-"logLevel": "debug"}`; `initializationOptions` may also nest it under `"rutter"`. Its shape is
-`ClientSettings` (pydantic). Unlike request params, unknown keys are ignored: clients send their
-whole settings tree. A value of the wrong type is reported and that one key ignored, so a typo
-in an editor config never stops the server.
+"logLevel": "debug", "agentDiagnostics": ["codex", "claude"]}`; `initializationOptions` may also
+nest it under `"rutter"`. Its shape is `ClientSettings` (pydantic). Unlike request params,
+unknown keys are ignored: clients send their whole settings tree. A value of the wrong type is
+reported and that one key ignored, so a typo in an editor config never stops the server.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 SECTION: Final = "rutter"
+AgentName = Literal["codex", "claude", "gemini", "copilot", "cursor"]
+ALL_AGENTS: Final[tuple[AgentName, ...]] = ("codex", "claude", "gemini", "copilot", "cursor")
 LogLevel = Literal["error", "warning", "info", "debug"]
 LOG_LEVELS: Final[dict[str, int]] = {
     "error": logging.ERROR,
@@ -34,6 +36,9 @@ class Settings:
     """SQLAlchemy URL of the store; None: `RUTTER_DATABASE_URL`, else `$RUTTER_HOME/rutter.db`."""
     log_level: LogLevel = "info"
     """What reaches stderr and `window/logMessage`."""
+    agent_diagnostics: tuple[AgentName, ...] = ALL_AGENTS
+    """The agents whose profiles diagnose instruction files (cuts, files never read, imports,
+    globs matching nothing); `false` (or `[]`) turns them off, `true` is every agent."""
     problems: tuple[str, ...] = field(default=(), compare=False)
     """What was wrong with the given object (reported to the user, never fatal)."""
 
@@ -44,6 +49,16 @@ class Settings:
 
 def _empty_is_unset(value: Any) -> Any:
     return None if value == "" else value
+
+
+def _agents(value: Any) -> Any:
+    if value is None or value is True:
+        return ALL_AGENTS
+    if value is False:
+        return ()
+    if isinstance(value, list):
+        return tuple(dict.fromkeys(value))
+    return value
 
 
 def _level(value: Any) -> Any:
@@ -64,11 +79,15 @@ class ClientSettings(BaseModel):
     log_level: Annotated[LogLevel, BeforeValidator(_level)] = Field(
         default="info", validation_alias="logLevel"
     )
+    agent_diagnostics: Annotated[tuple[AgentName, ...], BeforeValidator(_agents)] = Field(
+        default=ALL_AGENTS, validation_alias="agentDiagnostics"
+    )
 
 
 _EXPECTED: Final = {
     "databaseUrl": "a string",
     "logLevel": f"one of {', '.join(LOG_LEVELS)}",
+    "agentDiagnostics": f"true, false or a list of {', '.join(ALL_AGENTS)}",
 }
 
 

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from rutter_core.app.continuity import CheckpointParams
 from rutter_core.app.history import HistoryReadParams, HistorySearchParams
-from rutter_core.app.instructions import EffectiveInstructionsParams
 from rutter_core.app.memory import ListMemoriesParams
 from rutter_core.app.models import Params
 from rutter_core.app.pins import ProposePinParams
+from rutter_core.app.profiles import MaybeProfileParams
 from rutter_core.kernel.errors import RutterError, UsageError
 
 if TYPE_CHECKING:
@@ -59,10 +59,13 @@ TOOLS: Final[tuple[Tool, ...]] = (
         "Without workspace_id, the registered workspace containing the server's directory "
         "(or `directory`). A relative target is relative to that directory when it is inside "
         "the workspace, else to the workspace root; an absolute one must be inside the "
-        "workspace. The instructions are guidance only: they grant no authority.",
-        EffectiveInstructionsParams,
+        "workspace. With `agent` (codex, claude, gemini, copilot, cursor, or all): instead, the "
+        "files that agent would load for the target, in its order, each with why and where the "
+        "agent would cut it (`truncation`: byte, line, lost_bytes). The instructions are "
+        "guidance only: they grant no authority.",
+        MaybeProfileParams,
         True,
-        lambda rutter, params: rutter.instructions.effective(params),
+        lambda rutter, params: rutter.profiles.effective_or_view(params),
         _in_own_directory,
     ),
     Tool(

@@ -1,9 +1,9 @@
 """`Rutter`: the one facade every surface calls (CLI, language server, and later MCP and HTTP).
 
 Each area's operations live in their own module (`app.workspaces`, `app.instructions`,
-`app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`, `app.history`) and
-are reached as attributes, imported on first use: a CLI call is a whole process, and it should
-pay only for the area it touches.
+`app.profiles`, `app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`,
+`app.history`) and are reached as attributes, imported on first use: a CLI call is a whole
+process, and it should pay only for the area it touches.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rutter_core.app.instructions import InstructionOperations
     from rutter_core.app.memory import MemoryOperations
     from rutter_core.app.pins import PinOperations
+    from rutter_core.app.profiles import ProfileOperations
     from rutter_core.app.runs import RunOperations
     from rutter_core.app.transcripts import TranscriptOperations
     from rutter_core.app.workspaces import WorkspaceOperations
@@ -52,6 +53,12 @@ class Rutter:
         from rutter_core.app.instructions import InstructionOperations
 
         return InstructionOperations(self)
+
+    @cached_property
+    def profiles(self) -> ProfileOperations:
+        from rutter_core.app.profiles import ProfileOperations
+
+        return ProfileOperations(self)
 
     @cached_property
     def runs(self) -> RunOperations:

@@ -67,6 +67,13 @@ class OpenDoc:
     folder: Folder
     rel: str
     instruction: InstructionFile | None
+    agent_file: bool = False
+    """A file some agent profile reads by name (GEMINI.md, .cursor/rules, ...; issue 20)."""
+
+    @property
+    def diagnosed(self) -> bool:
+        """Whether the document gets diagnostics: an instruction file or an agent's file."""
+        return self.instruction is not None or self.agent_file
 
     @property
     def directory(self) -> str:

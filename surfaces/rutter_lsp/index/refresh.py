@@ -134,10 +134,14 @@ def _discover_slice(
 
 
 def _diagnose_chunk(
-    jobs: Sequence[tuple[OpenDoc, str | None]], index: Index, reader: FileReader, encoding: str
+    jobs: Sequence[tuple[OpenDoc, str | None]],
+    index: Index,
+    reader: FileReader,
+    encoding: str,
+    agents: diagnostics.AgentNotes | None,
 ) -> list[tuple[str, list[types.Diagnostic]]]:
     return [
-        (doc.uri, diagnostics.for_document(doc, buffer, index, reader, encoding))
+        (doc.uri, diagnostics.for_document(doc, buffer, index, reader, encoding, agents))
         for doc, buffer in jobs
     ]
 
@@ -292,7 +296,7 @@ class Refresher:
         everything = pending.all_diagnostics or bool(pending.changes)
         targets = [
             doc for doc in docs
-            if (doc.instruction is not None or doc.uri in drifted or server.runs.for_uri(doc.uri))
+            if (doc.diagnosed or doc.uri in drifted or server.runs.for_uri(doc.uri))
             and (everything or doc.uri in forced)
         ]  # fmt: skip
         encoding = server.position_encoding
@@ -301,8 +305,9 @@ class Refresher:
                 (doc, server.buffer(doc.uri)) for doc in targets[start : start + DOCS_PER_CHUNK]
             ]
             results = await server.session.worker.run_background(
-                _diagnose_chunk, chunk, server.session.index, server.session.reader, encoding
-            )
+                _diagnose_chunk, chunk, server.session.index, server.session.reader, encoding,
+                diagnostics.agent_notes(server),
+            )  # fmt: skip
             for uri, own in results:
                 if uri not in server.workspace.text_documents:
                     continue  # closed meanwhile

@@ -6,6 +6,14 @@
   sees it. Unsaved problems of the buffer (an empty source, an invalid ignore line) are
   Warnings too: agents read the disk, so they change nothing until saved.
 - Information: the file is not delivered (superseded, blank override, ignored).
+- Agent profiles (issue 20; the `agentDiagnostics` setting chooses the agents, `false` turns
+  them off), on every file some agent reads: Warning where an agent loses text (`budget_cut`,
+  `budget_dropped`, `too_large_skipped`, `import_too_deep`, `import_unreadable`,
+  `glob_matches_nothing`), Information where it passes a file over by its rules (`not_read`,
+  `import_outside`, `excluded_agent`). `code` is the kind, the message names the agent. They
+  cost one profile evaluation per agent for the file's directory, through the shared
+  identity-cached reader, and a glob check lists the project at most once per 30 s (bounded:
+  20,000 files; see `rutter_core.profiles.listing`).
 
 `compute` runs on the disk worker (it may read the file's first bytes for a position); the
 feature module decides between push (`textDocument/publishDiagnostics`) and pull
@@ -14,6 +22,8 @@ feature module decides between push (`textDocument/publishDiagnostics`) and pull
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Final
 
 from lsprotocol import types
@@ -33,10 +43,19 @@ from rutter_lsp.index.analysis import (
 from rutter_lsp.positions import TextPositions, byte_offset_range
 
 if TYPE_CHECKING:
+    from rutter_core.app.profiles import AgentName, Note
     from rutter_lsp.server import RutterServer
 
 SOURCE: Final = "rutter"
 SECRET_CODE: Final = "secret"
+AGENT_WARNINGS: Final = frozenset(
+    {"budget_cut", "budget_dropped", "too_large_skipped", "import_too_deep",
+     "import_unreadable", "glob_matches_nothing"}
+)  # fmt: skip
+"""Agent-profile kinds where an agent loses text; every other kind is Information."""
+
+AgentNotes = Callable[[str, str], "list[tuple[AgentName, Note]]"]
+"""(workspace root, workspace-relative path) → each agent's notes about that file."""
 
 _ZERO = types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
 
@@ -157,12 +176,50 @@ def _first_line(positions: TextPositions) -> types.Range:
 
 
 def for_document(
-    doc: OpenDoc, buffer: str | None, index: Index, reader: FileReader, encoding: str
+    doc: OpenDoc,
+    buffer: str | None,
+    index: Index,
+    reader: FileReader,
+    encoding: str,
+    agents: AgentNotes | None = None,
 ) -> list[types.Diagnostic]:
-    """Worker job: the diagnostics of one open document (none unless an instruction file)."""
-    if doc.instruction is None:
-        return []
-    return compute(file_status(doc.folder, doc.instruction, index, reader), buffer, encoding)
+    """Worker job: the diagnostics of one open document (none unless an instruction file or
+    a file an agent reads)."""
+    found: list[types.Diagnostic] = []
+    if doc.instruction is not None:
+        status = file_status(doc.folder, doc.instruction, index, reader)
+        found = compute(status, buffer, encoding)
+    if agents is not None and doc.diagnosed:
+        positions = TextPositions(buffer or "", encoding)
+        for _agent, note in agents(doc.folder.root, doc.rel):
+            found.append(agent_diagnostic(note, positions))
+    return found
+
+
+def agent_diagnostic(note: Note, positions: TextPositions) -> types.Diagnostic:
+    line = note.line
+    where = (
+        positions.line_range(line)
+        if line is not None and 0 <= line < positions.line_count
+        else _first_line(positions)
+    )
+    severity = (
+        types.DiagnosticSeverity.Warning
+        if note.code in AGENT_WARNINGS
+        else types.DiagnosticSeverity.Information
+    )
+    return types.Diagnostic(
+        range=where, message=note.message, severity=severity, code=note.code, source=SOURCE
+    )
+
+
+def agent_notes(server: RutterServer) -> AgentNotes | None:
+    """The agent-profile check for this round, per the settings (None: off, or no store)."""
+    agents = server.session.settings.agent_diagnostics
+    rutter = server.session.app
+    if not agents or rutter is None:
+        return None
+    return partial(rutter.profiles.diagnose, agents=agents)
 
 
 def register(server: RutterServer) -> None:
@@ -180,10 +237,10 @@ def register(server: RutterServer) -> None:
         items: list[types.Diagnostic] = []
         if doc is not None:
             await server.refresher.wait_idle()
-            if doc.instruction is not None:
+            if doc.diagnosed:
                 items = await session.worker.run(
                     for_document, doc, server.buffer(uri), session.index, session.reader,
-                    server.position_encoding,
+                    server.position_encoding, agent_notes(server),
                 )  # fmt: skip
             items = items + server.runs.for_uri(uri)
         return types.RelatedFullDocumentDiagnosticReport(items=items)

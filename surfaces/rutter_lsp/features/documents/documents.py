@@ -27,15 +27,13 @@ def register(server: RutterServer) -> None:
         doc = session.open_doc(params.text_document.uri)
         if doc is None:
             return
-        server.refresher.request(
-            index=True, diagnostics=[doc.uri] if doc.instruction is not None else ()
-        )
+        server.refresher.request(index=True, diagnostics=[doc.uri] if doc.diagnosed else ())
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(params: types.DidChangeTextDocumentParams) -> None:
         await session.ready.wait()
         doc = session.open_doc(params.text_document.uri)
-        if doc is not None and doc.instruction is not None:
+        if doc is not None and doc.diagnosed:
             server.refresher.request(diagnostics=[doc.uri])
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -44,6 +42,9 @@ def register(server: RutterServer) -> None:
         doc = session.open_doc(params.text_document.uri)
         if doc is not None and doc.instruction is not None:
             watching.changed(server, [(params.text_document.uri, types.FileChangeType.Changed)])
+        elif doc is not None and doc.agent_file:
+            # Not discovery's file: no index change, but agents' views of others may change.
+            server.refresher.request(all_diagnostics=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(params: types.DidCloseTextDocumentParams) -> None:

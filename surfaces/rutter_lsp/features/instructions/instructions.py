@@ -5,7 +5,10 @@ The custom request takes `{"textDocument": {"uri": ...}}` and answers with the c
 fails like every custom request (`rutter_lsp.dispatch`): a JSON-RPC error whose `data` is the
 error document (`code`, `message`, `path`?, `details`?, `hint`?), when discovery fails closed or
 the file is outside every served folder (`not_registered`), so the editor can always say why
-nothing applies. Command `rutter.effectiveInstructions` (argument: the URI) is the same for
+nothing applies. With `"profile"` (`codex`, `claude`, `gemini`, `copilot`, `cursor` or `all`) it
+answers instead with what that agent would load for the file (contract section 17: `{"agent",
+"sources": [{"path", "why", "truncation"}]}`, or `{"profiles": [...]}` for `all`). Command
+`rutter.effectiveInstructions` (arguments: the URI, and optionally the profile) is the same for
 clients that cannot send custom requests; `rutter.showApplicableFiles` (the code lens's
 command) lists the open files an instruction file applies to.
 
@@ -37,6 +40,7 @@ from pydantic import Field
 from rutter_core.app.facade import Rutter
 from rutter_core.app.instructions import Snapshot, Stack, Workspace
 from rutter_core.app.models import Params
+from rutter_core.app.profiles import AgentChoice
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import NotFoundError
 from rutter_core.store import Store
@@ -73,6 +77,13 @@ class DocumentParams(Params):
     text_document: TextDocument = Field(alias="textDocument")
 
 
+class EffectiveParams(DocumentParams):
+    """`rutter/effectiveInstructions`: the file, and optionally an agent profile (`codex`,
+    `claude`, `gemini`, `copilot`, `cursor`, `all`); without one the default answer."""
+
+    profile: AgentChoice | None = None
+
+
 def document_argument(args: Sequence[Any]) -> Any:
     """A command's arguments, `[uri]`, as the request's params; anything else is left for the
     params model to refuse."""
@@ -80,6 +91,14 @@ def document_argument(args: Sequence[Any]) -> Any:
     if len(values) == 1 and isinstance(values[0], str):
         return {"textDocument": {"uri": values[0]}}
     return values
+
+
+def effective_argument(args: Sequence[Any]) -> Any:
+    """The command's arguments: `[uri]`, or `[uri, profile]`."""
+    values = [plain(arg) for arg in args]
+    if len(values) == 2 and all(isinstance(value, str) for value in values):
+        return {"textDocument": {"uri": values[0]}, "profile": values[1]}
+    return document_argument(args)
 
 
 def lens_argument(args: Sequence[Any]) -> Any:
@@ -175,8 +194,15 @@ def _encoded(rutter: Rutter, cache: EncodedSnapshots, workspace: Workspace, rel:
     return cache.encode(operations.stack(workspace, rel), operations.snapshot)
 
 
-async def effective_for(server: RutterServer, uri: str) -> EncodedResult:
-    """The snapshot of the file at `uri`, encoded; a typed error when there is none."""
+async def profile_for(server: RutterServer, uri: str, agent: AgentChoice) -> dict[str, Any]:
+    """What `agent` would load for the file at `uri` (contract section 17)."""
+    rutter, workspace, rel = await _located(server, uri)
+    views = await server.session.worker.run(rutter.profiles.view_in, workspace, rel, agent)
+    return views.to_json()
+
+
+async def _located(server: RutterServer, uri: str) -> tuple[Rutter, Workspace, str]:
+    """The facade, the served workspace holding `uri` and its workspace-relative path."""
     await server.session.ready.wait()
     located = server.session.locate_uri(uri)
     if located is None:
@@ -192,8 +218,14 @@ async def effective_for(server: RutterServer, uri: str) -> EncodedResult:
         workspace = await server.session.worker.run(rutter.instructions.workspace, workspace_id)
         if server.session.store is store:
             server.session.workspaces.put(store, workspace, checked)
+    return rutter, workspace, located.rel
+
+
+async def effective_for(server: RutterServer, uri: str) -> EncodedResult:
+    """The snapshot of the file at `uri`, encoded; a typed error when there is none."""
+    rutter, workspace, rel = await _located(server, uri)
     text = await server.session.worker.run(
-        _encoded, rutter, server.session.encoded_snapshots, workspace, located.rel
+        _encoded, rutter, server.session.encoded_snapshots, workspace, rel
     )
     return EncodedResult(text)
 
@@ -202,11 +234,15 @@ def register(server: RutterServer) -> None:
     @custom_request(
         server,
         EFFECTIVE_INSTRUCTIONS,
-        DocumentParams,
+        EffectiveParams,
         command=COMMAND_EFFECTIVE_INSTRUCTIONS,
-        command_params=document_argument,
+        command_params=effective_argument,
     )
-    async def effective_instructions(server: RutterServer, params: DocumentParams) -> EncodedResult:
+    async def effective_instructions(
+        server: RutterServer, params: EffectiveParams
+    ) -> EncodedResult | dict[str, Any]:
+        if params.profile is not None:
+            return await profile_for(server, params.text_document.uri, params.profile)
         return await effective_for(server, params.text_document.uri)
 
     @custom_command(

@@ -1,0 +1,150 @@
+"""Agent profiles (contract section 17): the files one coding agent would load for a target, in
+its order, each with why and where the agent would cut it (`ProfileParams` → `ProfileView`,
+or `ProfileViews` for `all`).
+
+A view reads the tree through discovery's safe readers and writes nothing: the default
+discovery's snapshot, its fingerprint and every run are the same with or without it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot, naming_workspace
+from rutter_core.app.models import Result
+from rutter_core.discovery.targets import normalize_target, typed_target
+from rutter_core.kernel.errors import RutterError
+from rutter_core.profiles.diagnose import is_agent_file, notes_for_file
+from rutter_core.profiles.engine import Evaluation, Note, evaluate
+from rutter_core.profiles.listing import ProjectFiles
+from rutter_core.profiles.model import AGENTS, AgentName, load_profile
+from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+
+__all__ = [
+    "AGENTS",
+    "AgentChoice",
+    "AgentName",
+    "Evaluation",
+    "MaybeProfileParams",
+    "Note",
+    "ProfileOperations",
+    "ProfileParams",
+    "ProfileSource",
+    "ProfileTruncation",
+    "ProfileView",
+    "ProfileViews",
+    "is_agent_file",
+]
+
+AgentChoice = Literal["codex", "claude", "gemini", "copilot", "cursor", "all"]
+
+
+class ProfileParams(EffectiveInstructionsParams):
+    """`EffectiveInstructionsParams` and the agent whose view is asked for."""
+
+    agent: AgentChoice
+
+
+class MaybeProfileParams(EffectiveInstructionsParams):
+    """`EffectiveInstructionsParams` with an optional agent: without one, the default answer
+    (the `project_instruction_snapshot.v1` snapshot), unchanged."""
+
+    agent: AgentChoice | None = None
+
+
+class ProfileTruncation(Result):
+    byte: int
+    """The agent keeps bytes 0 to `byte` - 1 of the file and loses the rest."""
+    line: int
+    """The 1-based line holding the first byte lost."""
+    lost_bytes: int
+
+
+class ProfileSource(Result):
+    path: str
+    """Workspace-relative."""
+    why: str
+    truncation: ProfileTruncation | None
+
+
+class ProfileView(Result):
+    agent: AgentName
+    sources: list[ProfileSource]
+
+
+class ProfileViews(Result):
+    profiles: list[ProfileView]
+
+
+def view_of(evaluation: Evaluation) -> ProfileView:
+    sources = []
+    for item in evaluation.loaded:
+        cut = item.truncation
+        sources.append(
+            ProfileSource(
+                path=item.file.rel,
+                why=item.why,
+                truncation=None
+                if cut is None
+                else ProfileTruncation(byte=cut.byte, line=cut.line, lost_bytes=cut.lost_bytes),
+            )
+        )
+    return ProfileView(agent=evaluation.profile.agent, sources=sources)
+
+
+class ProfileOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+        self._files = ProjectFiles()
+
+    def view(self, params: ProfileParams) -> ProfileView | ProfileViews:
+        """What `params.agent` would load for `params.target` (each agent's, for `all`).
+        Fails closed with discovery's typed errors on a file an agent would read."""
+        if params.workspace_id is None:
+            assert params.directory is not None  # the model requires one of them
+            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+        else:
+            workspace = get_workspace(self._rutter.store, params.workspace_id)
+        target = typed_target(params.target, workspace.root, params.directory)
+        return self.view_in(workspace, target, params.agent)
+
+    def view_in(
+        self, workspace: Workspace, target: str, agent: AgentChoice
+    ) -> ProfileView | ProfileViews:
+        """`view` for a workspace already resolved and a workspace-relative target (the
+        language server's, which keeps its workspaces)."""
+        if agent == "all":
+            return ProfileViews(
+                profiles=[view_of(self.evaluate(workspace, target, name)) for name in AGENTS]
+            )
+        return view_of(self.evaluate(workspace, target, agent))
+
+    def effective_or_view(
+        self, params: MaybeProfileParams
+    ) -> Snapshot | ProfileView | ProfileViews:
+        """The default snapshot without `agent`; that agent's view with it."""
+        fields = params.model_dump(exclude={"agent"})
+        if params.agent is None:
+            return self._rutter.instructions.effective(EffectiveInstructionsParams(**fields))
+        return self.view(ProfileParams(**fields, agent=params.agent))
+
+    def evaluate(self, workspace: Workspace, target: str, agent: AgentName) -> Evaluation:
+        """The whole evaluation (with the notes the editor turns into diagnostics)."""
+        try:
+            return evaluate(
+                load_profile(agent), workspace.root, normalize_target(target), self._rutter.reader
+            )
+        except RutterError as error:
+            raise naming_workspace(error, workspace.workspace_id) from None
+
+    def diagnose(
+        self, root: str, rel: str, agents: tuple[AgentName, ...] = AGENTS
+    ) -> list[tuple[AgentName, Note]]:
+        """What each of `agents` would do with the instruction file at `rel` (in the workspace
+        at `root`) that the person should know: cuts, files never read, imports passed over,
+        globs matching nothing."""
+        return notes_for_file(root, normalize_target(rel), agents, self._rutter.reader, self._files)

@@ -1,0 +1,1 @@
+"""Agent profiles: what each coding agent would load for a file, and where it would cut it."""
