@@ -217,7 +217,7 @@ def test_float_shows_the_ordered_stack_with_why_lines(tmp_path: Path, ws: Path) 
     assert "  CLAUDE.md — secret_assignment x1: removed before any agent sees it" in lines
     # The fingerprint is the contract's: identical to rutter_core's for the same tree.
     assert f"Fingerprint {snapshot['fingerprint']}" in lines
-    assert lines[-1] == "<CR> open file · R refresh · q close"
+    assert lines[-1] == "<CR> open file · R refresh · a agent · q close"
     assert not any("hunter2" in line for line in lines)
 
     # Rows map to files: both lines of each source, each ignored entry, each redaction.
@@ -360,8 +360,13 @@ def test_diagnostics_for_broken_and_secret_bearing_files(tmp_path: Path, ws: Pat
     [password] = found["root_claude"]
     assert (password["severity"], password["code"], password["lnum"]) == ("WARN", "secret", 3)
 
-    # Not delivered: Information.
-    [superseded] = found["superseded"]
+    # Not delivered: Information. Claude Code's profile adds its own note on the same file
+    # (issue 20): a .claude/CLAUDE.md beside it that does not import it.
+    by_code = {d["code"]: d for d in found["superseded"]}
+    assert sorted(by_code) == ["not_read", "superseded"]
+    superseded, claude_note = by_code["superseded"], by_code["not_read"]
+    assert (claude_note["severity"], claude_note["code"]) == ("INFO", "not_read")
+    assert claude_note["message"].startswith("Claude Code will not read this AGENTS.md")
     assert superseded["severity"] == "INFO"
     assert superseded["code"] == "superseded"
     assert "superseded by services/api/AGENTS.override.md" in superseded["message"]
@@ -540,7 +545,7 @@ def test_formatter_root_finder_and_file_classes(tmp_path: Path) -> None:
         "",
         "Fingerprint " + "ab" * 32,
         "",
-        "<CR> open file · R refresh · q close",
+        "<CR> open file · R refresh · a agent · q close",
     ]
     assert rows(snapshot) == {
         1: "internal/parser/input.go",
@@ -573,7 +578,7 @@ def test_formatter_root_finder_and_file_classes(tmp_path: Path) -> None:
         "  message  tools/AGENTS.md is a symbolic link",
         "  details  kind=link offset=19",
         "",
-        "<CR> open file · R refresh · q close",
+        "<CR> open file · R refresh · a agent · q close",
     ]
     assert rows(results["error"]) == {6: "tools/AGENTS.md"}
     assert results["error"]["hl"]["5"] == "ErrorMsg"

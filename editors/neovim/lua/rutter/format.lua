@@ -1,4 +1,5 @@
---- Pure formatting of a `rutter/effectiveInstructions` answer into the float's lines.
+--- Pure formatting of a `rutter/effectiveInstructions` answer into the float's lines (an
+--- agent's view, `{ agent, sources }`, goes to rutter.agents_format).
 ---
 --- No editor state is read here: `lines(result, opts)` takes the decoded answer (a
 --- `project_instruction_snapshot.v1` table, or `{ error = { code, message, path?, details? } }`
@@ -6,7 +7,7 @@
 --- line opens which file, and a highlight group per line.
 local M = {}
 
-M.FOOTER = "<CR> open file · R refresh · q close"
+M.FOOTER = "<CR> open file · R refresh · a agent · q close"
 
 local function str(value)
   if value == nil or value == vim.NIL then
@@ -109,6 +110,16 @@ end
 --- @return table<integer, string> highlights 1-based line number → highlight group
 function M.lines(result, opts)
   opts = opts or {}
+  if type(result) == "table" and result.error == nil and type(result.agent) == "string" then
+    local agents_format = require("rutter.agents_format")
+    local lines, rows, hl = agents_format.view_lines(result, { target = opts.target, footer = false })
+    if opts.footer ~= false then
+      lines[#lines + 1] = ""
+      lines[#lines + 1] = M.FOOTER
+      hl[#lines] = "Comment"
+    end
+    return lines, rows, hl
+  end
   local lines, rows, hl = {}, {}, {}
   local function add(text, path, group)
     table.insert(lines, text)

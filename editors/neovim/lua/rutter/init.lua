@@ -48,6 +48,7 @@ local group = nil --- @type integer?
 --- @field workspace_id? string
 --- @field root? string workspace folder path that relative paths resolve against
 --- @field target string
+--- @field agent? string the agent whose view it shows (nil: rutter's own snapshot)
 --- @field lines string[]
 --- @field rows table<integer, string>
 --- @field result? table
@@ -197,14 +198,22 @@ function M.open_row()
   vim.cmd.edit(vim.fn.fnameescape(abs))
 end
 
-local function create_float(lines)
+--- The float's title: which agent's view it shows (`:RutterAgent`), when not rutter's own.
+local function title_for(agent)
+  if agent == nil then
+    return " rutter instructions "
+  end
+  return " rutter instructions · as " .. require("rutter.agents_format").name(agent) .. " "
+end
+
+local function create_float(lines, agent)
   local buf = api.nvim_create_buf(false, true) -- buftype=nofile: no LSP client attaches
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].swapfile = false
   local config = geometry(lines)
   config.style = "minimal"
   config.border = "rounded"
-  config.title = " rutter instructions "
+  config.title = title_for(agent)
   config.title_pos = "center"
   local win = api.nvim_open_win(buf, true, config)
   vim.wo[win].wrap = true
@@ -219,6 +228,9 @@ local function create_float(lines)
   vim.keymap.set("n", "R", function()
     M.refresh()
   end, vim.tbl_extend("force", opts, { desc = "rutter: refresh" }))
+  vim.keymap.set("n", "a", function()
+    require("rutter.agents").pick()
+  end, vim.tbl_extend("force", opts, { desc = "rutter: choose the agent whose view to show" }))
   api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(win),
     once = true,
@@ -241,13 +253,16 @@ local function render(source, result)
   if float and api.nvim_win_is_valid(float.win) and api.nvim_buf_is_valid(float.buf) then
     local cursor = api.nvim_win_get_cursor(float.win)
     ui.set_lines(float.buf, float_ns, lines, hl)
-    api.nvim_win_set_config(float.win, geometry(lines))
+    local config = geometry(lines)
+    config.title = title_for(source.agent)
+    config.title_pos = "center"
+    api.nvim_win_set_config(float.win, config)
     api.nvim_win_set_cursor(float.win, { math.min(cursor[1], #lines), 0 })
     if source.focus then
       api.nvim_set_current_win(float.win)
     end
   else
-    local win, buf = create_float(lines)
+    local win, buf = create_float(lines, source.agent)
     ui.set_lines(buf, float_ns, lines, hl)
     float = { win = win, buf = buf, rows = {}, lines = {} } --[[@as rutter.Float]]
   end
@@ -263,6 +278,7 @@ local function render(source, result)
   st.client_id = source.client_id
   st.root = source.root
   st.target = source.target
+  st.agent = source.agent
   st.lines = lines
   st.rows = rows
   st.result = result
@@ -278,13 +294,15 @@ end
 --- Ask the server for `uri`'s snapshot; `callback(result)` gets the snapshot or `{ error }`:
 --- the typed error (`code`, `message`, `path`?, `details`?) that the server puts in the JSON-RPC
 --- error's `data` when discovery fails closed or the file is in no served folder, else
---- `request_failed` (the server could not answer at all).
+--- `request_failed` (the server could not answer at all). With `profile` (an agent, or "all")
+--- the answer is that agent's view (contract section 17) instead of the snapshot.
 --- @param client vim.lsp.Client
 --- @param uri string
 --- @param bufnr integer
 --- @param callback fun(result: table)
-function M.request(client, uri, bufnr, callback)
-  local params = { textDocument = { uri = uri } }
+--- @param profile? string
+function M.request(client, uri, bufnr, callback, profile)
+  local params = { textDocument = { uri = uri }, profile = profile }
   local ok = client:request(M.METHOD, params, function(err, result)
     if err and type(err.data) == "table" and type(err.data.code) == "string" then
       result = { error = err.data }
@@ -320,6 +338,8 @@ local function source_of(bufnr, win, client)
 end
 
 local function fetch_and_render(source, client)
+  -- The agent chosen now (`:RutterAgent`): a reload after a switch shows the new choice.
+  source.agent = require("rutter.agents").profile()
   seq = seq + 1
   local mine = seq
   -- The buffer only scopes the request (pending-request tracking); it may be gone by now.
@@ -331,7 +351,7 @@ local function fetch_and_render(source, client)
       end
       render(source, result)
     end)
-  end)
+  end, source.agent)
 end
 
 local waiting = {} --- @type table<integer, boolean>
@@ -433,6 +453,7 @@ function M.reload()
       client_id = st.client_id,
       root = st.root,
       target = st.target,
+      agent = st.agent,
     }, { error = { code = "not_running", message = "the rutter language server has stopped" } })
   end
   fetch_and_render({
@@ -446,7 +467,7 @@ function M.reload()
 end
 
 --- What the open float shows (for statuslines, tests and scripts), or nil.
---- @return { win: integer, buf: integer, uri: string, target: string, lines: string[], rows: table<integer, string>, result: table? }?
+--- @return { win: integer, buf: integer, uri: string, target: string, agent: string?, title: string, lines: string[], rows: table<integer, string>, result: table? }?
 function M.float()
   if not float or not api.nvim_win_is_valid(float.win) then
     return nil
@@ -456,6 +477,8 @@ function M.float()
     buf = float.buf,
     uri = float.uri,
     target = float.target,
+    agent = float.agent,
+    title = title_for(float.agent),
     lines = float.lines,
     rows = float.rows,
     result = float.result,
