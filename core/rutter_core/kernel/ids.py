@@ -8,7 +8,19 @@ from typing import Literal
 from ulid import ULID
 
 IdPrefix = Literal[
-    "msn", "run", "ses", "thr", "mem", "cand", "node", "msg", "note", "pin", "prop", "cmp", "asm",
+    "msn",
+    "run",
+    "ses",
+    "thr",
+    "mem",
+    "cand",
+    "node",
+    "msg",
+    "note",
+    "pin",
+    "prop",
+    "cmp",
+    "asm",
     "tok",
 ]
 
