@@ -97,16 +97,16 @@ def _search_statement(
 
 
 @cache
-def _scan_statement(engine: str, table: str, column: str, kinds: int) -> TextClause:
-    # The entries examined are the visible owners' already (`scan`).
+def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: int) -> TextClause:
+    # By the owner index: for each visible owner, its entries from `low` up to the cursor are
+    # exactly the ones `scan` examined (it kept the newest `bound` of all of them).
     del engine
-    kind_list = ", ".join(f":k{n}" for n in range(kinds))
     return text(
         f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
         f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
-        f"WHERE e.entry_id IN :ids AND e.source_kind IN ({kind_list}) "
-        "AND (e.expires_at IS NULL OR e.expires_at > :now) ORDER BY e.entry_id DESC"
-    ).bindparams(bindparam("ids", expanding=True))
+        "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
+        f"AND {_visible(owners, kinds)} ORDER BY e.entry_id DESC"
+    )
 
 
 def _sql(conn: Connection, table: str) -> _Statements:
@@ -380,6 +380,9 @@ def scan(
     if not ids:
         return [], None
     lowest = ids[-1] if len(found) > bound else None
-    statement = _scan_statement(conn.dialect.name, table, fulltext.key(conn), len(kinds))
-    rows = conn.execute(statement, {"ids": ids, "now": now, **_bound((), kinds)})
+    statement = _scan_statement(
+        conn.dialect.name, table, fulltext.key(conn), len(owners), len(kinds)
+    )
+    window = {"low": ids[-1], "before": before, "horizon": horizon, "now": now}
+    rows = conn.execute(statement, {**window, **_bound(owners, kinds)})
     return [_entry(row) for row in rows], lowest
