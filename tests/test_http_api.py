@@ -507,6 +507,31 @@ def test_pins_are_added_listed_edited_and_removed(env: Env) -> None:
         "pins"]]  # fmt: skip
 
 
+def test_an_agents_pin_proposal_is_listed_and_answered_with_the_control_bearer(env: Env) -> None:
+    from rutter_core.app.facade import Rutter
+    from rutter_core.app.pins import ProposePinParams
+    from rutter_core.store import open_store
+
+    store = open_store(f"sqlite:///{env.server.cli.home / 'rutter.db'}")
+    try:
+        proposal = Rutter(store).pins.propose(
+            ProposePinParams(run_id=env.run["run_id"], text="never skip the tests"), actor="mcp"
+        )
+    finally:
+        store.close()
+    server = env.server
+    pending = server.get("pin-proposals?workspace_id=demo").json["proposals"]
+    assert proposal.proposal_id in [p["proposal_id"] for p in pending]
+    path = f"pin-proposals/{proposal.proposal_id}/answer"
+    assert server.request("POST", path, {"choice": "pin"}, token=server.read).status == 403
+    answered = server.control_call("POST", path, {"choice": "pin"})
+    assert answered.status == 200, answered.text
+    assert answered.json["pin"]["text"] == "never skip the tests"
+    assert answered.json["pin"]["created_by"] == "http_control"
+    again = server.control_call("POST", path, {"choice": "discuss"})
+    assert (again.status, again.code) == (409, "conflict")
+
+
 # -- the document and the binding ---------------------------------------------------------------
 
 
