@@ -554,6 +554,19 @@ def test_a_non_loopback_bind_is_refused_without_tls_and_says_why(tmp_path: Path)
     assert cli.json("http", "--bind", "nowhere", code=2)["error"]["code"] == "invalid_bind"
 
 
+def test_a_port_in_use_is_a_typed_refusal(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        cli = Cli(tmp_path / "home", tmp_path)
+        refused = cli.json("http", "--bind", f"127.0.0.1:{port}", code=3)
+    assert refused["error"]["code"] == "bind_failed"
+    assert refused["error"]["details"] == {"reason": "EADDRINUSE"}
+
+
 def test_the_command_line_imports_no_http_server_until_rutter_http_serves() -> None:
     probe = (
         "import sys\n"
