@@ -134,6 +134,7 @@ def listen(bind: Bind) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        sock.listen(128)  # connections wait in the backlog until the server accepts them
     except OSError as error:
         sock.close()
         raise _cannot_listen(error) from None
