@@ -412,6 +412,11 @@ def test_no_error_repeats_what_the_client_sent(env: Env) -> None:
         assert "echo-marker" not in answer.text, (path, answer.text)
         assert http_quote(ECHO) not in answer.text
     assert refused >= len(probes) - 2
+    # A control character: core messages quote values with Python's escapes.
+    for path in ("workspaces/demo/project-instructions?target=zq%00zq", "memories/mem_%00zq"):
+        answer = server.request("GET", path, token=server.read)
+        assert 400 <= answer.status < 500, answer.text
+        assert "zq" not in answer.text, answer.text
 
 
 def http_quote(text: str) -> str:
