@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 
 from lsprotocol import types
 
+from rutter_core.app.profiles import Memo
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.ignore import IGNORE_FILE, IgnoreRules
 from rutter_core.discovery.redaction import find_secrets
@@ -219,7 +220,8 @@ def agent_notes(server: RutterServer) -> AgentNotes | None:
     rutter = server.session.app
     if not agents or rutter is None:
         return None
-    return partial(rutter.profiles.diagnose, agents=agents)
+    # One memo per round: the files of one moment share their lookups (levels in common).
+    return partial(rutter.profiles.diagnose, agents=agents, memo=Memo())
 
 
 def register(server: RutterServer) -> None:
