@@ -515,3 +515,14 @@ def test_a_shared_memo_answers_as_fresh_lookups_do(workspace_root: Path) -> None
                 (i.file.rel, i.truncation) for i in fresh.loaded
             ]
             assert shared.notes == fresh.notes
+
+
+def test_imports_stop_after_a_bounded_number_of_files(workspace_root: Path) -> None:
+    from rutter_core.profiles.engine import MAX_VIEW_FILES
+
+    many = {f"d/{n}.md": f"{n}\n" for n in range(MAX_VIEW_FILES + 5)}
+    body = "".join(f"@d/{n}.md\n" for n in range(MAX_VIEW_FILES + 5))
+    write_tree(workspace_root, {"CLAUDE.md": body, **many})
+    evaluation = run(workspace_root, "claude", "x.go")
+    assert len(evaluation.loaded) == MAX_VIEW_FILES
+    assert notes(evaluation) == [("CLAUDE.md", "too_many_imports", MAX_VIEW_FILES - 1)]

@@ -30,6 +30,9 @@ from rutter_core.profiles.reading import AgentFile, Found, find, join, read
 MAX_RULE_FILES: Final = 256
 """Rule files looked at per rules directory; the rest are passed over with a note."""
 MAX_RULE_DEPTH: Final = 32
+MAX_VIEW_FILES: Final = 256
+"""Files one view reads at most (imports included): a file importing hundreds of files that
+import hundreds more stops here, with a note on the import where it stopped."""
 
 Origin = Literal["file", "rule", "import"]
 
@@ -210,6 +213,13 @@ class _Run:
                 continue
             if rel in self.seen:
                 continue  # a cycle, or a file already loaded: read once
+            if len(self.seen) >= MAX_VIEW_FILES:
+                self.notes.append(
+                    Note(item.file.rel, "too_many_imports", f"rutter stops reading imports "
+                         f"after {MAX_VIEW_FILES} files: what {self.name} takes from this "
+                         "import and the ones after it is not shown", line)
+                )  # fmt: skip
+                break
             try:
                 found = self.memo.find(self.root, rel)
             except RutterError as error:
