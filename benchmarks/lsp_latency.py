@@ -127,7 +127,10 @@ class Client:
         future: asyncio.Future[tuple[float, Json]] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         start = time.perf_counter()
-        self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        message: Json = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:  # JSON-RPC: params are an object or an array, or absent
+            message["params"] = params
+        self._send(message)
         assert self.process.stdin is not None
         await self.process.stdin.drain()
         end, message = await asyncio.wait_for(future, TIMEOUT)
@@ -136,7 +139,10 @@ class Client:
         return message.get("result"), end - start
 
     async def notify(self, method: str, params: Any) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+        message: Json = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._send(message)
         assert self.process.stdin is not None
         await self.process.stdin.drain()
 

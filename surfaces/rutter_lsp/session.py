@@ -18,7 +18,6 @@ from lsprotocol import types
 from rutter_core.app.facade import Rutter
 from rutter_core.app.profiles import is_agent_file
 from rutter_core.discovery.fsread import FileReader
-from rutter_core.discovery.memo import LevelMemo
 from rutter_core.store import Store
 from rutter_lsp.features.instructions.instructions import EncodedSnapshots, WorkspaceCache
 from rutter_lsp.index.analysis import Index, OpenDoc
@@ -44,9 +43,6 @@ class Session:
     store_url: str | None = None
     reader: FileReader = field(default_factory=FileReader)
     """One for the server's lifetime: its identity caches make repeated discovery cheap."""
-    level_memo: LevelMemo = field(default_factory=LevelMemo)
-    """What each level contributed in earlier index passes (disk worker only), so a change
-    re-walks only its own level and replays the others."""
     worker: DiskWorker = field(default_factory=DiskWorker)
     folders: dict[str, Folder] = field(default_factory=dict)
     """Served workspace folders by folder URI."""

@@ -17,6 +17,7 @@ and `match` repeats git's walk over the parent directories.
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 import re
 from collections.abc import Iterator
@@ -189,7 +190,9 @@ class IgnoreRules:
 
     @classmethod
     def empty(cls) -> IgnoreRules:
-        return cls([], False)
+        """No rules (one shared object: rules are immutable, and every walk starts with
+        these, so building them per walk was a measurable part of re-indexing)."""
+        return _no_rules()
 
     @property
     def pattern_count(self) -> int:
@@ -441,3 +444,8 @@ def _byte_class(members: set[int]) -> bytes:
         ranges.append(b"\\x%02x" % start if start == last else b"\\x%02x-\\x%02x" % (start, last))
         start = last = byte
     return b"[" + b"".join(ranges) + b"]"
+
+
+@functools.cache
+def _no_rules() -> IgnoreRules:
+    return IgnoreRules([], False)

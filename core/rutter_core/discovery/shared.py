@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from rutter_core.discovery.chain import Level, walk_chain
 from rutter_core.discovery.fsread import lstat_or_none
 from rutter_core.discovery.ignore import IgnoreRules
-from rutter_core.discovery.memo import LevelMemo
 from rutter_core.discovery.snapshot import Conflict, IgnoredEntry, Limits
 from rutter_core.discovery.stack import StackSource, conflicts_of
 
@@ -44,14 +43,12 @@ class SharedLevels:
 
     What a level read is not checked again for later targets, and each directory is looked up
     once, so use a fresh one for each pass. A level that fails is never kept: the error is
-    raised again for each target, naming it. `memo`: what levels contributed in earlier
-    passes, replayed where nothing they depend on changed (see `memo.LevelMemo`).
+    raised again for each target, naming it.
     """
 
-    __slots__ = ("_conflicts", "_limits", "_real_roots", "_states", "_stats", "memo")
+    __slots__ = ("_conflicts", "_limits", "_real_roots", "_states", "_stats")
 
-    def __init__(self, memo: LevelMemo | None = None) -> None:
-        self.memo = memo
+    def __init__(self) -> None:
         self._states: dict[LevelKey, _LevelState] = {}
         self._stats: dict[str, os.stat_result | None] = {}
         self._real_roots: set[str] = set()

@@ -91,8 +91,6 @@ class _Walk:
     found: list[_Found] = field(default_factory=list)
     ignored: list[IgnoredEntry] = field(default_factory=list)
     total_bytes: int = 0
-    touched: list[tuple[str, os.stat_result]] | None = None
-    """While a `LevelMemo` records a level: every entry the level's walk looks at."""
 
     # -- what is delivered -------------------------------------------------------------------
 
@@ -173,8 +171,6 @@ class _Walk:
 
     def level(self, level: Level) -> None:
         entries = self.reader.probe(level.path, level.st, LEVEL_NAMES)
-        if self.touched is not None:
-            self.touched.extend((os.path.join(level.path, n), st) for n, st in entries.items())
         claude_dir = self.subdir(level, CLAUDE_DIR, entries, CLAUDE_DIR_NAMES)
         prayu_dir = self.subdir(level, PRAYU_DIR, entries, PRAYU_NAMES)
         prayu = prayu_dir[1] if prayu_dir else {}
@@ -223,10 +219,7 @@ class _Walk:
         if st is None or not require_real_dir(join_rel(level.scope, name), st):
             return None  # absent, or a plain file named like the directory: nothing inside
         path = os.path.join(level.path, name)
-        found = self.reader.probe(path, st, names)
-        if self.touched is not None:
-            self.touched.extend((os.path.join(path, n), entry) for n, entry in found.items())
-        return path, found
+        return path, self.reader.probe(path, st, names)
 
     def agents_slot(self, level: Level, entries: dict[str, os.stat_result]) -> None:
         override_rel = join_rel(level.scope, OVERRIDE_NAME)
@@ -305,11 +298,7 @@ class _Walk:
                 path=dir_rel,
                 details={"limit": self.limits.max_depth},
             )
-        if self.touched is not None:
-            self.touched.append((dir_path, dir_st))
         for entry in self.reader.list_dir(dir_path, dir_st):
-            if self.touched is not None:
-                self.touched.append((os.path.join(dir_path, entry.name), entry.st))
             budget[0] -= 1
             if budget[0] < 0:
                 raise discovery_error(
@@ -427,13 +416,9 @@ def _walk_shared(walk: _Walk, levels: list[Level], shared: SharedLevels) -> tupl
     keys = [shared.key(walk.workspace_root, walk.limits, level.scope) for level in levels]
     start = shared.resume(walk, keys)
     sources = shared.sources(keys[start - 1]) if start else ()
-    memo = shared.memo
     for index in range(start, len(levels)):
         before = len(walk.found)
-        if memo is None:
-            walk.level(levels[index])
-        else:
-            memo.walk_level(walk, levels[index], shared.lstat)
+        walk.level(levels[index])
         sources = sources + tuple(_frozen(item) for item in walk.found[before:])
         shared.keep(walk, keys[index], sources)
     return sources

@@ -6,8 +6,7 @@ debounce so a burst (a branch checkout, 1,000 `didOpen`s) becomes one rebuild, t
 
 1. invalidates the changed paths in the shared `FileReader` (on the disk worker),
 2. re-runs discovery for the directories of open documents (their stacks only: the index
-   needs which sources apply, not snapshots; levels they share are walked once per round, and
-   levels with nothing changed since an earlier round are replayed: `LevelMemo`) in
+   needs which sources apply, not snapshots; levels they share are walked once per round) in
    slices of ~15 ms on the disk worker's background lane, so requests go ahead of the
    refresh and wait for one slice at most,
 3. recomputes diagnostics (push: publishes those that changed; pull: asks the client to pull
@@ -32,7 +31,6 @@ from lsprotocol import types
 
 from rutter_core.discovery.fsread import SETTLE_NS, FileReader, lstat_or_none
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR, classify
-from rutter_core.discovery.memo import LevelMemo
 from rutter_core.discovery.shared import SharedLevels
 from rutter_lsp.features.diagnostics import diagnostics
 from rutter_lsp.features.runs.runs import RUNS_CHANGED
@@ -115,10 +113,9 @@ def reach(changes: dict[str, set[str]], folders: Iterable[Folder]) -> Reach:
     return Reach(tuple(sorted(levels)))
 
 
-def _invalidate(reader: FileReader, memo: LevelMemo, paths: Sequence[str]) -> None:
+def _invalidate(reader: FileReader, paths: Sequence[str]) -> None:
     for path in paths:
         reader.invalidate(path)
-        memo.invalidate(path)
 
 
 def _settle_remaining_s(paths: Sequence[str]) -> float:
@@ -249,10 +246,7 @@ class Refresher:
             await server.session.ready.wait()
         if pending.invalidate:
             await server.session.worker.run(
-                _invalidate,
-                server.session.reader,
-                server.session.level_memo,
-                sorted(pending.invalidate),
+                _invalidate, server.session.reader, sorted(pending.invalidate)
             )
         if pending.invalidate:
             # A file saved moments ago makes its read wait until it has settled; wait here,
@@ -306,9 +300,7 @@ class Refresher:
                 else:
                     results.append(kept)
             jobs = stale
-        # One pass: the levels directories have in common are walked once, and levels nothing
-        # changed in since an earlier pass are replayed from the session's memo.
-        shared = SharedLevels(server.session.level_memo)
+        shared = SharedLevels()  # one pass: the levels directories have in common, walked once
         start = 0
         while start < len(jobs):
             found, start = await server.session.worker.run_background(
