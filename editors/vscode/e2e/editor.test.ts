@@ -164,8 +164,10 @@ describe("the extension in VS Code (code-server)", () => {
     await editor.screenshot("drift-review");
     await workbench.answerDialog(/refresh/i, "Confirm refresh");
     await runs.waitForRun(await runs.show(workbench), { run_id: runId, target_path: TARGET, revision: 2, stale: false });
-    const shown = editor.cliJson<{ runs: { id: string; revision: number }[] } | { id: string }[]>("run", "list", "--workspace", WORKSPACE);
-    assert.ok(JSON.stringify(shown).includes(runId));
+    // The run now pins what is on disk: revision 2, the live fingerprint.
+    const run = editor.cliJson<{ revision: number; fingerprint: string }>("run", "show", runId);
+    const live = editor.cliJson<instructions.Stack>("context", "instructions", "--workspace", WORKSPACE, "--target", TARGET);
+    assert.deepEqual({ revision: run.revision, fingerprint: run.fingerprint }, { revision: 2, fingerprint: live.fingerprint });
     await editor.screenshot("runs-view-refreshed");
   }, () => editor);
 

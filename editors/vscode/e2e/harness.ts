@@ -30,7 +30,8 @@ export const WORKSPACE = "monorepo";
 /** A generous bound for anything the editor does; waits are for events, never for time. */
 export const PATIENCE = 60_000;
 
-/** Debian's Chromium and the flags it needs here (issue 19). */
+/** Debian's Chromium and the flags it needs here (issue 19); playwright-core launches it with
+ * a fresh temporary profile each time. */
 const CHROMIUM = process.env.RUTTER_E2E_CHROMIUM ?? "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [
   "--no-sandbox",
