@@ -1,7 +1,7 @@
 /**
  * The extension in a real VS Code (code-server in headless Chromium), as a person uses it on
  * the example monorepo: the instructions of an open file, hover, code lens, diagnostics and
- * their quick fixes, the command palette, runs, memory and checkpoints.
+ * their quick fixes, the command palette, runs, memory, checkpoints and a fork.
  *
  * One editor for the whole file (starting one takes seconds); the steps run in order and each
  * leaves a screenshot in e2e/artifacts/. What the views show is read through the page objects
@@ -196,6 +196,25 @@ describe("the extension in VS Code (code-server)", () => {
     const tree = editor.cli("session", "tree", runId);
     assert.match(tree, /before the parser change/);
     await editor.screenshot("session-tree");
+  }, () => editor);
+
+  step("forks a new run from the checkpoint, confirmed in the server's dialog", async () => {
+    await workbench.clearNotifications();
+    await workbench.runCommand(sessions.FORK_COMMAND);
+    await workbench.waitForPick("before the parser change");
+    await workbench.pick("before the parser change");
+    await workbench.answerInput(sessions.FORK_GOAL_PROMPT, "try a streaming parser");
+    await workbench.dialog(sessions.FORK_QUESTION).waitFor();
+    await editor.screenshot("fork-question");
+    await workbench.answerDialog(sessions.FORK_QUESTION, sessions.FORK_BUTTON);
+    const listed = editor.cliJson<{ runs: { run_id: string; goal: string }[] }>("run", "list", "--workspace", WORKSPACE);
+    const forked = listed.runs.find((run) => run.goal === "try a streaming parser");
+    assert.ok(forked !== undefined, JSON.stringify(listed.runs.map((run) => run.goal)));
+    const runsPane = await runs.show(workbench);
+    await runs.waitForRun(runsPane, { run_id: forked.run_id, target_path: TARGET, revision: 1, stale: false });
+    const pane = await sessions.show(workbench);
+    await sessions.waitForForkMarker(pane, "before the parser change");
+    await editor.screenshot("fork");
   }, () => editor);
 });
 
