@@ -31,11 +31,14 @@ interface Manifest {
   };
 }
 
-/** "Rutter: Title" of every command the palette offers (those not hidden with when=false). */
+/** "Rutter: Title" of every command the palette always offers (the manifest's commands, less
+ * those its `commandPalette` menu shows only under a condition, `false` included). */
 function paletteTitles(): string[] {
   const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION_DIR, "package.json"), "utf8")) as Manifest;
   const hidden = new Set(
-    (manifest.contributes.menus.commandPalette ?? []).filter((entry) => entry.when === "false").map((entry) => entry.command),
+    (manifest.contributes.menus.commandPalette ?? [])
+      .filter((entry) => entry.when !== undefined && entry.when !== "true")
+      .map((entry) => entry.command),
   );
   return manifest.contributes.commands
     .filter((command) => !hidden.has(command.command))
