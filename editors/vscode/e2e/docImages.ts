@@ -22,6 +22,8 @@ export const CHOSEN: Record<string, string> = {
   "runs-view-refreshed": "runs-view.png",
   "memory-list": "memory-list.png",
   "session-tree": "session-tree.png",
+  "fork-question": "fork-question.png",
+  fork: "session-tree-fork.png",
 };
 
 export function publishDocImages(): void {

@@ -1,7 +1,7 @@
 /**
  * The extension in a real VS Code (code-server in headless Chromium), as a person uses it on
  * the example monorepo: the instructions of an open file, hover, code lens, diagnostics and
- * their quick fixes, the command palette, runs, memory and checkpoints.
+ * their quick fixes, the command palette, runs, memory, checkpoints and a fork.
  *
  * One editor for the whole file (starting one takes seconds); the steps run in order and each
  * leaves a screenshot in e2e/artifacts/. What the views show is read through the page objects
@@ -31,11 +31,14 @@ interface Manifest {
   };
 }
 
-/** "Rutter: Title" of every command the palette offers (those not hidden with when=false). */
+/** "Rutter: Title" of every command the palette always offers (the manifest's commands, less
+ * those its `commandPalette` menu shows only under a condition, `false` included). */
 function paletteTitles(): string[] {
   const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION_DIR, "package.json"), "utf8")) as Manifest;
   const hidden = new Set(
-    (manifest.contributes.menus.commandPalette ?? []).filter((entry) => entry.when === "false").map((entry) => entry.command),
+    (manifest.contributes.menus.commandPalette ?? [])
+      .filter((entry) => entry.when !== undefined && entry.when !== "true")
+      .map((entry) => entry.command),
   );
   return manifest.contributes.commands
     .filter((command) => !hidden.has(command.command))
@@ -164,8 +167,10 @@ describe("the extension in VS Code (code-server)", () => {
     await editor.screenshot("drift-review");
     await workbench.answerDialog(/refresh/i, "Confirm refresh");
     await runs.waitForRun(await runs.show(workbench), { run_id: runId, target_path: TARGET, revision: 2, stale: false });
-    const shown = editor.cliJson<{ runs: { id: string; revision: number }[] } | { id: string }[]>("run", "list", "--workspace", WORKSPACE);
-    assert.ok(JSON.stringify(shown).includes(runId));
+    // The run now pins what is on disk: revision 2, the live fingerprint.
+    const run = editor.cliJson<{ revision: number; fingerprint: string }>("run", "show", runId);
+    const live = editor.cliJson<instructions.Stack>("context", "instructions", "--workspace", WORKSPACE, "--target", TARGET);
+    assert.deepEqual({ revision: run.revision, fingerprint: run.fingerprint }, { revision: 2, fingerprint: live.fingerprint });
     await editor.screenshot("runs-view-refreshed");
   }, () => editor);
 
@@ -194,6 +199,25 @@ describe("the extension in VS Code (code-server)", () => {
     const tree = editor.cli("session", "tree", runId);
     assert.match(tree, /before the parser change/);
     await editor.screenshot("session-tree");
+  }, () => editor);
+
+  step("forks a new run from the checkpoint, confirmed in the server's dialog", async () => {
+    await workbench.clearNotifications();
+    await workbench.runCommand(sessions.FORK_COMMAND);
+    await workbench.waitForPick("before the parser change");
+    await workbench.pick("before the parser change");
+    await workbench.answerInput(sessions.FORK_GOAL_PROMPT, "try a streaming parser");
+    await workbench.dialog(sessions.FORK_QUESTION).waitFor();
+    await editor.screenshot("fork-question");
+    await workbench.answerDialog(sessions.FORK_QUESTION, sessions.FORK_BUTTON);
+    const listed = editor.cliJson<{ runs: { run_id: string; goal: string }[] }>("run", "list", "--workspace", WORKSPACE);
+    const forked = listed.runs.find((run) => run.goal === "try a streaming parser");
+    assert.ok(forked !== undefined, JSON.stringify(listed.runs.map((run) => run.goal)));
+    const runsPane = await runs.show(workbench);
+    await runs.waitForRun(runsPane, { run_id: forked.run_id, target_path: TARGET, revision: 1, stale: false });
+    const pane = await sessions.show(workbench);
+    await sessions.waitForForkMarker(pane, "before the parser change");
+    await editor.screenshot("fork");
   }, () => editor);
 });
 

@@ -30,7 +30,8 @@ export const WORKSPACE = "monorepo";
 /** A generous bound for anything the editor does; waits are for events, never for time. */
 export const PATIENCE = 60_000;
 
-/** Debian's Chromium and the flags it needs here (issue 19). */
+/** Debian's Chromium and the flags it needs here (issue 19); playwright-core launches it with
+ * a fresh temporary profile each time. */
 const CHROMIUM = process.env.RUTTER_E2E_CHROMIUM ?? "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [
   "--no-sandbox",
@@ -217,6 +218,18 @@ export class Editor {
       ],
       { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
     );
+    // Should this process end without stop() (an interrupt), the group goes with it.
+    const killGroup = (): void => {
+      try {
+        if (server.pid !== undefined) {
+          process.kill(-server.pid, "SIGKILL");
+        }
+      } catch {
+        // already gone
+      }
+    };
+    process.once("exit", killGroup);
+    server.once("exit", () => process.removeListener("exit", killGroup));
     const log = fs.createWriteStream(path.join(ARTIFACTS, "code-server.log"));
     server.stdout.pipe(log);
     server.stderr.pipe(log);
@@ -259,12 +272,17 @@ export class Editor {
     return file;
   }
 
-  /** Close the browser and end code-server's whole process group; remove the temp directory. */
+  /** Close the browser and end code-server's whole process group; keep VS Code's logs (the
+   * extension host's, the Rutter output channel's) in the artefacts, remove the rest. */
   async stop(): Promise<void> {
     try {
       await this.browser.close();
     } finally {
       await stopGroup(this.server);
+      const logs = path.join(this.base, "user-data", "logs");
+      if (fs.existsSync(logs)) {
+        fs.cpSync(logs, path.join(ARTIFACTS, "logs"), { recursive: true });
+      }
       fs.rmSync(this.base, { recursive: true, force: true });
     }
   }

@@ -102,6 +102,14 @@ export function ensureAptPackages() {
   run("apt-get", ["install", "-y", "-qq", ...missing], { env });
 }
 
+/** The environment without what an enclosing `npm run` set (its project's configuration and
+ * prefix must not leak into the installs of the cache folder). */
+function outsideNpm(environment) {
+  return Object.fromEntries(
+    Object.entries(environment).filter(([key]) => !/^npm_(config|package|lifecycle)_/i.test(key) && key !== "INIT_CWD"),
+  );
+}
+
 /** The prefix of the running Node whose `include/node` holds its headers. */
 function nodeHeadersPrefix() {
   const candidates = [path.dirname(path.dirname(process.execPath)), process.config.variables.node_prefix];
@@ -193,7 +201,7 @@ export function ensureCodeServer() {
     )}\n`,
   );
   const env = {
-    ...process.env,
+    ...outsideNpm(process.env),
     TMPDIR: tmpdir,
     npm_config_unsafe_perm: "true",
     npm_config_nodedir: nodeHeadersPrefix(),

@@ -13,6 +13,11 @@ export const FOCUS_COMMAND = "Explorer: Focus on Session Tree View";
 export const CHECKPOINT_COMMAND = "Rutter: Create Checkpoint";
 export const CHECKPOINT_PROMPT = /A title for the checkpoint of run/;
 export const SHOW_TREE_COMMAND = "Rutter: Show Session Tree";
+export const FORK_COMMAND = "Rutter: Fork from Checkpoint…";
+export const FORK_GOAL_PROMPT = /The goal of the new run forked from/;
+/** The server's question before a fork, and the button that creates the run. */
+export const FORK_QUESTION = /A new run starts under a new mission/;
+export const FORK_BUTTON = "Fork";
 
 export async function show(workbench: Workbench): Promise<Locator> {
   return workbench.showPane(FOCUS_COMMAND, TITLE);
@@ -23,4 +28,16 @@ export async function waitForCheckpoint(pane: Locator, title: string): Promise<L
   const row = pane.locator(".monaco-list-row", { hasText: title });
   await row.first().waitFor();
   return row.first();
+}
+
+/** Wait for the tree to show the marker of a fork, nested under the checkpoint it came from
+ * (expanded when it is collapsed); returns the marker's row. */
+export async function waitForForkMarker(pane: Locator, checkpointTitle: string): Promise<Locator> {
+  const checkpoint = await waitForCheckpoint(pane, checkpointTitle);
+  const marker = pane.locator(".monaco-list-row[aria-level='3']", { hasText: /^\W*fork → / });
+  if ((await checkpoint.getAttribute("aria-expanded")) === "false") {
+    await checkpoint.locator(".monaco-tl-twistie").click();
+  }
+  await marker.first().waitFor();
+  return marker.first();
 }
