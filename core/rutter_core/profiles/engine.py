@@ -185,7 +185,7 @@ class _Run:
                      f"{size_text(limits.per_file_bytes)} per file")
             )  # fmt: skip
             return []
-        file = read(self.reader, self.root, found)
+        file = read(self.reader, self.root, found, prefix=limits.budget_bytes)
         if file.blank:
             return []
         self.seen.add(rel)
