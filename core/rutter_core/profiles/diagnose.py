@@ -14,6 +14,7 @@ import posixpath
 
 from rutter_core.discovery.fsread import FileReader, lstat_or_none
 from rutter_core.kernel.errors import RutterError
+from rutter_core.profiles.config import AgentHomes
 from rutter_core.profiles.engine import Memo, Note, evaluate
 from rutter_core.profiles.frontmatter import parse_front_matter
 from rutter_core.profiles.globs import compile_glob, split_globs
@@ -108,6 +109,7 @@ def notes_for_file(
     reader: FileReader,
     files: ProjectFiles,
     memo: Memo | None = None,
+    homes: AgentHomes | None = None,
 ) -> list[tuple[AgentName, Note]]:
     """Each agent's notes about the file at workspace-relative `rel`. An agent whose view
     fails closed says nothing here (the file's discovery diagnostics say why)."""
@@ -118,7 +120,7 @@ def notes_for_file(
         if not _may_note(profile, root, rel):
             continue
         try:
-            evaluation = evaluate(profile, root, directory, reader, memo)
+            evaluation = evaluate(profile, root, directory, reader, memo, homes)
             found.extend((agent, note) for note in evaluation.notes if note.rel == rel)
             glob_note = _globs_match_nothing(
                 profile, root, rel, evaluation.project_root, files, reader

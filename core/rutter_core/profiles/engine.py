@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from rutter_core.discovery.chain import Level, walk_chain
@@ -21,6 +21,7 @@ from rutter_core.discovery.checks import require_real_dir
 from rutter_core.discovery.fsread import FileReader, lstat_or_none
 from rutter_core.discovery.snapshot import DEFAULT_LIMITS
 from rutter_core.kernel.errors import RutterError, discovery_error
+from rutter_core.profiles.config import AgentHomes, configure
 from rutter_core.profiles.frontmatter import FrontMatter, body_start, parse_front_matter
 from rutter_core.profiles.globs import compile_glob, split_globs
 from rutter_core.profiles.imports import find_imports
@@ -460,20 +461,36 @@ def _unreadable(exc: OSError, root: str) -> RutterError:
 
 
 def evaluate(
-    profile: Profile, root: str, target: str, reader: FileReader, memo: Memo | None = None
+    profile: Profile,
+    root: str,
+    target: str,
+    reader: FileReader,
+    memo: Memo | None = None,
+    homes: AgentHomes | None = None,
 ) -> Evaluation:
     """What `profile`'s agent loads for `target` (canonical, workspace-relative) in the
-    workspace at `root`. Raises discovery's typed errors where discovery would fail closed on
-    a file the agent reads (a link out of the root, a FIFO, invalid UTF-8, a NUL byte)."""
+    workspace at `root`, as the agent is configured (`profiles.config`: the project's files,
+    and the user's with `homes`). Raises discovery's typed errors where discovery would fail
+    closed on a file the agent reads (a link out of the root, a FIFO, invalid UTF-8, a NUL
+    byte); a configuration file that cannot be used is a skip said in every `why`."""
     try:
         memo = memo or _Fresh()
         levels = walk_chain(
             root, target, DEFAULT_LIMITS, lstat=memo.lstat, root_checked=root in memo.roots
         )
         memo.roots.add(root)
-        project = levels[project_root_of(levels, profile.stop_markers, memo)].scope
-        run = _Run(profile, root, target, reader, levels, project, memo)
+        start = project_root_of(levels, profile.stop_markers, memo)
+        project = levels[start].scope
+        scopes = tuple(level.scope for level in levels[start:])
+        configured = configure(profile, homes, root, scopes, reader)
+        if configured.loads_nothing:
+            return Evaluation(configured.profile, project, target, (), ())
+        run = _Run(configured.profile, root, target, reader, levels, project, memo)
         run.run()
     except OSError as exc:
         raise _unreadable(exc, root) from exc
-    return Evaluation(profile, project, target, tuple(run.loaded), tuple(run.notes))
+    loaded = tuple(run.loaded)
+    if configured.said:
+        said = "; ".join(configured.said)
+        loaded = tuple(replace(item, why=f"{item.why}; {said}") for item in loaded)
+    return Evaluation(configured.profile, project, target, loaded, tuple(run.notes))
