@@ -56,6 +56,9 @@ class Session:
     """Set once `initialized` has opened the store and registered the folders."""
     published: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     """Last diagnostics pushed per URI (push clients only)."""
+    agent_names: tuple[str, ...] = ()
+    """Instruction file names the agents' settings add (watched and diagnosed with the
+    agents' own files; read when the watchers are registered)."""
     shutdown_requested: bool = False
     """`shutdown` was answered: `exit` then ends the process with status 0 (LSP), else 1."""
     _located: dict[str, OpenDoc | None] = field(default_factory=dict, init=False, repr=False)

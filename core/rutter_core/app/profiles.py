@@ -17,7 +17,12 @@ from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot, 
 from rutter_core.app.models import Result
 from rutter_core.discovery.targets import normalize_target, typed_target
 from rutter_core.kernel.errors import RutterError
-from rutter_core.profiles.config import AgentHomes
+from rutter_core.profiles.config import (
+    CONFIG_FILES,
+    AgentHomes,
+    configured_names,
+    home_config_files,
+)
 from rutter_core.profiles.diagnose import is_agent_file, notes_for_file
 from rutter_core.profiles.engine import Evaluation, Memo, Note, evaluate
 from rutter_core.profiles.listing import ProjectFiles
@@ -43,6 +48,7 @@ __all__ = [
     "ProfileView",
     "ProfileViews",
     "is_agent_file",
+    "is_agent_input",
 ]
 
 AgentChoice = Literal["codex", "claude", "gemini", "copilot", "cursor", "all"]
@@ -85,6 +91,16 @@ class ProfileViews(Result):
     profiles: list[ProfileView]
 
 
+def is_agent_input(rel: str, names: tuple[str, ...] = ()) -> bool:
+    """Whether a change of the file at workspace-relative `rel` can change what some agent
+    loads: a file an agent reads by name or rules directory, one of `names` (configured), or
+    an agent's project settings file."""
+    if is_agent_file(rel):
+        return True
+    base = rel.rsplit("/", 1)[-1]
+    return base in names or any(rel == f or rel.endswith(f"/{f}") for f in CONFIG_FILES)
+
+
 def view_of(evaluation: Evaluation) -> ProfileView:
     sources = []
     for item in evaluation.loaded:
@@ -115,6 +131,14 @@ class ProfileOperations:
         self.homes = homes_of(os.environ) if homes is None else homes
         """The agents' homes, read from this process's environment once (the edge), unless
         given: the views read the agents' user configuration there."""
+
+    def configured_names(self, root: str) -> tuple[str, ...]:
+        """The instruction file names the agents' settings add for the workspace at `root`."""
+        return configured_names(self.homes, root, self._rutter.reader)
+
+    def home_config_files(self) -> tuple[str, ...]:
+        """The agents' user settings files (absolute paths) that the views read."""
+        return home_config_files(self.homes)
 
     def view(self, params: ProfileParams) -> ProfileView | ProfileViews:
         """What `params.agent` would load for `params.target` (each agent's, for `all`).

@@ -30,7 +30,7 @@ from typing import Final
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.kernel.errors import RutterError
-from rutter_core.profiles.model import FileRule, Limits, Profile
+from rutter_core.profiles.model import FileRule, Limits, Profile, load_profile
 from rutter_core.profiles.reading import find, join, read
 
 MAX_CONFIG_BYTES: Final = 256 * 1024
@@ -349,3 +349,29 @@ def configure(
     if profile.agent == "gemini":
         return configure_gemini(profile, homes, root, levels[0], reader)
     return Configured(profile)
+
+
+CONFIG_FILES: Final = (".codex/config.toml", ".gemini/settings.json")
+"""The agents' project settings files, workspace-relative at any level."""
+
+
+def configured_names(homes: AgentHomes | None, root: str, reader: FileReader) -> tuple[str, ...]:
+    """The file names the agents' settings add for a project at `root` (Codex's fallbacks,
+    Gemini's `context.fileName`), beyond the profiles' own: what an editor should watch too."""
+    names: list[str] = []
+    for agent in ("codex", "gemini"):
+        default = load_profile(agent)
+        configured = configure(default, homes, root, (".",), reader).profile
+        own = {n for spec in default.sources if isinstance(spec, FileRule) for n in spec.names}
+        for spec in configured.sources:
+            if isinstance(spec, FileRule):
+                names.extend(n for n in spec.names if n not in own and n not in names)
+    return tuple(names)
+
+
+def home_config_files(homes: AgentHomes | None) -> tuple[str, ...]:
+    """The absolute paths of the agents' user settings files (watched by an editor)."""
+    if homes is None:
+        return ()
+    found = (homes.codex_config(), homes.gemini_settings())
+    return tuple(where[0] for where in found if where is not None)

@@ -65,11 +65,14 @@ class _Pending:
     invalidate: set[str] = field(default_factory=set)
     runs: bool = False
     """The store changed: runs may have been created, refreshed or ended."""
+    agents: bool = False
+    """A file only agents read (or their settings) changed: every diagnosed document's agent
+    diagnostics again, no rebuild of the index (discovery is unchanged)."""
 
     def empty(self) -> bool:
         return not (
             self.index or self.all_diagnostics or self.diagnostics or self.changes
-            or self.invalidate or self.runs
+            or self.invalidate or self.runs or self.agents
         )  # fmt: skip
 
 
@@ -165,12 +168,14 @@ class Refresher:
         changes: dict[str, set[str]] | None = None,
         invalidate: Iterable[str] = (),
         runs: bool = False,
+        agents: bool = False,
     ) -> None:
         if self._closed:
             return
         pending = self._pending
         pending.index |= index
         pending.runs |= runs
+        pending.agents |= agents
         pending.all_diagnostics |= all_diagnostics
         pending.diagnostics.update(diagnostics)
         pending.invalidate.update(invalidate)
@@ -289,11 +294,11 @@ class Refresher:
         """`drifted`: documents whose run-drift diagnostics changed (`RunsMonitor.replace`)."""
         server = self._server
         if server.pull_diagnostics:
-            if pending.all_diagnostics or pending.changes or drifted:
+            if pending.all_diagnostics or pending.changes or drifted or pending.agents:
                 server.send_request_quietly(types.WORKSPACE_DIAGNOSTIC_REFRESH)
             return
         forced = pending.diagnostics | drifted
-        everything = pending.all_diagnostics or bool(pending.changes)
+        everything = pending.all_diagnostics or bool(pending.changes) or pending.agents
         targets = [
             doc for doc in docs
             if (doc.diagnosed or doc.uri in drifted or server.runs.for_uri(doc.uri))

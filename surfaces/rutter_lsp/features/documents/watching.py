@@ -4,18 +4,29 @@ On a change the changed paths (and, for creations and deletions, their parent di
 are invalidated in the shared `FileReader`, the open documents' discovery is re-run, their
 diagnostics are republished, and `rutter/instructionsChanged` tells the client which
 instruction files of which workspace changed.
+
+Files only agents read (`GEMINI.md` and the names the agents' settings add, `CLAUDE.local.md`,
+`.claude/rules/**`, `.cursor/rules/**`, `.github/instructions/**`,
+`.github/copilot-instructions.md`) and the agents' settings (`.codex/config.toml`,
+`.gemini/settings.json`, and the user's `~/.codex/config.toml` / `~/.gemini/settings.json`
+as relative patterns where the client supports them) are watched too. Their change re-runs
+the agent diagnostics of every diagnosed document and nothing else: the default discovery
+did not change, so the index is kept and no `rutter/instructionsChanged` is sent (it is about
+that discovery; an editor's profile view asks again when it is shown or its file changes).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
 from lsprotocol import types
 
-from rutter_lsp.index.paths import is_watched_path, locate, path_of_uri
+from rutter_core.app.profiles import is_agent_input
+from rutter_lsp.index.paths import is_watched_path, locate, path_of_uri, uri_of_path
 
 if TYPE_CHECKING:
     from rutter_lsp.server import RutterServer
@@ -29,16 +40,54 @@ WATCH_PATTERNS: Final = (
     "**/.claude/CLAUDE.md",
     "**/.prayu/**",
 )
+AGENT_WATCH_PATTERNS: Final = (
+    "**/GEMINI.md",
+    "**/CLAUDE.local.md",
+    "**/.claude/rules/**",
+    "**/.cursor/rules/**",
+    "**/.github/instructions/**",
+    "**/.github/copilot-instructions.md",
+    "**/.codex/config.toml",
+    "**/.gemini/settings.json",
+)
+"""Files only agents read, and their project settings (agent profiles, issue 20)."""
 REGISTRATION_ID: Final = "rutter-instruction-files"
 
 
+def agent_names(server: RutterServer) -> tuple[str, ...]:
+    """The names the agents' settings add, for the served folders (read once, here)."""
+    rutter = server.session.app
+    if rutter is None:
+        return ()
+    names: list[str] = []
+    for folder in server.session.folders.values():
+        for name in rutter.profiles.configured_names(folder.root):
+            if name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def _watchers(server: RutterServer) -> list[types.FileSystemWatcher]:
+    patterns = [*WATCH_PATTERNS, *AGENT_WATCH_PATTERNS]
+    patterns.extend(f"**/{name}" for name in server.session.agent_names)
+    watchers = [types.FileSystemWatcher(glob_pattern=pattern) for pattern in patterns]
+    rutter = server.session.app
+    relative = server.supports("workspace.did_change_watched_files.relative_pattern_support")
+    if rutter is not None and relative:
+        for path in rutter.profiles.home_config_files():
+            directory, name = os.path.split(path)
+            base = types.WorkspaceFolder(uri=uri_of_path(directory), name=name)
+            pattern = types.RelativePattern(base_uri=base, pattern=name)
+            watchers.append(types.FileSystemWatcher(glob_pattern=pattern))
+    return watchers
+
+
 async def register_watchers(server: RutterServer) -> None:
+    server.session.agent_names = agent_names(server)
     if not server.supports("workspace.did_change_watched_files.dynamic_registration"):
         logger.info("client cannot register file watchers; relying on didSave and its own events")
         return
-    options = types.DidChangeWatchedFilesRegistrationOptions(
-        watchers=[types.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCH_PATTERNS]
-    )
+    options = types.DidChangeWatchedFilesRegistrationOptions(watchers=_watchers(server))
     registration = types.Registration(
         id=REGISTRATION_ID,
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -57,12 +106,24 @@ def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeTy
     folders = list(server.session.folders.values())
     changes: dict[str, set[str]] = {}
     invalidate: set[str] = set()
+    agents = False
+    rutter = server.session.app
+    homes = rutter.profiles.home_config_files() if rutter is not None else ()
     for uri, kind in events:
         path = path_of_uri(uri)
         if path is None:
             continue
         located = locate(path, folders)
         if located is None or not is_watched_path(located.rel):
+            if path in homes or (
+                located is not None and is_agent_input(located.rel, server.session.agent_names)
+            ):
+                agents = True
+                invalidate.add(path)
+                if located is not None:
+                    invalidate.add(located.folder.path_of(located.rel))
+                if kind != types.FileChangeType.Changed:
+                    invalidate.add(str(PurePath(path).parent))
             continue
         changes.setdefault(located.folder.workspace_id, set()).add(located.rel)
         invalidate.add(path)
@@ -71,6 +132,9 @@ def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeTy
         if kind != types.FileChangeType.Changed:  # the directory's entries changed too
             invalidate.add(str(PurePath(path).parent))
             invalidate.add(str(PurePath(real).parent))
+    if agents and not changes:
+        server.refresher.request(invalidate=invalidate, agents=True)
+        return
     if not changes:
         return
     opened = [
@@ -78,7 +142,9 @@ def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeTy
         for doc in server.open_docs()
         if doc.instruction is not None and doc.rel in changes.get(doc.folder.workspace_id, ())
     ]
-    server.refresher.request(changes=changes, invalidate=invalidate, diagnostics=opened)
+    server.refresher.request(
+        changes=changes, invalidate=invalidate, diagnostics=opened, agents=agents
+    )
 
 
 def register(server: RutterServer) -> None:
