@@ -27,6 +27,16 @@ from rutter_core.store import Store, open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
 
+
+@pytest.fixture(autouse=True)
+def agent_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty home: the agents' user settings of whoever runs the tests never count."""
+    home = tmp_path / "empty-user-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+
+
 BUDGET = 32 * 1024
 INSTR = ".github/instructions"
 EVERY = 'applyTo: "**"'

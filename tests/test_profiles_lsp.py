@@ -32,6 +32,16 @@ from tests.test_lsp_helpers import (
 
 pytestmark = [pytest.mark.asyncio]
 
+
+@pytest.fixture(autouse=True)
+def agent_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty home: the agents' user settings of whoever runs the tests never count."""
+    home = tmp_path / "empty-user-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+
+
 AGENT_CODES = {
     "budget_cut", "budget_dropped", "not_read", "import_outside", "import_too_deep",
     "glob_matches_nothing", "excluded_agent", "too_large_skipped", "import_unreadable",
