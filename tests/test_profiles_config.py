@@ -251,3 +251,18 @@ def test_the_cli_reads_the_homes_from_its_environment(
     [source] = json.loads(broken.stdout)["sources"]
     assert source["truncation"] is None  # the default 32 KiB budget holds all 301 bytes
     assert "$CODEX_HOME/config.toml is passed over (it is not valid TOML)" in source["why"]
+
+
+def test_one_round_reads_the_settings_once_and_the_next_round_again(
+    workspace_root: Path, home: Path
+) -> None:
+    from rutter_core.profiles.memo import Memo
+
+    write_tree(workspace_root, {"AGENTS.md": "a" * 500 + "\n", "svc/x.go": ""})
+    homes = codex_config(home, "project_doc_max_bytes = 100\n")
+    reader, memo = FileReader(), Memo()
+    first = evaluate(load_profile("codex"), str(workspace_root), ".", reader, memo, homes)
+    codex_config(home, "project_doc_max_bytes = 200\n")
+    same_round = evaluate(load_profile("codex"), str(workspace_root), "svc", reader, memo, homes)
+    next_round = evaluate(load_profile("codex"), str(workspace_root), "svc", reader, Memo(), homes)
+    assert (cut_at(first), cut_at(same_round), cut_at(next_round)) == (100, 100, 200)

@@ -25,6 +25,7 @@ import json
 import os
 import stat
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -151,6 +152,44 @@ def _decode(raw: bytes, kind: str) -> dict[str, object]:
     return value
 
 
+class ConfigReads:
+    """Configuration files read and parsed once while this object lives (one refresh round of
+    the editor shares one through its `Memo`; a view makes its own)."""
+
+    def __init__(self) -> None:
+        self._raw: dict[tuple[str, str], bytes | _Skipped | None] = {}
+        self._tables: dict[str, tuple[bytes, dict[str, object] | _Skipped]] = {}
+
+    def home(self, path: str) -> bytes | None:
+        return self._once(("home", path), lambda: _read_home_file(path))
+
+    def project(self, root: str, rel: str, reader: FileReader) -> bytes | None:
+        return self._once((root, rel), lambda: _read_project_file(root, rel, reader))
+
+    def decode(self, key: str, raw: bytes, kind: str) -> dict[str, object]:
+        hit = self._tables.get(key)
+        if hit is None or hit[0] is not raw:
+            try:
+                value: dict[str, object] | _Skipped = _decode(raw, kind)
+            except _Skipped as skip:
+                value = skip
+            hit = self._tables[key] = (raw, value)
+        if isinstance(hit[1], _Skipped):
+            raise _Skipped(hit[1].reason)
+        return hit[1]
+
+    def _once(self, key: tuple[str, str], load: Callable[[], bytes | None]) -> bytes | None:
+        if key not in self._raw:
+            try:
+                self._raw[key] = load()
+            except _Skipped as skip:
+                self._raw[key] = skip
+        value = self._raw[key]
+        if isinstance(value, _Skipped):
+            raise _Skipped(value.reason)
+        return value
+
+
 def _names(value: object, key: str) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
@@ -208,8 +247,9 @@ def _trusted(table: dict[str, object], paths: tuple[str, ...]) -> bool:
 
 
 def configure_codex(
-    profile: Profile, homes: AgentHomes, root: str, levels: tuple[str, ...], reader: FileReader
-) -> Configured:
+    profile: Profile, homes: AgentHomes, root: str, levels: tuple[str, ...], reader: FileReader,
+    reads: ConfigReads,
+) -> Configured:  # fmt: skip
     """`levels`: workspace-relative directories from the project root to the target's."""
     layers = _Layers()
     user: dict[str, object] = {}
@@ -217,9 +257,9 @@ def configure_codex(
     if where is not None:
         path, shown = where
         try:
-            raw = _read_home_file(path)
+            raw = reads.home(path)
             if raw is not None:
-                user = _decode(raw, "TOML")
+                user = reads.decode(path, raw, "TOML")
                 _codex_values(user, shown, layers)
         except _Skipped as skip:
             layers.skips.append(ConfigSkip(shown, skip.reason))
@@ -227,7 +267,7 @@ def configure_codex(
     for level in levels:
         rel = join(level, ".codex/config.toml")
         try:
-            raw = _read_project_file(root, rel, reader)
+            raw = reads.project(root, rel, reader)
         except _Skipped as skip:
             layers.skips.append(ConfigSkip(rel, skip.reason))
             continue
@@ -239,7 +279,7 @@ def configure_codex(
         if _trusted(user, (absolute[0], absolute[-1])):
             for rel, raw in project_files:
                 try:
-                    _codex_values(_decode(raw, "TOML"), rel, layers)
+                    _codex_values(reads.decode(rel, raw, "TOML"), rel, layers)
                 except _Skipped as skip:
                     layers.skips.append(ConfigSkip(rel, skip.reason))
         else:
@@ -277,8 +317,9 @@ def configure_codex(
 
 
 def configure_gemini(
-    profile: Profile, homes: AgentHomes, root: str, project_root: str, reader: FileReader
-) -> Configured:
+    profile: Profile, homes: AgentHomes, root: str, project_root: str, reader: FileReader,
+    reads: ConfigReads,
+) -> Configured:  # fmt: skip
     layers = _Layers()
 
     def take(table: dict[str, object], shown: str) -> None:
@@ -302,16 +343,16 @@ def configure_gemini(
     if where is not None:
         path, shown = where
         try:
-            raw = _read_home_file(path)
+            raw = reads.home(path)
             if raw is not None:
-                take(_decode(raw, "JSON"), shown)
+                take(reads.decode(path, raw, "JSON"), shown)
         except _Skipped as skip:
             layers.skips.append(ConfigSkip(shown, skip.reason))
     rel = join(project_root, ".gemini/settings.json")
     try:
-        raw = _read_project_file(root, rel, reader)
+        raw = reads.project(root, rel, reader)
         if raw is not None:
-            take(_decode(raw, "JSON"), rel)
+            take(reads.decode(rel, raw, "JSON"), rel)
     except _Skipped as skip:
         layers.skips.append(ConfigSkip(rel, skip.reason))
     said: list[str] = []
@@ -340,14 +381,17 @@ def configure(
     root: str,
     levels: tuple[str, ...],
     reader: FileReader,
+    reads: ConfigReads | None = None,
 ) -> Configured:
     """`profile` as its agent is configured (user files only with `homes`), for the
-    workspace-relative `levels` from the project root to the target's directory."""
+    workspace-relative `levels` from the project root to the target's directory. `reads`:
+    files already read in this moment."""
     homes = homes or AgentHomes()
+    reads = reads or ConfigReads()
     if profile.agent == "codex":
-        return configure_codex(profile, homes, root, levels, reader)
+        return configure_codex(profile, homes, root, levels, reader, reads)
     if profile.agent == "gemini":
-        return configure_gemini(profile, homes, root, levels[0], reader)
+        return configure_gemini(profile, homes, root, levels[0], reader, reads)
     return Configured(profile)
 
 

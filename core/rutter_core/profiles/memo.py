@@ -6,7 +6,7 @@ import os
 
 from rutter_core.discovery.fsread import FileReader, lstat_or_none
 from rutter_core.kernel.errors import RutterError
-from rutter_core.profiles.config import AgentHomes, Configured, configure
+from rutter_core.profiles.config import AgentHomes, ConfigReads, Configured, configure
 from rutter_core.profiles.model import Profile
 from rutter_core.profiles.reading import Found, find
 
@@ -23,6 +23,7 @@ class Memo:
         self._errors: dict[tuple[str, str], RutterError] = {}
         self._configured: dict[tuple[str, str, tuple[str, ...]], Configured] = {}
         self.roots: set[str] = set()
+        self._reads = ConfigReads()
 
     def configure(
         self, profile: Profile, homes: AgentHomes | None, root: str, scopes: tuple[str, ...],
@@ -32,7 +33,8 @@ class Memo:
         key = (profile.agent, root, scopes)
         found = self._configured.get(key)
         if found is None:
-            found = self._configured[key] = configure(profile, homes, root, scopes, reader)
+            found = configure(profile, homes, root, scopes, reader, self._reads)
+            self._configured[key] = found
         return found
 
     def lstat(self, path: str) -> os.stat_result | None:
