@@ -287,3 +287,31 @@ async def test_a_change_on_disk_to_each_kind_of_agent_file_updates_the_diagnosti
         assert client.instruction_changes == []
     finally:
         await stop(client)
+
+
+@pytest.mark.parametrize("client_name", CLIENTS)
+async def test_a_file_named_by_the_agents_settings_is_watched_and_diagnosed(
+    client_name: str, tmp_path: Path, workspace_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "user-home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        'project_doc_max_bytes = 100\nproject_doc_fallback_filenames = ["CONTEXT.md"]\n'
+    )
+    monkeypatch.setenv("HOME", str(home))
+    write_tree(workspace_root, {"CONTEXT.md": "c" * 299 + "\n"})
+    client = await start(
+        tmp_path / "rutter-home", capabilities(client_name), [folder(workspace_root)]
+    )
+    try:
+        context = open_text(client, workspace_root / "CONTEXT.md")
+        found = await codes_after(client, context, has("budget_cut", "at line 1 (byte 100)"))
+        [cut] = by_code(found, "budget_cut")
+        assert cut.message.startswith("Codex will cut this file at line 1 (byte 100)")
+        if client_name == "visual_studio_code":
+            assert "**/CONTEXT.md" in registered_patterns(client)
+        (workspace_root / "CONTEXT.md").write_text("c" * 50 + "\n")
+        notify_watched(client, (workspace_root / "CONTEXT.md", types.FileChangeType.Changed))
+        await codes_after(client, context, lacks("budget_cut"))
+    finally:
+        await stop(client)

@@ -102,7 +102,7 @@ class Session:
                 located.folder,
                 located.rel,
                 classify(located.rel),
-                is_agent_file(located.rel),
+                is_agent_file(located.rel) or located.rel.rsplit("/", 1)[-1] in self.agent_names,
             )
         )
         self._located[uri] = doc

@@ -19,6 +19,7 @@ from rutter_core.profiles.engine import Memo, Note, evaluate
 from rutter_core.profiles.frontmatter import parse_front_matter
 from rutter_core.profiles.globs import compile_glob, split_globs
 from rutter_core.profiles.listing import ProjectFiles
+from rutter_core.profiles.memo import Fresh
 from rutter_core.profiles.model import AGENTS, AgentName, FileRule, Profile, RulesDir, load_profile
 from rutter_core.profiles.reading import find, read
 
@@ -115,10 +116,14 @@ def notes_for_file(
     fails closed says nothing here (the file's discovery diagnostics say why)."""
     directory = posixpath.dirname(rel) or "."
     found: list[tuple[AgentName, Note]] = []
+    memo = memo or Fresh()
     for agent in agents:
         profile = load_profile(agent)
         if not _may_note(profile, root, rel):
-            continue
+            # A name the agent's settings add (at the workspace root: enough to choose).
+            configured = memo.configure(profile, homes, root, (".",), reader).profile
+            if configured is profile or not _may_note(configured, root, rel):
+                continue
         try:
             evaluation = evaluate(profile, root, directory, reader, memo, homes)
             found.extend((agent, note) for note in evaluation.notes if note.rel == rel)
