@@ -299,7 +299,7 @@ async def test_a_file_named_by_the_agents_settings_is_watched_and_diagnosed(
         'project_doc_max_bytes = 100\nproject_doc_fallback_filenames = ["CONTEXT.md"]\n'
     )
     monkeypatch.setenv("HOME", str(home))
-    write_tree(workspace_root, {"CONTEXT.md": "c" * 299 + "\n"})
+    write_tree(workspace_root, {"CONTEXT.md": "c" * 299 + "\n", "NOTES.md": "notes\n"})
     client = await start(
         tmp_path / "rutter-home", capabilities(client_name), [folder(workspace_root)]
     )
@@ -313,5 +313,26 @@ async def test_a_file_named_by_the_agents_settings_is_watched_and_diagnosed(
         (workspace_root / "CONTEXT.md").write_text("c" * 50 + "\n")
         notify_watched(client, (workspace_root / "CONTEXT.md", types.FileChangeType.Changed))
         await codes_after(client, context, lacks("budget_cut"))
+        # A name configured while the server runs: watched and diagnosed from then on.
+        notes = open_text(client, workspace_root / "NOTES.md")  # not yet an agent's file
+        write_tree(
+            workspace_root,
+            {".gemini/settings.json": '{"context": {"fileName": ["NOTES.md"]}}',
+             "NOTES.md": "see @../outside.md\n"},
+        )  # fmt: skip
+        notify_watched(
+            client, (workspace_root / ".gemini" / "settings.json", types.FileChangeType.Created)
+        )
+        [outside] = by_code(
+            await codes_after(client, notes, has("import_outside")), "import_outside"
+        )
+        assert outside.message.startswith("this import is outside the workspace")
+        if client_name == "visual_studio_code":
+            latest = [
+                r for r in client.registrations if r.method == "workspace/didChangeWatchedFiles"
+            ]
+            assert len(latest) == 2
+            options: Any = latest[-1].register_options
+            assert "**/NOTES.md" in [w["globPattern"] for w in options["watchers"]]
     finally:
         await stop(client)

@@ -83,6 +83,11 @@ class Session:
             return None
         return locate(path, list(self.folders.values()))
 
+    def set_agent_names(self, names: tuple[str, ...]) -> None:
+        """New names from the agents' settings: which documents are diagnosed may change."""
+        self.agent_names = names
+        self._located = {}
+
     def open_doc(self, uri: str) -> OpenDoc | None:
         """Where `uri` is (folder, relative path, instruction kind); cached per URI, as it
         depends only on the served folders."""

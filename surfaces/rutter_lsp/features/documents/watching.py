@@ -52,6 +52,9 @@ AGENT_WATCH_PATTERNS: Final = (
 )
 """Files only agents read, and their project settings (agent profiles, issue 20)."""
 REGISTRATION_ID: Final = "rutter-instruction-files"
+SETTINGS_FILES: Final = (".codex/config.toml", ".gemini/settings.json")
+_registered: dict[int, str] = {}
+"""The current registration's ID per server (a new one when the agents' names change)."""
 
 
 def agent_names(server: RutterServer) -> tuple[str, ...]:
@@ -82,14 +85,15 @@ def _watchers(server: RutterServer) -> list[types.FileSystemWatcher]:
     return watchers
 
 
-async def register_watchers(server: RutterServer) -> None:
-    server.session.agent_names = agent_names(server)
+async def register_watchers(server: RutterServer, registration_id: str = REGISTRATION_ID) -> None:
+    server.session.set_agent_names(agent_names(server))
     if not server.supports("workspace.did_change_watched_files.dynamic_registration"):
         logger.info("client cannot register file watchers; relying on didSave and its own events")
         return
     options = types.DidChangeWatchedFilesRegistrationOptions(watchers=_watchers(server))
+    _registered[id(server)] = registration_id
     registration = types.Registration(
-        id=REGISTRATION_ID,
+        id=registration_id,
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=options,
     )
@@ -101,12 +105,46 @@ async def register_watchers(server: RutterServer) -> None:
         logger.warning("client refused the file watcher registration: %s", exc)
 
 
-def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeType]]) -> None:
-    """Record file changes (from watchers or saves) for the next refresh."""
+async def follow_settings(server: RutterServer) -> None:
+    """The agents' settings changed: when the names they add changed, watch and diagnose the
+    new names (the old registration is withdrawn, a new one made)."""
+    names = agent_names(server)
+    if names == server.session.agent_names:
+        return
+    server.session.set_agent_names(names)
+    server.refresher.request(all_diagnostics=True)
+    old = _registered.get(id(server))
+    if old is None:
+        return
+    try:
+        await server.client_unregister_capability_async(
+            types.UnregistrationParams(
+                unregisterations=[
+                    types.Unregistration(id=old, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+                ]
+            )
+        )
+    except Exception as exc:
+        logger.warning("client refused to withdraw the file watchers: %s", exc)
+    await register_watchers(server, f"{REGISTRATION_ID}-{len(names)}-{abs(hash(names))}")
+
+
+def is_settings_file(server: RutterServer, path: str, rel: str | None) -> bool:
+    rutter = server.session.app
+    if rutter is not None and path in rutter.profiles.home_config_files():
+        return True
+    if rel is None:
+        return False
+    return any(rel == name or rel.endswith(f"/{name}") for name in SETTINGS_FILES)
+
+
+def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeType]]) -> bool:
+    """Record file changes (from watchers or saves) for the next refresh. True when one of
+    them is an agent's settings file (`follow_settings` should then run)."""
     folders = list(server.session.folders.values())
     changes: dict[str, set[str]] = {}
     invalidate: set[str] = set()
-    agents = False
+    agents = settings = False
     rutter = server.session.app
     homes = rutter.profiles.home_config_files() if rutter is not None else ()
     for uri, kind in events:
@@ -119,6 +157,9 @@ def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeTy
                 located is not None and is_agent_input(located.rel, server.session.agent_names)
             ):
                 agents = True
+                settings |= is_settings_file(
+                    server, path, located.rel if located is not None else None
+                )
                 invalidate.add(path)
                 if located is not None:
                     invalidate.add(located.folder.path_of(located.rel))
@@ -134,9 +175,9 @@ def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeTy
             invalidate.add(str(PurePath(real).parent))
     if agents and not changes:
         server.refresher.request(invalidate=invalidate, agents=True)
-        return
+        return settings
     if not changes:
-        return
+        return settings
     opened = [
         doc.uri
         for doc in server.open_docs()
@@ -145,10 +186,12 @@ def changed(server: RutterServer, events: Iterable[tuple[str, types.FileChangeTy
     server.refresher.request(
         changes=changes, invalidate=invalidate, diagnostics=opened, agents=agents
     )
+    return settings
 
 
 def register(server: RutterServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
         await server.session.ready.wait()
-        changed(server, [(event.uri, event.type) for event in params.changes])
+        if changed(server, [(event.uri, event.type) for event in params.changes]):
+            await follow_settings(server)
