@@ -59,6 +59,9 @@ class Session:
     agent_names: tuple[str, ...] = ()
     """Instruction file names the agents' settings add (watched and diagnosed with the
     agents' own files; read when the watchers are registered)."""
+    watch_registration: str | None = None
+    """The ID of the file watchers' current registration (a new one when the agents' names
+    change)."""
     shutdown_requested: bool = False
     """`shutdown` was answered: `exit` then ends the process with status 0 (LSP), else 1."""
     _located: dict[str, OpenDoc | None] = field(default_factory=dict, init=False, repr=False)

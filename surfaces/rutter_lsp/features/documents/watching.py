@@ -53,8 +53,6 @@ AGENT_WATCH_PATTERNS: Final = (
 """Files only agents read, and their project settings (agent profiles, issue 20)."""
 REGISTRATION_ID: Final = "rutter-instruction-files"
 SETTINGS_FILES: Final = (".codex/config.toml", ".gemini/settings.json")
-_registered: dict[int, str] = {}
-"""The current registration's ID per server (a new one when the agents' names change)."""
 
 
 def agent_names(server: RutterServer) -> tuple[str, ...]:
@@ -91,7 +89,7 @@ async def register_watchers(server: RutterServer, registration_id: str = REGISTR
         logger.info("client cannot register file watchers; relying on didSave and its own events")
         return
     options = types.DidChangeWatchedFilesRegistrationOptions(watchers=_watchers(server))
-    _registered[id(server)] = registration_id
+    server.session.watch_registration = registration_id
     registration = types.Registration(
         id=registration_id,
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -113,7 +111,7 @@ async def follow_settings(server: RutterServer) -> None:
         return
     server.session.set_agent_names(names)
     server.refresher.request(all_diagnostics=True)
-    old = _registered.get(id(server))
+    old = server.session.watch_registration
     if old is None:
         return
     try:
