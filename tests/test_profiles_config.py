@@ -266,3 +266,21 @@ def test_one_round_reads_the_settings_once_and_the_next_round_again(
     same_round = evaluate(load_profile("codex"), str(workspace_root), "svc", reader, memo, homes)
     next_round = evaluate(load_profile("codex"), str(workspace_root), "svc", reader, Memo(), homes)
     assert (cut_at(first), cut_at(same_round), cut_at(next_round)) == (100, 100, 200)
+
+
+@pytest.mark.asyncio
+async def test_the_mcp_server_reads_the_homes_from_its_environment(
+    tmp_path: Path, workspace_root: Path, home: Path
+) -> None:
+    from tests.test_mcp import Env, call, mcp_client
+
+    write_tree(workspace_root, {"AGENTS.md": "a" * 300 + "\n", "src/a.go": ""})
+    (home / ".codex" / "config.toml").write_text("project_doc_max_bytes = 120\n")
+    cli = Cli(tmp_path / "rutter-home", workspace_root / "src")
+    cli.json("workspace", "register", "demo", str(workspace_root))
+    run_doc = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
+    async with mcp_client(Env(cli, workspace_root, run_doc), {"HOME": str(home)}) as client:
+        codex = await call(client, "effective_instructions", {"target": "a.go", "agent": "codex"})
+    [source] = codex["sources"]
+    assert source["truncation"] == {"byte": 120, "line": 1, "lost_bytes": 181}
+    assert "project_doc_max_bytes = 120 from ~/.codex/config.toml" in source["why"]
