@@ -75,13 +75,14 @@ def env(tmp_path: Path, workspace_root: Path) -> Env:
 
 
 @asynccontextmanager
-async def mcp_client(env: Env) -> AsyncIterator[Client]:
+async def mcp_client(env: Env, extra_env: dict[str, str] | None = None) -> AsyncIterator[Client]:
     """The SDK's client on `rutter mcp` started by it in the workspace's `src/` (as an agent
-    starts its MCP servers in the project), on the test's store."""
+    starts its MCP servers in the project), on the test's store (`extra_env`: more of the
+    server's environment)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "rutter", "mcp"],
-        env={"RUTTER_HOME": str(env.cli.home)},
+        env={"RUTTER_HOME": str(env.cli.home), **(extra_env or {})},
         cwd=env.root / "src",
     )
     async with Client(params, read_timeout_seconds=60) as client:

@@ -27,6 +27,16 @@ from rutter_core.store import Store, open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
 
+
+@pytest.fixture(autouse=True)
+def agent_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty home: the agents' user settings of whoever runs the tests never count."""
+    home = tmp_path / "empty-user-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+
+
 BUDGET = 32 * 1024
 INSTR = ".github/instructions"
 EVERY = 'applyTo: "**"'
@@ -526,3 +536,51 @@ def test_imports_stop_after_a_bounded_number_of_files(workspace_root: Path) -> N
     evaluation = run(workspace_root, "claude", "x.go")
     assert len(evaluation.loaded) == MAX_VIEW_FILES
     assert notes(evaluation) == [("CLAUDE.md", "too_many_imports", MAX_VIEW_FILES - 1)]
+
+
+# -- a file over rutter's read limit that Codex would cut -----------------------------------
+
+MAX_READ = 4 * 1024 * 1024
+
+
+@pytest.mark.parametrize("size", [MAX_READ, MAX_READ + 1, MAX_READ + 4096])
+def test_codex_cuts_a_file_over_the_read_limit_at_its_budget_reading_only_the_budget(
+    workspace_root: Path, size: int
+) -> None:
+    """At 4 MiB the file is read whole; past it only Codex's budget is read (the rest is
+    never touched): either way the cut is at the budget, with the rest of the file lost."""
+    body = "a" + ("é" * 20_000 + "\n") * (size // 40_001 + 1)  # the cut splits an é
+    whole = body.encode()[:size].decode("utf-8", "ignore").encode()
+    raw = whole + b"\n" * (size - len(whole))  # valid UTF-8 of exactly `size` bytes
+    (workspace_root / "AGENTS.md").write_bytes(raw)
+    evaluation = run(workspace_root, "codex", ".")
+    [item] = evaluation.loaded
+    assert item.file.size == size
+    assert len(item.file.raw) == (size if size <= MAX_READ else BUDGET)
+    line = raw[:BUDGET].count(b"\n") + 1
+    assert item.truncation is not None
+    assert (item.truncation.byte, item.truncation.line) == (BUDGET, line)
+    assert item.truncation.lost_bytes == size - BUDGET
+    assert ("AGENTS.md", "budget_cut", line - 1) in notes(evaluation)
+
+
+def test_past_the_read_limit_discovery_and_agents_without_a_budget_still_fail_closed(
+    store: Store, workspace_root: Path
+) -> None:
+    big = "x" * (MAX_READ + 1)
+    write_tree(workspace_root, {"AGENTS.md": big, "GEMINI.md": "g @big.md\n", "big.md": big})
+    register_workspace(store, "demo", workspace_root, cwd=workspace_root)
+    with pytest.raises(RutterError) as caught:
+        Rutter(store).instructions.effective(
+            EffectiveInstructionsParams(target=".", workspace_id="demo")
+        )
+    assert caught.value.code == "too_large"
+    codex = run(workspace_root, "codex", ".")
+    assert codex.loaded[0].truncation is not None
+    gemini = run(workspace_root, "gemini", ".")  # no budget: an import past 4 MiB is refused
+    assert [item.file.rel for item in gemini.loaded] == ["GEMINI.md"]
+    assert [n.code for n in gemini.notes] == ["import_unreadable"]
+    (workspace_root / "GEMINI.md").write_text(big)
+    with pytest.raises(RutterError) as caught:
+        run(workspace_root, "gemini", ".")
+    assert caught.value.code == "too_large"

@@ -15,6 +15,16 @@ from tests.conftest import write_tree
 from tests.test_cli import Cli
 from tests.test_mcp import Env, call, failure, mcp_client
 
+
+@pytest.fixture(autouse=True)
+def agent_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty home: the agents' user settings of whoever runs the tests never count."""
+    home = tmp_path / "empty-user-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+
+
 SOURCE_KEYS = {"path", "why", "truncation"}
 
 

@@ -57,6 +57,12 @@ class Session:
     """Set once `initialized` has opened the store and registered the folders."""
     published: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     """Last diagnostics pushed per URI (push clients only)."""
+    agent_names: tuple[str, ...] = ()
+    """Instruction file names the agents' settings add (watched and diagnosed with the
+    agents' own files; read when the watchers are registered)."""
+    watch_registration: str | None = None
+    """The ID of the file watchers' current registration (a new one when the agents' names
+    change)."""
     shutdown_requested: bool = False
     """`shutdown` was answered: `exit` then ends the process with status 0 (LSP), else 1."""
     store_watch: StoreWatch = field(init=False)
@@ -86,6 +92,11 @@ class Session:
             return None
         return locate(path, list(self.folders.values()))
 
+    def set_agent_names(self, names: tuple[str, ...]) -> None:
+        """New names from the agents' settings: which documents are diagnosed may change."""
+        self.agent_names = names
+        self._located = {}
+
     def open_doc(self, uri: str) -> OpenDoc | None:
         """Where `uri` is (folder, relative path, instruction kind); cached per URI, as it
         depends only on the served folders."""
@@ -105,7 +116,7 @@ class Session:
                 located.folder,
                 located.rel,
                 classify(located.rel),
-                is_agent_file(located.rel),
+                is_agent_file(located.rel) or located.rel.rsplit("/", 1)[-1] in self.agent_names,
             )
         )
         self._located[uri] = doc

@@ -8,6 +8,8 @@ discovery's snapshot, its fingerprint and every run are the same with or without
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -15,6 +17,12 @@ from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot, 
 from rutter_core.app.models import Result
 from rutter_core.discovery.targets import normalize_target, typed_target
 from rutter_core.kernel.errors import RutterError
+from rutter_core.profiles.config import (
+    CONFIG_FILES,
+    AgentHomes,
+    configured_names,
+    home_config_files,
+)
 from rutter_core.profiles.diagnose import is_agent_file, notes_for_file
 from rutter_core.profiles.engine import Evaluation, Memo, Note, evaluate
 from rutter_core.profiles.listing import ProjectFiles
@@ -27,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENTS",
     "AgentChoice",
+    "AgentHomes",
     "AgentName",
     "Evaluation",
     "MaybeProfileParams",
@@ -39,6 +48,7 @@ __all__ = [
     "ProfileView",
     "ProfileViews",
     "is_agent_file",
+    "is_agent_input",
 ]
 
 AgentChoice = Literal["codex", "claude", "gemini", "copilot", "cursor", "all"]
@@ -81,6 +91,16 @@ class ProfileViews(Result):
     profiles: list[ProfileView]
 
 
+def is_agent_input(rel: str, names: tuple[str, ...] = ()) -> bool:
+    """Whether a change of the file at workspace-relative `rel` can change what some agent
+    loads: a file an agent reads by name or rules directory, one of `names` (configured), or
+    an agent's project settings file."""
+    if is_agent_file(rel):
+        return True
+    base = rel.rsplit("/", 1)[-1]
+    return base in names or any(rel == f or rel.endswith(f"/{f}") for f in CONFIG_FILES)
+
+
 def view_of(evaluation: Evaluation) -> ProfileView:
     sources = []
     for item in evaluation.loaded:
@@ -97,10 +117,28 @@ def view_of(evaluation: Evaluation) -> ProfileView:
     return ProfileView(agent=evaluation.profile.agent, sources=sources)
 
 
+def homes_of(environ: Mapping[str, str]) -> AgentHomes:
+    """Where the agents' user configuration is, from an environment (`HOME`, `CODEX_HOME`)."""
+    return AgentHomes(
+        home=environ.get("HOME") or None, codex_home=environ.get("CODEX_HOME") or None
+    )
+
+
 class ProfileOperations:
-    def __init__(self, rutter: Rutter) -> None:
+    def __init__(self, rutter: Rutter, homes: AgentHomes | None = None) -> None:
         self._rutter = rutter
         self._files = ProjectFiles()
+        self.homes = homes_of(os.environ) if homes is None else homes
+        """The agents' homes, read from this process's environment once (the edge), unless
+        given: the views read the agents' user configuration there."""
+
+    def configured_names(self, root: str) -> tuple[str, ...]:
+        """The instruction file names the agents' settings add for the workspace at `root`."""
+        return configured_names(self.homes, root, self._rutter.reader)
+
+    def home_config_files(self) -> tuple[str, ...]:
+        """The agents' user settings files (absolute paths) that the views read."""
+        return home_config_files(self.homes)
 
     def view(self, params: ProfileParams) -> ProfileView | ProfileViews:
         """What `params.agent` would load for `params.target` (each agent's, for `all`).
@@ -137,8 +175,9 @@ class ProfileOperations:
         """The whole evaluation (with the notes the editor turns into diagnostics)."""
         try:
             return evaluate(
-                load_profile(agent), workspace.root, normalize_target(target), self._rutter.reader
-            )
+                load_profile(agent), workspace.root, normalize_target(target),
+                self._rutter.reader, homes=self.homes,
+            )  # fmt: skip
         except RutterError as error:
             raise naming_workspace(error, workspace.workspace_id) from None
 
@@ -154,5 +193,6 @@ class ProfileOperations:
         globs matching nothing. `memo`: lookups shared by the files of one moment (one
         refresh round)."""
         return notes_for_file(
-            root, normalize_target(rel), agents, self._rutter.reader, self._files, memo
-        )
+            root, normalize_target(rel), agents, self._rutter.reader, self._files, memo,
+            self.homes,
+        )  # fmt: skip

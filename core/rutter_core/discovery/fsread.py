@@ -318,8 +318,14 @@ class FileReader:
         self._decoded.put(key, expected, value, started)
         return value
 
+    def read_prefix(self, path: str, st: os.stat_result, *, prefix: int, rel: str) -> bytes:
+        """The first `prefix` bytes of the regular file that `st` (its lstat) describes (all of
+        it when shorter), verified as `read_decoded` verifies a whole file; never cached. For a
+        reader that keeps only the start of a file (an agent cutting it at its budget)."""
+        return self._read_verified(path, identity_of(st), max_bytes=prefix, rel=rel, prefix=True)
+
     def _read_verified(
-        self, path: str, expected: FileIdentity, *, max_bytes: int, rel: str
+        self, path: str, expected: FileIdentity, *, max_bytes: int, rel: str, prefix: bool = False
     ) -> bytes:
         def changed() -> Exception:
             return discovery_error(
@@ -348,19 +354,21 @@ class FileReader:
             before = os.fstat(fd)
             if identity_of(before) != expected or not stat.S_ISREG(before.st_mode):
                 raise changed()
-            first = _pread_all(fd, max_bytes + 1)
-            second = _pread_all(fd, max_bytes + 1)
+            wanted = max_bytes if prefix else max_bytes + 1
+            first = _pread_all(fd, wanted)
+            second = _pread_all(fd, wanted)
             # The kernel stamps mtime when a write starts; a large write can stall between pages
             # with both our reads inside the stall. A file stamped moments ago gets a settle
             # delay and a third read, so a write that is still going on shows up as a change.
             age_ns = self._clock_ns() - max(expected.mtime_ns, expected.ctime_ns)
             if age_ns < SETTLE_NS:  # a future stamp (clock skew) waits the full delay, no more
                 settle(min(SETTLE_NS, SETTLE_NS - age_ns) / 1e9)
-                second = _pread_all(fd, max_bytes + 1)
+                second = _pread_all(fd, wanted)
             after = os.fstat(fd)
         finally:
             os.close(fd)
-        if first != second or identity_of(after) != expected or len(first) != expected.size:
+        size = min(expected.size, max_bytes) if prefix else expected.size
+        if first != second or identity_of(after) != expected or len(first) != size:
             raise changed()
         return first
 

@@ -14,10 +14,12 @@ import posixpath
 
 from rutter_core.discovery.fsread import FileReader, lstat_or_none
 from rutter_core.kernel.errors import RutterError
+from rutter_core.profiles.config import AgentHomes
 from rutter_core.profiles.engine import Memo, Note, evaluate
 from rutter_core.profiles.frontmatter import parse_front_matter
 from rutter_core.profiles.globs import compile_glob, split_globs
 from rutter_core.profiles.listing import ProjectFiles
+from rutter_core.profiles.memo import Fresh
 from rutter_core.profiles.model import AGENTS, AgentName, FileRule, Profile, RulesDir, load_profile
 from rutter_core.profiles.reading import find, read
 
@@ -108,17 +110,22 @@ def notes_for_file(
     reader: FileReader,
     files: ProjectFiles,
     memo: Memo | None = None,
+    homes: AgentHomes | None = None,
 ) -> list[tuple[AgentName, Note]]:
     """Each agent's notes about the file at workspace-relative `rel`. An agent whose view
     fails closed says nothing here (the file's discovery diagnostics say why)."""
     directory = posixpath.dirname(rel) or "."
     found: list[tuple[AgentName, Note]] = []
+    memo = memo or Fresh()
     for agent in agents:
         profile = load_profile(agent)
         if not _may_note(profile, root, rel):
-            continue
+            # A name the agent's settings add (at the workspace root: enough to choose).
+            configured = memo.configure(profile, homes, root, (".",), reader).profile
+            if configured is profile or not _may_note(configured, root, rel):
+                continue
         try:
-            evaluation = evaluate(profile, root, directory, reader, memo)
+            evaluation = evaluate(profile, root, directory, reader, memo, homes)
             found.extend((agent, note) for note in evaluation.notes if note.rel == rel)
             glob_note = _globs_match_nothing(
                 profile, root, rel, evaluation.project_root, files, reader

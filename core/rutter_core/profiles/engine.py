@@ -13,19 +13,23 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from rutter_core.discovery.chain import Level, walk_chain
 from rutter_core.discovery.checks import require_real_dir
-from rutter_core.discovery.fsread import FileReader, lstat_or_none
+from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import DEFAULT_LIMITS
 from rutter_core.kernel.errors import RutterError, discovery_error
+from rutter_core.profiles.config import AgentHomes
 from rutter_core.profiles.frontmatter import FrontMatter, body_start, parse_front_matter
 from rutter_core.profiles.globs import compile_glob, split_globs
 from rutter_core.profiles.imports import find_imports
+from rutter_core.profiles.memo import Fresh, Memo
 from rutter_core.profiles.model import FileRule, Profile, RulesDir
-from rutter_core.profiles.reading import AgentFile, Found, find, join, read
+from rutter_core.profiles.reading import AgentFile, Found, join, read
+
+__all__ = ["Evaluation", "Loaded", "Memo", "Note", "Truncation", "evaluate", "size_text"]
 
 MAX_RULE_FILES: Final = 256
 """Rule files looked at per rules directory; the rest are passed over with a note."""
@@ -81,51 +85,6 @@ def size_text(size: int) -> str:
         return f"{size} bytes"
     kib = f"{size / 1024:.1f}".removesuffix(".0")
     return f"{kib} KiB"
-
-
-class Memo:
-    """Lookups shared by the evaluations of one moment (the editor's refresh round, like a
-    batch's shared levels in discovery): each path is `lstat`ed and each candidate found once,
-    the root's realpath checked once. Reads still verify each file's identity, so a file that
-    changed meanwhile is refused, never mixed. Without a memo every lookup is fresh."""
-
-    def __init__(self) -> None:
-        self._lstats: dict[str, os.stat_result | None] = {}
-        self._found: dict[tuple[str, str], Found | None] = {}
-        self._errors: dict[tuple[str, str], RutterError] = {}
-        self.roots: set[str] = set()
-
-    def lstat(self, path: str) -> os.stat_result | None:
-        try:
-            return self._lstats[path]
-        except KeyError:
-            st = self._lstats[path] = lstat_or_none(path)
-            return st
-
-    def find(self, root: str, rel: str) -> Found | None:
-        key = (root, rel)
-        if key in self._errors:
-            raise self._errors[key]
-        try:
-            return self._found[key]
-        except KeyError:
-            pass
-        try:
-            found = self._found[key] = find(root, rel)
-        except RutterError as error:
-            self._errors[key] = error
-            raise
-        return found
-
-
-class _Fresh(Memo):
-    """No sharing: every lookup goes to the disk."""
-
-    def lstat(self, path: str) -> os.stat_result | None:
-        return lstat_or_none(path)
-
-    def find(self, root: str, rel: str) -> Found | None:
-        return find(root, rel)
 
 
 def project_root_of(levels: list[Level], markers: tuple[str, ...], memo: Memo) -> int:
@@ -185,7 +144,7 @@ class _Run:
                      f"{size_text(limits.per_file_bytes)} per file")
             )  # fmt: skip
             return []
-        file = read(self.reader, self.root, found)
+        file = read(self.reader, self.root, found, prefix=limits.budget_bytes)
         if file.blank:
             return []
         self.seen.add(rel)
@@ -460,20 +419,36 @@ def _unreadable(exc: OSError, root: str) -> RutterError:
 
 
 def evaluate(
-    profile: Profile, root: str, target: str, reader: FileReader, memo: Memo | None = None
+    profile: Profile,
+    root: str,
+    target: str,
+    reader: FileReader,
+    memo: Memo | None = None,
+    homes: AgentHomes | None = None,
 ) -> Evaluation:
     """What `profile`'s agent loads for `target` (canonical, workspace-relative) in the
-    workspace at `root`. Raises discovery's typed errors where discovery would fail closed on
-    a file the agent reads (a link out of the root, a FIFO, invalid UTF-8, a NUL byte)."""
+    workspace at `root`, as the agent is configured (`profiles.config`: the project's files,
+    and the user's with `homes`). Raises discovery's typed errors where discovery would fail
+    closed on a file the agent reads (a link out of the root, a FIFO, invalid UTF-8, a NUL
+    byte); a configuration file that cannot be used is a skip said in every `why`."""
     try:
-        memo = memo or _Fresh()
+        memo = memo or Fresh()
         levels = walk_chain(
             root, target, DEFAULT_LIMITS, lstat=memo.lstat, root_checked=root in memo.roots
         )
         memo.roots.add(root)
-        project = levels[project_root_of(levels, profile.stop_markers, memo)].scope
-        run = _Run(profile, root, target, reader, levels, project, memo)
+        start = project_root_of(levels, profile.stop_markers, memo)
+        project = levels[start].scope
+        scopes = tuple(level.scope for level in levels[start:])
+        configured = memo.configure(profile, homes, root, scopes, reader)
+        if configured.loads_nothing:
+            return Evaluation(configured.profile, project, target, (), ())
+        run = _Run(configured.profile, root, target, reader, levels, project, memo)
         run.run()
     except OSError as exc:
         raise _unreadable(exc, root) from exc
-    return Evaluation(profile, project, target, tuple(run.loaded), tuple(run.notes))
+    loaded = tuple(run.loaded)
+    if configured.said:
+        said = "; ".join(configured.said)
+        loaded = tuple(replace(item, why=f"{item.why}; {said}") for item in loaded)
+    return Evaluation(configured.profile, project, target, loaded, tuple(run.notes))

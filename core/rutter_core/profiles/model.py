@@ -129,6 +129,10 @@ class Profile(_Strict):
     """File names other agents read that this one never reads by itself (reported on the file
     when one of this agent's own files is in the same directory and does not import it)."""
     not_read_source: str | None = None
+    config: tuple[str, ...] = ()
+    """The agent's own settings that `profiles.config` applies (files and keys), if any."""
+    config_source: str | None = None
+    """Where those settings and their precedence are documented (read on `read_on`)."""
     notes: tuple[str, ...] = ()
     """What the profile leaves out on purpose (user-level files, on-demand loading, ...)."""
 

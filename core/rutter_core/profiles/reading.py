@@ -22,7 +22,8 @@ from rutter_core.discovery.sourcetext import checked_text
 
 MAX_PROFILE_FILE_BYTES: Final = 4 * 1024 * 1024
 """The most any profile reads of one file (Claude Code's documented per-file limit); a larger
-file is `too_large`, or skipped where the profile says its agent skips it."""
+file is `too_large`, or skipped where the profile says its agent skips it, or read up to its
+budget only where its agent keeps only that much (Codex: `read_prefix`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +33,12 @@ class AgentFile:
     raw: bytes
     text: str
     """Decoded and newline-normalized (for imports and front matter; it never leaves)."""
+    total: int | None = None
+    """The file's size when `raw` is only its start (`read(prefix=...)`)."""
 
     @property
     def size(self) -> int:
-        return len(self.raw)
+        return len(self.raw) if self.total is None else self.total
 
     @property
     def blank(self) -> bool:
@@ -80,15 +83,43 @@ def find(root: str, rel: str) -> Found | None:
     return Found(rel, path, st, st.st_size)
 
 
-def read(reader: FileReader, root: str, found: Found) -> AgentFile:
-    """The bytes of a found file (through its link, re-checked after the read)."""
+def read(reader: FileReader, root: str, found: Found, *, prefix: int | None = None) -> AgentFile:
+    """The bytes of a found file (through its link, re-checked after the read). `prefix`: the
+    most its agent keeps of a file; a file over `MAX_PROFILE_FILE_BYTES` is then read up to
+    there only (a bounded read, the rest never touched) instead of failing `too_large`."""
+    bounded = prefix is not None and prefix <= MAX_PROFILE_FILE_BYTES < found.size
     if is_link(found.st):
         end = resolve_link(root, found.rel, found.path)
-        raw, text = _read(reader, end.rel, end.path, end.st)
+        if bounded:
+            assert prefix is not None
+            raw, text = _read_prefix(reader, end.rel, end.path, end.st, prefix)
+        else:
+            raw, text = _read(reader, end.rel, end.path, end.st)
         verify_unchanged(found.rel, end)
-        return AgentFile(found.rel, raw, text)
-    raw, text = _read(reader, found.rel, found.path, found.st)
-    return AgentFile(found.rel, raw, text)
+    elif bounded:
+        assert prefix is not None
+        raw, text = _read_prefix(reader, found.rel, found.path, found.st, prefix)
+    else:
+        raw, text = _read(reader, found.rel, found.path, found.st)
+    return AgentFile(found.rel, raw, text, found.size if bounded else None)
+
+
+def _read_prefix(
+    reader: FileReader, rel: str, path: str, st: os.stat_result, prefix: int
+) -> tuple[bytes, str]:
+    raw = reader.read_prefix(path, st, prefix=prefix, rel=rel)
+    return raw, checked_text(_whole_characters(raw), rel=rel)
+
+
+def _whole_characters(raw: bytes) -> bytes:
+    """`raw` without a UTF-8 sequence that the cut left incomplete at its end (the agent keeps
+    those bytes; only the check of the text needs whole characters)."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.end == len(raw) and error.reason == "unexpected end of data":
+            return raw[: error.start]
+    return raw
 
 
 def _read(reader: FileReader, rel: str, path: str, st: os.stat_result) -> tuple[bytes, str]:

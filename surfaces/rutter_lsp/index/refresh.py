@@ -67,11 +67,14 @@ class _Pending:
     """The store changed: runs may have been created, refreshed or ended."""
     docs: bool = False
     """Documents were opened or closed: only directories not indexed yet are discovered."""
+    agents: bool = False
+    """A file only agents read (or their settings) changed: every diagnosed document's agent
+    diagnostics again, no rebuild of the index (discovery is unchanged)."""
 
     def empty(self) -> bool:
         return not (
             self.index or self.all_diagnostics or self.diagnostics or self.changes
-            or self.invalidate or self.runs or self.docs
+            or self.invalidate or self.runs or self.docs or self.agents
         )  # fmt: skip
 
 
@@ -180,6 +183,7 @@ class Refresher:
         invalidate: Iterable[str] = (),
         runs: bool = False,
         docs: bool = False,
+        agents: bool = False,
     ) -> None:
         """`index`: discover every open document's directory again (folders or settings
         changed); `docs`: documents were opened or closed, so the index is rebuilt but only
@@ -191,6 +195,7 @@ class Refresher:
         pending.index |= index
         pending.docs |= docs
         pending.runs |= runs
+        pending.agents |= agents
         pending.all_diagnostics |= all_diagnostics
         pending.diagnostics.update(diagnostics)
         pending.invalidate.update(invalidate)
@@ -315,11 +320,11 @@ class Refresher:
         """`drifted`: documents whose run-drift diagnostics changed (`RunsMonitor.replace`)."""
         server = self._server
         if server.pull_diagnostics:
-            if pending.all_diagnostics or pending.changes or drifted:
+            if pending.all_diagnostics or pending.changes or drifted or pending.agents:
                 server.send_request_quietly(types.WORKSPACE_DIAGNOSTIC_REFRESH)
             return
         forced = pending.diagnostics | drifted
-        everything = pending.all_diagnostics or bool(pending.changes)
+        everything = pending.all_diagnostics or bool(pending.changes) or pending.agents
         targets = [
             doc for doc in docs
             if (doc.diagnosed or doc.uri in drifted or server.runs.for_uri(doc.uri))

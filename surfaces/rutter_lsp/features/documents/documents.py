@@ -42,11 +42,13 @@ def register(server: RutterServer) -> None:
     async def did_save(params: types.DidSaveTextDocumentParams) -> None:
         await session.ready.wait()
         doc = session.open_doc(params.text_document.uri)
-        if doc is not None and doc.instruction is not None:
-            watching.changed(server, [(params.text_document.uri, types.FileChangeType.Changed)])
-        elif doc is not None and doc.agent_file:
+        if doc is not None and doc.agent_file and doc.instruction is None:
             # Not discovery's file: no index change, but agents' views of others may change.
             server.refresher.request(all_diagnostics=True)
+        elif doc is not None:  # an instruction file, or maybe an agent's settings file
+            saved = [(params.text_document.uri, types.FileChangeType.Changed)]
+            if watching.changed(server, saved):
+                await watching.follow_settings(server)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(params: types.DidCloseTextDocumentParams) -> None:
