@@ -75,6 +75,9 @@ describe("package.json", () => {
     const rows = (manifest.contributes.menus["view/item/context"] ?? [])
       .filter((item) => item.when === "view == rutter.runs && viewItem =~ /^run/")
       .map((item) => item.command);
-    assert.deepEqual(new Set(rows), new Set(["rutter.showRunInstructions", "rutter.reviewRunRefresh", "rutter.setRunStatus"]));
+    assert.deepEqual(new Set(rows), new Set([
+      "rutter.showRunInstructions", "rutter.reviewRunRefresh", "rutter.setRunStatus",
+      "rutter.showAssembledContext", "rutter.showContextAudit",
+    ]));
   });
 });
