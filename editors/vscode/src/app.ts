@@ -66,7 +66,10 @@ export function startRutter(ports: Ports, options: StartOptions = {}): Rutter {
     },
     options.schedule ?? timerSchedule,
   );
-  const assembly = new AssemblyController(ports, () => runs.current);
+  const assembly = new AssemblyController(ports, async () => {
+    await runs.refresh();
+    return runs.current;
+  });
   const disposables: Disposable[] = [
     instructions,
     runs,

@@ -156,7 +156,8 @@ export class AssemblyController implements Disposable {
 
   constructor(
     private readonly ports: Ports,
-    private readonly runs: () => readonly RunEntry[],
+    /** The active runs, asked again. */
+    private readonly runs: () => Promise<readonly RunEntry[]>,
   ) {
     this.disposables.push(
       ports.editor.registerCommand(AssemblyCommands.assemble, (argument) => this.assemble(argument)),
@@ -195,7 +196,7 @@ export class AssemblyController implements Disposable {
   }
 
   private async pickRun(): Promise<string | undefined> {
-    const runs = this.runs();
+    const runs = await this.runs();
     if (runs.length === 0) {
       this.ports.editor.showMessage("info", "rutter: no active run in the served workspaces");
       return undefined;
