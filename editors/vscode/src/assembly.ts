@@ -70,7 +70,7 @@ function entriesLines(entries: AssemblyEntry[]): string[] {
 function budgetLines(assembly: Assembly): string[] {
   const { budget } = assembly;
   return [
-    `- Budget: ${budget.used} of ${budget.background} tokens used (required context ${budget.required}; memory ${budget.memory} of its sub-budget ${budget.memory_cap})`,
+    `- Budget: ${budget.used} of ${budget.background} tokens used (required context ${budget.required}; memory sub-budget ${budget.memory}, capped at ${budget.memory_cap})`,
     `- Estimator: ${assembly.estimator}`,
   ];
 }

@@ -60,7 +60,7 @@ describe("assembly formatters", () => {
     const text = assemblyText(assembly());
     const lines = text.split("\n");
     assert.equal(lines[0], "# Assembled context of run run_1");
-    assert.ok(lines.includes("- Budget: 340 of 1000 tokens used (required context 300; memory 40 of its sub-budget 250)"));
+    assert.ok(lines.includes("- Budget: 340 of 1000 tokens used (required context 300; memory sub-budget 40, capped at 250)"));
     assert.ok(lines.includes("### Included (2)"));
     assert.ok(lines.includes("### Omitted (2)"));
     assert.ok(lines.includes("- omitted: memory `mem_2` v1 (user) · 900 tokens · sha256 aaaaaaaaaaaa — quota: does not fit the memory sub-budget"));
