@@ -60,8 +60,8 @@ describe("history, agents and assembly against the real server", () => {
     assert.equal(await editor.run(AgentCommands.choose, "codex"), "codex");
     const lines = outline(editor.tree("rutter.instructions"));
     assert.equal(lines[0], "Codex: 2 sources in its load order; 1 cut");
-    assert.match(lines[1] ?? "", /^1\. AGENTS\.md — Codex reads/);
-    assert.match(lines[2] ?? "", /^2\. services\/api\/AGENTS\.md — cut at line 113, 3\.9 KiB lost · Codex reads/);
+    assert.match(lines[1] ?? "", /^1\. AGENTS\.md — Codex started in the file.s directory reads/);
+    assert.match(lines[2] ?? "", /^2\. services\/api\/AGENTS\.md — cut at line 113, 3\.9 KiB lost · Codex started in/);
     assert.equal(editor.viewDescriptions.get("rutter.instructions"), "services/api/main.go · Codex");
     assert.equal(editor.status?.text, "rutter: 3", "the status bar keeps counting the default stack");
     await editor.run(AgentCommands.choose, "claude");
