@@ -9,12 +9,13 @@ opens :RutterAgents side by side, and reads the agents' diagnostics from vim.dia
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import write_tree
-from tests.test_neovim import run_nvim
+from tests.test_neovim import NVIM, PLUGIN, run_nvim
 
 AGENTS = ["codex", "claude", "gemini", "copilot", "cursor"]
 NAMES = ["Codex", "Claude Code", "Gemini CLI", "Copilot", "Cursor"]
@@ -156,3 +157,29 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     # A buffer of no project: a message, no tab.
     assert results["scratch_tabs"] == {"before": 1, "after": 1}
     assert "rutter: no rutter language server for this buffer" in results["messages"]
+
+
+def test_help_file_has_tags_for_the_new_commands(tmp_path: Path) -> None:
+    """editors/neovim/doc/rutter.txt builds its tags (`:helptags`, as plugin managers run it)
+    without an error, with a tag for each command it documents."""
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    shutil.copy(PLUGIN / "doc" / "rutter.txt", doc / "rutter.txt")
+    done = subprocess.run(
+        [str(NVIM), "--clean", "--headless", "-c", f"helptags {doc}", "-c", "qa!"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "", done.stderr
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    assert {
+        ":RutterAgent",
+        ":RutterAgents",
+        ":RutterHistory",
+        ":RutterInstructions",
+        "rutter-history-keys",
+        "rutter-agent-diagnostics",
+    } <= tags
