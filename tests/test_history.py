@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from rutter_core.app.branches import ForkParams, ResumeParams
 from rutter_core.app.continuity import (
     AddMessageParams,
     AddNoteParams,
@@ -30,7 +31,7 @@ from rutter_core.app.memory import (
     SetMemoryStatusParams,
 )
 from rutter_core.app.runs import CreateRunParams
-from rutter_core.app.workspaces import RegisterWorkspaceParams
+from rutter_core.app.workspaces import RegisterWorkspaceParams, RemoveWorkspaceParams
 from rutter_core.continuity import repo as continuity_repo
 from rutter_core.history import service as history_service
 from rutter_core.history.model import HistoryHits
@@ -38,6 +39,7 @@ from rutter_core.kernel.errors import ConflictError, NotFoundError, RutterError,
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store, open_store
 from tests.conftest import write_tree
+from tests.test_pins_migration import main_store
 
 
 @dataclass
@@ -424,3 +426,79 @@ def test_a_deleted_or_disabled_memory_leaves_no_trace_in_the_index_or_the_files(
         assert raw.execute("SELECT count(*) FROM history_memory_text").fetchone()[0] == 30
     finally:
         raw.close()
+
+
+def test_removing_a_workspace_removes_its_entries(
+    world: World, store: Store, tmp_path: Path
+) -> None:
+    other = _world(store, tmp_path / "other", "other")
+    world.say("egret here")
+    world.remember("egret project")
+    world.remember("egret user", scope="user")
+    other.say("egret there")
+    world.app.workspaces.remove(RemoveWorkspaceParams(workspace_id="demo", cascade=True))
+    with store.read() as conn:
+        owners = {
+            str(row[0]) for row in conn.exec_driver_sql("SELECT owner_id FROM history_entries")
+        }
+    assert owners == {"local-user", other.thread_id}
+    assert [hit.source_kind for hit in other.search("egret").hits] == ["memory", "message"]
+
+
+def test_an_upgraded_store_indexes_what_it_held_before_on_the_first_search(
+    tmp_path: Path,
+) -> None:
+    """A store made at schema 5 (tests/fixtures/schema5: memories, a message, a summary note
+    and a checkpoint) upgrades to the index; its first search indexes every active source
+    once, in one write; a disabled memory stays out."""
+    db = main_store(tmp_path)
+    run_id = "run_01M8Y38PRJECZBCTHKHTWD47FX"
+    with open_store(f"sqlite:///{db}") as store:
+        app = Rutter(store)
+        with store.read() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM history_entries").scalar() == 0
+        # A write after the upgrade indexes itself; the backfill does not repeat it.
+        app.continuity.add_message(
+            AddMessageParams(
+                thread_id="thr_01M8Y38PRGQ72NFGXDV3RRH9N1", role="tool", text="parser ok"
+            ),
+            source="cli",
+        )
+        found = app.history.search(HistorySearchParams(query="parser", run_id=run_id))
+        # Backfilled entries come after the ones written since the upgrade.
+        assert [hit.source_kind for hit in found.hits] == ["summary", "message", "receipt"]
+        checkpoint = app.history.search(HistorySearchParams(query="reviewed", run_id=run_id))
+        assert [hit.source_kind for hit in checkpoint.hits] == ["checkpoint", "summary"]
+        memories = app.history.search(HistorySearchParams(query="e", run_id=run_id))
+        assert {hit.source_id for hit in memories.hits if hit.source_kind == "memory"} == {
+            "mem_01M8Y38PS2TM4B16M0NAYAYWYS",
+            "mem_01M8Y38PS7HSVEEAXXV47S5P09",
+        }
+        with store.read() as conn:
+            count = conn.exec_driver_sql("SELECT count(*) FROM history_entries").scalar()
+            pending = conn.exec_driver_sql("SELECT backfill_pending FROM history_state").scalar()
+        assert (count, pending) == (6, 0)
+        assert app.history.read(HistoryReadParams(handle=found.hits[0].handle)).text == (
+            "parser reviewed"
+        )
+
+
+def test_a_forked_run_sees_its_lineage_and_its_source_does_not_see_the_fork(
+    world: World,
+) -> None:
+    before = world.say("ibis before the fork")
+    node = world.app.continuity.checkpoint(
+        CheckpointParams(run_id=world.run_id, title="cp"), actor="cli"
+    )
+    fork = world.app.branches.fork(ForkParams(node_id=node.node_id, goal="alt"), actor="cli")
+    forked = World(world.app, world.store, fork.run_id, fork.thread_id)
+    after = forked.say("ibis in the fork")
+    grandchild = world.app.branches.resume(ResumeParams(node_id=fork.node_id), actor="cli")
+    assert ids(forked.search("ibis")) == [after.message_id, before.message_id]
+    assert ids(world.search("ibis")) == [before.message_id]
+    third = World(world.app, world.store, grandchild.run_id, grandchild.thread_id)
+    assert ids(third.search("ibis")) == [after.message_id, before.message_id]
+    # A handle of the fork's search reads the source thread's message; the source run's
+    # handle for the fork's message does not exist, and a forged one would not verify.
+    (hit,) = [h for h in forked.search("ibis").hits if h.source_id == before.message_id]
+    assert forked.read(hit.handle).text == "ibis before the fork"

@@ -14,12 +14,15 @@ from pydantic import Field, StrictInt, StrictStr
 from sqlalchemy.engine import Connection
 
 from rutter_core.app.models import Params
+from rutter_core.continuity import indexing
 from rutter_core.continuity.lineage import lineage_threads
 from rutter_core.history import service
 from rutter_core.history.model import DEFAULT_LIMIT, MAX_LIMIT, SCOPES, HistoryHits, HistoryPage
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, NotFoundError, UsageError
+from rutter_core.memory import indexing as memory
 from rutter_core.runs import reading as runs
+from rutter_core.store import Store
 from rutter_core.workspaces import service as workspaces
 
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ class HistoryOperations:
             limit=params.limit,
             now=now_rfc3339(),
             visibility=_visibility_or_raise,
+            backfill=_backfill,
         )
 
     def read(self, params: HistoryReadParams) -> HistoryPage:
@@ -85,6 +89,15 @@ class HistoryOperations:
         )
 
 
+def _backfill(store: Store) -> None:
+    """Index what an upgraded store held before the history index, once, in one write."""
+    with store.write() as conn:
+        if service.backfill_pending(conn):
+            memory.index_existing(conn)
+            indexing.index_existing(conn)
+            service.finish_backfill(conn)
+
+
 def _visibility_or_raise(
     conn: Connection, run_id: str | None, workspace_id: str | None
 ) -> service.Visibility:
@@ -95,8 +108,8 @@ def _visibility_or_raise(
         return service.Visibility(
             memory_owners=(service.USER_OWNER, workspace_id), thread_owners=()
         )
-    run = runs.load_run(conn, run_id)
-    if workspace_id is not None and workspace_id != run.workspace_id:
+    run_workspace, run_thread = runs.run_place(conn, run_id)
+    if workspace_id is not None and workspace_id != run_workspace:
         raise UsageError(
             "run_not_in_workspace",
             f"run {run_id} belongs to another workspace than {workspace_id}",
@@ -104,8 +117,8 @@ def _visibility_or_raise(
             hint=Hint("drop_workspace_for_run"),
         )
     return service.Visibility(
-        memory_owners=(service.USER_OWNER, run.workspace_id),
-        thread_owners=lineage_threads(conn, run.run_id, run.thread_id),
+        memory_owners=(service.USER_OWNER, run_workspace),
+        thread_owners=lineage_threads(conn, run_id, run_thread),
     )
 
 

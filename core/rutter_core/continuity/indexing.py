@@ -63,3 +63,26 @@ def index_checkpoint(
 def unindex_threads(conn: Connection, thread_ids: list[str]) -> None:
     """Entries of removed threads (a workspace removal)."""
     history.unindex_owners(conn, thread_ids)
+
+
+def index_existing(conn: Connection, batch: int = 500) -> None:
+    """Index what the threads held before the index existed (an upgraded store), skipping
+    what is indexed already, in the caller's write."""
+    from rutter_core.continuity import history_rows
+
+    pending: list[history.ThreadText] = []
+
+    def add(item: history.ThreadText) -> None:
+        pending.append(item)
+        if len(pending) >= batch:
+            history.backfill_thread_texts(conn, pending)
+            pending.clear()
+
+    for message_id, thread_id, role, text in list(history_rows.all_messages(conn)):
+        add(history.ThreadText(history.message_kind(role), message_id, thread_id, 1, text))
+    for note_id, thread_id, kind, version, text in list(history_rows.active_notes(conn)):
+        add(history.ThreadText(history.note_kind(kind), note_id, thread_id, version, text))
+    for node_id, thread_id, title, summary in list(history_rows.checkpoints(conn)):
+        text = title if summary is None else f"{title}\n{summary}"
+        add(history.ThreadText("checkpoint", node_id, thread_id, 1, text))
+    history.backfill_thread_texts(conn, pending)

@@ -10,30 +10,105 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final
 
-from sqlalchemy import bindparam, delete, insert, select, text, update
+from sqlalchemy import TextClause, bindparam, delete, insert, select, text, update
 from sqlalchemy.engine import Connection
 
 from rutter_core.history.model import SourceKind
 from rutter_core.store import fulltext
-from rutter_core.store.schema import (
-    history_entries,
-    history_memory_text,
-    history_state,
-    history_text,
-)
+from rutter_core.store.schema import full_text_tables, history_entries, history_state
 
 MEMORY_TABLE: Final = "history_memory_text"
 THREAD_TABLE: Final = "history_text"
+_FULL_TEXT: Final = frozenset(full_text_tables)
 
 
 def table_of(kind: SourceKind) -> str:
     return MEMORY_TABLE if kind == "memory" else THREAD_TABLE
 
 
-def _fts(name: str) -> Any:
-    return history_memory_text if name == MEMORY_TABLE else history_text
+_ENTRY_COLUMNS: Final = (
+    "e.entry_id, e.source_kind, e.source_id, e.owner_id, e.workspace_id, e.version, "
+    "e.content_sha256, e.expires_at"
+)
+
+
+def _visible(owners: int, kinds: int) -> str:
+    """Visible to `owners` owners (`:o0`, ...) in `kinds` kinds (`:k0`, ...), unexpired: one
+    bound value each, so the statement is compiled once per count, not per call."""
+    owner_list = ", ".join(f":o{n}" for n in range(owners))
+    kind_list = ", ".join(f":k{n}" for n in range(kinds))
+    return (
+        f"e.owner_id IN ({owner_list}) AND e.source_kind IN ({kind_list}) "
+        "AND (e.expires_at IS NULL OR e.expires_at > :now)"
+    )
+
+
+def _bound(owners: Sequence[str], kinds: Sequence[str]) -> dict[str, str]:
+    return {
+        **{f"o{n}": owner for n, owner in enumerate(owners)},
+        **{f"k{n}": kind for n, kind in enumerate(kinds)},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Statements:
+    """A full-text table's statements, written once per engine and table (the engine names its
+    key; `store.fulltext`)."""
+
+    insert: TextClause
+    delete: TextClause
+    read: TextClause
+
+
+@cache
+def _statements(engine: str, table: str, column: str) -> _Statements:
+    del engine  # part of the cache key only
+    assert table in _FULL_TEXT, table
+    key = f"{table}.{column}"
+    return _Statements(
+        insert=text(f"INSERT INTO {table} ({column}, body) VALUES (:key, :body)"),
+        delete=text(f"DELETE FROM {table} WHERE {key} IN :keys").bindparams(
+            bindparam("keys", expanding=True)
+        ),
+        read=text(
+            f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
+            f"CROSS JOIN {table} ON {key} = e.entry_id WHERE e.entry_id = :entry_id"
+        ),
+    )
+
+
+@cache
+def _search_statement(
+    engine: str, table: str, column: str, match: str, owners: int, kinds: int
+) -> TextClause:
+    # The index drives the loop (it yields keys in descending order), so the cost follows the
+    # matches, not the table.
+    del engine
+    key = f"{table}.{column}"
+    return text(
+        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM {table} "
+        f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
+        f"WHERE {match} AND {key} < :before AND {key} <= :horizon "
+        f"AND {_visible(owners, kinds)} ORDER BY {key} DESC LIMIT :limit"
+    )
+
+
+@cache
+def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: int) -> TextClause:
+    del engine
+    return text(
+        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
+        f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
+        f"WHERE e.entry_id BETWEEN :low AND :high AND {_visible(owners, kinds)} "
+        "ORDER BY e.entry_id DESC"
+    )
+
+
+def _sql(conn: Connection, table: str) -> _Statements:
+    return _statements(conn.dialect.name, table, fulltext.key(conn))
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +144,32 @@ class NewEntry:
 def secret(conn: Connection) -> str | None:
     found = conn.execute(select(history_state.c.secret)).scalar_one_or_none()
     return None if found is None else str(found)
+
+
+_STATE: Final = select(
+    history_state.c.secret, history_state.c.last_entry_id, history_state.c.backfill_pending
+)
+
+
+def state(conn: Connection) -> tuple[str | None, int, bool]:
+    """(the signing secret if made, the last entry ID given out, whether sources stored before
+    the index existed wait to be indexed), in one read."""
+    row = conn.execute(_STATE).one()
+    return (None if row[0] is None else str(row[0])), int(row[1]), bool(row[2])
+
+
+def backfill_done(conn: Connection) -> None:
+    conn.execute(update(history_state).values(backfill_pending=0))
+
+
+def indexed_among(conn: Connection, source_ids: Sequence[str]) -> set[str]:
+    """Which of `source_ids` are indexed."""
+    if not source_ids:
+        return set()
+    rows = conn.execute(
+        select(history_entries.c.source_id).where(history_entries.c.source_id.in_(source_ids))
+    )
+    return {str(value) for value in rows.scalars()}
 
 
 def set_secret_once(conn: Connection, value: str) -> str:
@@ -122,11 +223,11 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
                 "expires_at": entry.expires_at,
             }
         )
-        bodies[table_of(entry.source_kind)].append({"rowid": entry_id, "body": entry.body})
+        bodies[table_of(entry.source_kind)].append({"key": entry_id, "body": entry.body})
     conn.execute(insert(history_entries), rows)
     for name, values in bodies.items():
         if values:
-            conn.execute(insert(_fts(name)), values)
+            conn.execute(_sql(conn, name).insert, values)
 
 
 def replace_entry(conn: Connection, entry_id: int, entry: NewEntry, *, body_changed: bool) -> None:
@@ -143,18 +244,17 @@ def replace_entry(conn: Connection, entry_id: int, entry: NewEntry, *, body_chan
         )
     )
     if body_changed:
-        table = _fts(table_of(entry.source_kind))
-        conn.execute(delete(table).where(table.c.rowid == entry_id))
-        conn.execute(insert(table).values(rowid=entry_id, body=entry.body))
+        statements = _sql(conn, table_of(entry.source_kind))
+        conn.execute(statements.delete, {"keys": [entry_id]})
+        conn.execute(statements.insert, {"key": entry_id, "body": entry.body})
 
 
 def delete_entries(conn: Connection, kind_table: str, entry_ids: Sequence[int]) -> int:
     """Remove entries and their text; how many."""
     if not entry_ids:
         return 0
-    table = _fts(kind_table)
     ids = list(entry_ids)
-    conn.execute(delete(table).where(table.c.rowid.in_(ids)))
+    conn.execute(_sql(conn, kind_table).delete, {"keys": ids})
     done = conn.execute(delete(history_entries).where(history_entries.c.entry_id.in_(ids)))
     return int(done.rowcount)
 
@@ -177,11 +277,6 @@ def compact(conn: Connection, kind_table: str) -> None:
 
 # -- reads -------------------------------------------------------------------------------------
 
-_ENTRY_COLUMNS: Final = (
-    "e.entry_id, e.source_kind, e.source_id, e.owner_id, e.workspace_id, e.version, "
-    "e.content_sha256, e.expires_at"
-)
-
 
 def _entry(row: Any) -> Entry:
     return Entry(
@@ -199,29 +294,15 @@ def _entry(row: Any) -> Entry:
 
 def read_entry(conn: Connection, source_id: str) -> Entry | None:
     """The source's entry with its text, if indexed."""
-    found = find_entry_id(conn, source_id)
-    if found is None:
-        return None
-    kind = conn.execute(
-        select(history_entries.c.source_kind).where(history_entries.c.entry_id == found[0])
-    ).scalar_one()
-    name = table_of(kind)
     row = conn.execute(
-        text(
-            f"SELECT {_ENTRY_COLUMNS}, t.body FROM history_entries AS e "
-            f"JOIN {name} AS t ON t.rowid = e.entry_id WHERE e.entry_id = :entry_id"
-        ),
-        {"entry_id": found[0]},
+        select(history_entries.c.entry_id, history_entries.c.source_kind).where(
+            history_entries.c.source_id == source_id
+        )
     ).first()
-    return None if row is None else _entry(row)
-
-
-def _visible(owners: Sequence[str], kinds: Sequence[str]) -> str:
-    del owners, kinds
-    return (
-        "e.owner_id IN :owners AND e.source_kind IN :kinds "
-        "AND (e.expires_at IS NULL OR e.expires_at > :now)"
-    )
+    if row is None:
+        return None
+    found = conn.execute(_sql(conn, table_of(row[1])).read, {"entry_id": int(row[0])}).first()
+    return None if found is None else _entry(found)
 
 
 def search(
@@ -237,25 +318,20 @@ def search(
     limit: int,
 ) -> list[Entry]:
     """Up to `limit` visible entries of `table` below `before` (and at most `horizon`) whose
-    text holds `query`, newest first, by the full-text index. The index drives the loop (it
-    yields entry IDs in descending order), so the cost follows the matches, not the table."""
+    text holds `query`, newest first, by the full-text index."""
     match, value = fulltext.match(conn, table, query)
-    statement = text(
-        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM {table} "
-        f"CROSS JOIN history_entries AS e ON e.entry_id = {table}.rowid "
-        f"WHERE {match.text} AND {table}.rowid < :before AND {table}.rowid <= :horizon "
-        f"AND {_visible(owners, kinds)} ORDER BY {table}.rowid DESC LIMIT :limit"
-    ).bindparams(bindparam("owners", expanding=True), bindparam("kinds", expanding=True))
+    statement = _search_statement(
+        conn.dialect.name, table, fulltext.key(conn), match.text, len(owners), len(kinds)
+    )
     rows = conn.execute(
         statement,
         {
             "fts_query": value,
             "before": before,
             "horizon": horizon,
-            "owners": list(owners),
-            "kinds": list(kinds),
             "now": now,
             "limit": limit,
+            **_bound(owners, kinds),
         },
     )
     return [_entry(row) for row in rows]
@@ -285,20 +361,10 @@ def scan(
     if not ids:
         return [], None
     lowest = ids[-1] if len(ids) == bound else None
-    statement = text(
-        f"SELECT {_ENTRY_COLUMNS}, t.body FROM history_entries AS e "
-        f"JOIN {table} AS t ON t.rowid = e.entry_id "
-        f"WHERE e.entry_id BETWEEN :low AND :high AND {_visible(owners, kinds)} "
-        "ORDER BY e.entry_id DESC"
-    ).bindparams(bindparam("owners", expanding=True), bindparam("kinds", expanding=True))
+    statement = _scan_statement(
+        conn.dialect.name, table, fulltext.key(conn), len(owners), len(kinds)
+    )
     rows = conn.execute(
-        statement,
-        {
-            "low": ids[-1],
-            "high": ids[0],
-            "owners": list(owners),
-            "kinds": list(kinds),
-            "now": now,
-        },
+        statement, {"low": ids[-1], "high": ids[0], "now": now, **_bound(owners, kinds)}
     )
     return [_entry(row) for row in rows], lowest

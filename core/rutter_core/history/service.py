@@ -184,6 +184,26 @@ def index_note(conn: Connection, item: ThreadText, *, active: bool) -> None:
     repo.replace_entry(conn, found[0], entry, body_changed=found[1] != entry.content_sha256)
 
 
+def backfill_pending(conn: Connection) -> bool:
+    """Whether sources stored before the index existed still wait to be indexed."""
+    return repo.state(conn)[2]
+
+
+def backfill_thread_texts(conn: Connection, items: Sequence[ThreadText]) -> None:
+    """Index the ones of `items` not indexed yet (the backfill of an upgraded store)."""
+    present = repo.indexed_among(conn, [item.source_id for item in items])
+    index_thread_texts(conn, [item for item in items if item.source_id not in present])
+
+
+def finish_backfill(conn: Connection) -> None:
+    repo.backfill_done(conn)
+
+
+Backfill = Callable[[Store], None]
+"""Indexes what an upgraded store held before the index (given by the app layer, which knows
+the areas), then `finish_backfill`, in one write."""
+
+
 def unindex_owners(conn: Connection, owner_ids: Sequence[str]) -> int:
     """Remove every entry of these owners (threads or a workspace's memories, on a workspace
     removal); how many. Memory text is compacted away."""
@@ -202,11 +222,8 @@ def unindex_owners(conn: Connection, owner_ids: Sequence[str]) -> int:
 Phase = Literal["m", "t"]
 
 
-def _secret(store: Store) -> str:
-    with store.read() as conn:
-        found = repo.secret(conn)
-    if found is not None:
-        return found
+def _made_secret(store: Store) -> str:
+    """The signing secret, made on the first search of a store (one write, ever)."""
     with store.write() as conn:
         return repo.set_secret_once(conn, secrets.token_hex(32))
 
@@ -260,26 +277,37 @@ def search(
     limit: int,
     now: str,
     visibility: VisibilityOf,
+    backfill: Backfill,
 ) -> HistoryHits:
     """One page of hits (see the module's docstring)."""
     query = require_query(query)
     kinds = require_scopes(scopes)
     limit = require_limit(limit)
-    secret = _secret(store)
-    with store.read() as conn:
-        seen = visibility(conn, run_id, workspace_id)
-        if seen is None:  # pragma: no cover - the app layer raises not found first
-            raise _gone()
-        if cursor is None:
-            horizon = repo.last_entry_id(conn)
-            phase: Phase = "m" if "memory" in kinds else "t"
-            before = horizon + 1
-        else:
-            phase, before, horizon = _resume(secret, cursor, query, kinds, run_id, workspace_id)
-        found, next_key = _collect(
-            conn, query, kinds, seen, phase=phase, before=before, horizon=horizon,
-            now=now, limit=limit,
-        )  # fmt: skip
+    while True:
+        with store.read() as conn:
+            secret, last, pending = repo.state(conn)
+            if not pending:
+                seen = visibility(conn, run_id, workspace_id)
+                if seen is None:  # pragma: no cover - the app layer raises not found first
+                    raise _gone()
+                if cursor is None:
+                    horizon = last
+                    phase: Phase = "m" if "memory" in kinds else "t"
+                    before = horizon + 1
+                elif secret is None:
+                    raise invalid(CURSOR)  # no cursor was ever issued here
+                else:
+                    phase, before, horizon = _resume(
+                        secret, cursor, query, kinds, run_id, workspace_id
+                    )
+                found, next_key = _collect(
+                    conn, query, kinds, seen, phase=phase, before=before, horizon=horizon,
+                    now=now, limit=limit,
+                )  # fmt: skip
+                break
+        backfill(store)  # once per store: it clears `pending` in its write
+    if secret is None:
+        secret = _made_secret(store)
     basis = {"q": query, "sc": list(kinds), "r": run_id, "w": workspace_id, "z": horizon}
     next_cursor = (
         None
@@ -385,25 +413,27 @@ def _snippet(body: str, query: str) -> str:
 def read(
     store: Store, *, handle: str, page: int, now: str, visibility: VisibilityOf
 ) -> HistoryPage:
+    # No backfill here: a handle comes from a search, which ran it.
     """Page `page` (from 1) of the text a handle names, re-checked (see the module's
     docstring)."""
     if isinstance(page, bool) or not isinstance(page, int) or page < 1:
         raise UsageError("invalid_page", "a page is a whole number from 1", details={"min": 1})
-    secret = _secret(store)
-    document = verify(secret, HANDLE, handle)
-    kind, source_id, version, sha = (document.get(k) for k in ("k", "s", "v", "h"))
-    run_id, workspace_id = document.get("r"), document.get("w")
-    if not (
-        kind in SCOPES
-        and isinstance(source_id, str)
-        and isinstance(version, int)
-        and isinstance(sha, str)
-        and (run_id is None or isinstance(run_id, str))
-        and (workspace_id is None or isinstance(workspace_id, str))
-    ):
-        raise invalid(HANDLE)
-    assert isinstance(source_id, str)
     with store.read() as conn:
+        secret = repo.secret(conn)
+        if secret is None:
+            raise invalid(HANDLE)  # no handle was ever issued here
+        document = verify(secret, HANDLE, handle)
+        kind, source_id, version, sha = (document.get(k) for k in ("k", "s", "v", "h"))
+        run_id, workspace_id = document.get("r"), document.get("w")
+        if not (
+            kind in SCOPES
+            and isinstance(source_id, str)
+            and isinstance(version, int)
+            and isinstance(sha, str)
+            and (run_id is None or isinstance(run_id, str))
+            and (workspace_id is None or isinstance(workspace_id, str))
+        ):
+            raise invalid(HANDLE)
         seen = visibility(conn, run_id, workspace_id)
         entry = repo.read_entry(conn, source_id)
     if seen is None or entry is None or entry.source_kind != kind:

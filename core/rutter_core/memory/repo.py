@@ -101,6 +101,13 @@ def _index(conn: Connection, record: MemoryRecord) -> None:
     )
 
 
+def index_active(conn: Connection, now_text: str) -> None:
+    """Index every active memory (the history index's backfill of an upgraded store)."""
+    rows = conn.execute(select(*_COLUMNS).where(memories.c.status == "active")).all()
+    for row in rows:
+        _index(conn, _record(tuple(row), now_text))
+
+
 def fetch_memory(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord | None:
     """The memory `memory_id` whatever its status, or None."""
     row = conn.execute(_SELECT_ONE, {"memory_id": memory_id}).first()

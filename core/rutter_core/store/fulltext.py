@@ -9,6 +9,11 @@ from sqlalchemy.engine import Connection
 from rutter_core.store.dialects import dialect_named
 
 
+def key(conn: Connection) -> str:
+    """The column name of a full-text table's integer key (the entry it indexes)."""
+    return dialect_named(conn.dialect.name).full_text_key()
+
+
 def min_query_chars(conn: Connection) -> int:
     """The shortest query the full-text index answers (shorter ones: a bounded scan)."""
     return dialect_named(conn.dialect.name).full_text_min_query()

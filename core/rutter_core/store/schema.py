@@ -272,22 +272,10 @@ history_state = Table(
     Column("state_id", Integer, primary_key=True),
     Column("last_entry_id", Integer, nullable=False),
     Column("secret", String, nullable=True),
+    Column("backfill_pending", Integer, nullable=False),
 )
 
-# Full-text tables (`info={"full_text": True}`): the dialect's DDL, one searchable `body`, the
-# rowid an entry's ID. Their engine-made companion tables are not described here.
-history_memory_text = Table(
-    "history_memory_text",
-    metadata,
-    Column("rowid", Integer, primary_key=True),
-    Column("body", String),
-    info={"full_text": True},
-)
-
-history_text = Table(
-    "history_text",
-    metadata,
-    Column("rowid", Integer, primary_key=True),
-    Column("body", String),
-    info={"full_text": True},
-)
+full_text_tables: tuple[str, ...] = ("history_memory_text", "history_text")
+"""Full-text tables: made by the dialect (`Dialect.full_text_table`), one searchable `body`
+and an integer key (`Dialect.full_text_key`), the entry's ID. Their engine-made companion
+tables are not described here; `store.fulltext` is how repos use them."""

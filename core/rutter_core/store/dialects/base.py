@@ -141,7 +141,11 @@ class Dialect(ABC):
     @abstractmethod
     def full_text_table(self, table: str) -> tuple[str, ...]:
         """DDL of a full-text table `table` with one searchable column `body` and an integer
-        `rowid` the caller chooses, matching substrings case-insensitively."""
+        key the caller chooses (`full_text_key`), matching substrings case-insensitively."""
+
+    @abstractmethod
+    def full_text_key(self) -> str:
+        """The column name of a full-text table's integer key."""
 
     @abstractmethod
     def full_text_min_query(self) -> int:

@@ -327,6 +327,9 @@ class SqliteDialect(Dialect):
         check_identifier(table)
         return (f"CREATE VIRTUAL TABLE {table} USING fts5(body, tokenize = 'trigram')",)
 
+    def full_text_key(self) -> str:
+        return "rowid"
+
     def full_text_min_query(self) -> int:
         return 3
 

@@ -12,7 +12,9 @@
   summaries, checkpoint titles and summaries).
 - `history_state`: one row: the last entry ID given out (IDs are never reused, so a cursor's
   horizon keeps later entries out of its source set) and the secret that signs handles and
-  cursors (made on first use).
+  cursors (made on first use), and whether the sources stored before this migration still
+  wait to be indexed (`backfill_pending`: the app indexes them in one write on the first
+  history search or read; later writes index themselves).
 
 Both full-text tables are the dialect's (`full_text`); their rowid is the entry's ID.
 """
@@ -44,10 +46,14 @@ MIGRATION = Migration(
         CREATE TABLE history_state (
             state_id INTEGER NOT NULL PRIMARY KEY CHECK (state_id = 1),
             last_entry_id INTEGER NOT NULL CHECK (last_entry_id >= 0),
-            secret TEXT CHECK (secret IS NULL OR length(secret) = 64)
+            secret TEXT CHECK (secret IS NULL OR length(secret) = 64),
+            backfill_pending INTEGER NOT NULL CHECK (backfill_pending IN (0, 1))
         )
         """,
-        "INSERT INTO history_state (state_id, last_entry_id, secret) VALUES (1, 0, NULL)",
+        """
+        INSERT INTO history_state (state_id, last_entry_id, secret, backfill_pending)
+        VALUES (1, 0, NULL, 1)
+        """,
     ),
     full_text=("history_memory_text", "history_text"),
 )
