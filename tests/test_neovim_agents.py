@@ -2,7 +2,7 @@
 
 A git repository where every agent loads something else for `svc/main.go` (AGENTS.md,
 CLAUDE.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules/*.mdc; Codex cuts
-svc/AGENTS.md at its 32 KiB budget). One scenario (tests/neovim/agents.lua) switches the
+svc/AGENTS.md at its 32 KiB budget). One scenario (tests/neovim/agent_views.lua) switches the
 instruction float between agents (:RutterAgent, its completion, the float's `a` picker),
 opens :RutterAgents side by side, and reads the agents' diagnostics from vim.diagnostic.get.
 """
@@ -47,7 +47,7 @@ def _codes(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     root = project(tmp_path / "proj")
-    results = run_nvim(tmp_path, "agents", root)
+    results = run_nvim(tmp_path, "agent_views", root)
 
     # rutter's own float first: the snapshot, the plain title.
     default = results["default"]

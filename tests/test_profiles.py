@@ -229,6 +229,14 @@ def test_claude_reads_its_files_and_rules_and_never_agents_md(workspace_root: Pa
     assert "src/app.ts matches its `paths:` globs" in evaluation.loaded[4].why
 
 
+def test_a_claude_md_linked_to_agents_md_reads_it(workspace_root: Path) -> None:
+    write_tree(workspace_root, {"AGENTS.md": "shared\n"})
+    (workspace_root / "CLAUDE.md").symlink_to("AGENTS.md")
+    evaluation = run(workspace_root, "claude", "x.go")
+    assert [item.file.rel for item in evaluation.loaded] == ["CLAUDE.md"]
+    assert notes(evaluation) == []
+
+
 def test_claude_follows_imports_four_hops_once_each_and_reports_the_rest(
     workspace_root: Path,
 ) -> None:
@@ -450,3 +458,41 @@ def test_profiles_never_change_discovery_s_fingerprint_or_a_run(
         EffectiveInstructionsParams(target="src/main.go", workspace_id="demo")
     )
     assert fresh.fingerprint == before.fingerprint
+
+
+# -- the editor's notes ---------------------------------------------------------------------
+
+
+def test_a_glob_matching_no_file_is_reported_from_a_cached_listing(workspace_root: Path) -> None:
+    from rutter_core.profiles.diagnose import is_agent_file, notes_for_file
+    from rutter_core.profiles.listing import TTL_SECONDS, ProjectFiles
+
+    rule = ".github/instructions/rust.instructions.md"
+    write_tree(workspace_root, {rule: '---\napplyTo: "**/*.rs"\n---\nrust\n', "a.go": ""})
+    now = [0.0]
+    files = ProjectFiles(clock=lambda: now[0])
+    reader = FileReader()
+
+    def found() -> list[tuple[str, str, int | None]]:
+        notes = notes_for_file(str(workspace_root), rule, ("copilot",), reader, files)
+        return [(agent, note.code, note.line) for agent, note in notes]
+
+    assert found() == [("copilot", "glob_matches_nothing", 1)]
+    write_tree(workspace_root, {"src/lib.rs": ""})
+    assert found() == [("copilot", "glob_matches_nothing", 1)]  # the listing is reused...
+    now[0] += TTL_SECONDS
+    assert found() == []  # ...until it is older than its TTL
+    assert is_agent_file(rule)
+    assert is_agent_file("pkg/.cursor/rules/go.mdc")
+    assert is_agent_file("/abs/path/GEMINI.md")
+    assert not is_agent_file("docs/notes.md")
+
+
+def test_a_listing_that_hits_a_bound_claims_nothing(workspace_root: Path) -> None:
+    from rutter_core.profiles import listing
+
+    write_tree(workspace_root, {f"d{n}/f.txt": "" for n in range(3)})
+    assert listing.list_files(str(workspace_root)).complete
+    deep = workspace_root / "/".join(f"l{n}" for n in range(listing.MAX_DEPTH + 1))
+    deep.mkdir(parents=True)
+    assert not listing.list_files(str(workspace_root)).complete

@@ -26,6 +26,23 @@ def normalize_newlines(text: str) -> str:
 
 def decode_source(raw: bytes, *, rel: str) -> SourceText:
     """Validate, normalize and redact one source's bytes; typed errors name the byte offset."""
+    text = checked_text(raw, rel=rel)
+    redaction = redact(text)
+    encoded = redaction.text.encode("utf-8")
+    return SourceText(
+        raw_bytes=len(raw),
+        blank=not text.strip(),
+        content=redaction.text,
+        content_bytes=len(encoded),
+        content_sha256=hashlib.sha256(encoded).hexdigest(),
+        redaction=redaction,
+    )
+
+
+def checked_text(raw: bytes, *, rel: str) -> str:
+    """The text of one source's bytes, newlines normalized, before redaction: `nul_byte` and
+    `invalid_utf8` (naming the byte offset) for bytes that are not instruction text. For a
+    caller that never delivers the text (agent profiles read imports and front matter)."""
     nul = raw.find(b"\x00")
     if nul >= 0:
         raise discovery_error(
@@ -45,14 +62,4 @@ def decode_source(raw: bytes, *, rel: str) -> SourceText:
             path=rel,
             details={"offset": offset},
         ) from exc
-    text = normalize_newlines(text)
-    redaction = redact(text)
-    encoded = redaction.text.encode("utf-8")
-    return SourceText(
-        raw_bytes=len(raw),
-        blank=not text.strip(),
-        content=redaction.text,
-        content_bytes=len(encoded),
-        content_sha256=hashlib.sha256(encoded).hexdigest(),
-        redaction=redaction,
-    )
+    return normalize_newlines(text)

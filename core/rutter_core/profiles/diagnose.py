@@ -48,7 +48,7 @@ def _globs_match_nothing(
     found = find(root, rel)
     if found is None:
         return None
-    matter = parse_front_matter(read(reader, root, found).text.content)
+    matter = parse_front_matter(read(reader, root, found).text)
     globs = split_globs(matter.get(spec.globs_key))
     if not globs:
         return None

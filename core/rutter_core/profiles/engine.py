@@ -137,9 +137,11 @@ class _Run:
             )  # fmt: skip
             return []
         file = read(self.reader, self.root, found)
-        if file.text.blank:
+        if file.blank:
             return []
         self.seen.add(rel)
+        if found.target_rel is not None:
+            self.seen.add(found.target_rel)  # `CLAUDE.md -> AGENTS.md`: AGENTS.md is read
         return self.with_imports(Loaded(file, why, origin), 0)
 
     # -- imports -----------------------------------------------------------------------------
@@ -149,7 +151,7 @@ class _Run:
         if spec is None:
             return [item]
         imported: list[Loaded] = []
-        text = item.file.text.content
+        text = item.file.text
         for ref in find_imports(text[body_start(text) :], skip_code=spec.skip_code):
             line = ref.line + text[: body_start(text)].count("\n")
             rel = self.resolve(item.file.rel, ref.path)
@@ -213,11 +215,11 @@ class _Run:
             if item is None or rel in self.seen:
                 continue
             file = read(self.reader, self.root, item)
-            matter = parse_front_matter(file.text.content)
+            matter = parse_front_matter(file.text)
             why = self.rule_why(spec, rel, matter, target)
             if why is None:
                 continue
-            if file.text.blank:
+            if file.blank:
                 continue
             self.seen.add(rel)
             out.extend(self.with_imports(Loaded(file, why, "rule"), 0))
@@ -307,13 +309,14 @@ class _Run:
         self.apply_budget()
 
     def not_read(self, level: Level) -> None:
-        """A file another agent reads, beside this agent's own file that does not import it:
+        """A file another agent reads, beside this agent's own file (in the same directory, not
+        in a subdirectory such as `.claude/`) that does not import it:
         the person uses this agent here and may expect it to read both (reported only then,
         so a project that does not use this agent hears nothing)."""
         own = [
             name for spec in self.profile.sources if isinstance(spec, FileRule)
             for name in spec.names
-            if lstat_or_none(os.path.join(level.path, *name.split("/"))) is not None
+            if "/" not in name and lstat_or_none(os.path.join(level.path, name)) is not None
         ]  # fmt: skip
         if not own:
             return

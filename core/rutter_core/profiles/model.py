@@ -75,6 +75,9 @@ class RulesDir(_Strict):
 class Imports(_Strict):
     """`@path` imports inside instruction files."""
 
+    syntax: Literal["at_path"] = "at_path"
+    """`@path` after whitespace or at a line's start; relative to the importing file, `~/` and
+    absolute paths allowed (outside the workspace: not followed here)."""
     max_hops: int = Field(ge=1, le=32)
     """Imports followed from a loaded file: hop 1 is imported by it, hop `max_hops` the last
     one read."""
@@ -111,6 +114,9 @@ class Profile(_Strict):
     profile_version: int = Field(ge=1)
     read_on: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
     """The date the sources below were read."""
+    walk: Literal["root_to_target"] = "root_to_target"
+    """The order of directories in the load order: from the project root down to the
+    target's directory (every agent here concatenates root first, nearest last)."""
     stop_markers: tuple[str, ...] = (".git",)
     """The project root is the nearest directory (target's upward, within the workspace)
     holding one of these; else the workspace root (contract section 17)."""

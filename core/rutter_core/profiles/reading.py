@@ -3,8 +3,9 @@
 A file is looked up with `lstat` (never following a link), a link is followed by discovery's
 `resolve_link` (inside the workspace, to a regular file, or the typed `symlink` error), and the
 bytes are read by the shared `FileReader` (no-follow open, non-blocking, verified unchanged,
-cached by identity) and checked by discovery's `decode_source` (`nul_byte`, `invalid_utf8`).
-Profiles keep the raw bytes too: agents cut raw bytes.
+cached by identity) and checked by discovery's `checked_text` (`nul_byte`, `invalid_utf8`).
+Profiles keep the raw bytes too: agents cut raw bytes. The text is never delivered (a view
+holds paths, reasons and byte counts), so it is not redacted.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Final
 from rutter_core.discovery.checks import require_regular
 from rutter_core.discovery.fsread import FileReader, is_link, lstat_or_none
 from rutter_core.discovery.links import resolve_link, verify_unchanged
-from rutter_core.discovery.sourcetext import SourceText, decode_source
+from rutter_core.discovery.sourcetext import checked_text
 
 MAX_PROFILE_FILE_BYTES: Final = 4 * 1024 * 1024
 """The most any profile reads of one file (Claude Code's documented per-file limit); a larger
@@ -29,12 +30,16 @@ class AgentFile:
     rel: str
     """Workspace-relative path of the file as the agent names it (a link's own path)."""
     raw: bytes
-    text: SourceText
-    """Decoded, newline-normalized and redacted (content never leaves in a view)."""
+    text: str
+    """Decoded and newline-normalized (for imports and front matter; it never leaves)."""
 
     @property
     def size(self) -> int:
         return len(self.raw)
+
+    @property
+    def blank(self) -> bool:
+        return not self.text.strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,8 @@ class Found:
     path: str
     st: os.stat_result
     size: int
+    target_rel: str | None = None
+    """For a link: the file it ends at, workspace-relative."""
 
 
 def rel_of(root: str, path: str) -> str:
@@ -66,7 +73,7 @@ def find(root: str, rel: str) -> Found | None:
         return None
     if is_link(st):
         end = resolve_link(root, rel, path)
-        return Found(rel, path, st, end.st.st_size)
+        return Found(rel, path, st, end.st.st_size, end.rel)
     if stat.S_ISDIR(st.st_mode):
         return None
     require_regular(rel, st)
@@ -84,12 +91,12 @@ def read(reader: FileReader, root: str, found: Found) -> AgentFile:
     return AgentFile(found.rel, raw, text)
 
 
-def _read(reader: FileReader, rel: str, path: str, st: os.stat_result) -> tuple[bytes, SourceText]:
+def _read(reader: FileReader, rel: str, path: str, st: os.stat_result) -> tuple[bytes, str]:
     return reader.read_decoded(
         path,
         st,
         max_bytes=MAX_PROFILE_FILE_BYTES,
         rel=rel,
         decoder="profile",
-        decode=lambda raw: (raw, decode_source(raw, rel=rel)),
+        decode=lambda raw: (raw, checked_text(raw, rel=rel)),
     )
