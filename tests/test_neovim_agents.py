@@ -62,10 +62,12 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     assert lines[0] == "rutter · svc/main.go · as Codex"
     assert lines[1] == "2 sources Codex loads, in its order; 1 cut"
     first = lines.index("1  AGENTS.md")
-    assert lines[first + 1].startswith("   why: Codex reads one file per directory")
+    sources = codex["result"]["sources"]
+    assert lines[first + 1] == "   why: " + sources[0]["why"]
+    assert sources[0]["why"].startswith("Codex ")
     assert lines[first + 2] == "2  svc/AGENTS.md"
     assert lines[first + 3] == "   ✂ cut at line 277 (byte 2767): 3233 bytes lost"
-    assert lines[first + 4].startswith("   why: ")
+    assert lines[first + 4] == "   why: " + sources[1]["why"]
     assert lines[-1] == "<CR> open file · R refresh · a agent · q close"
     assert codex["result"]["sources"][1]["truncation"] == {
         "byte": 2767,
