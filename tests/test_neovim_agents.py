@@ -137,6 +137,16 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     # Only Codex cuts anything here.
     cut_lines = [line for w in windows for line in w["lines"] if "✂" in line]
     assert cut_lines == ["   ✂ cut at line 277 (byte 2767): 3233 bytes lost"]
+    # A change on disk redraws the columns by itself, leaving the cursor where it was.
+    live = results["live"]
+    assert live["stayed"] is True
+    assert live["codex"][3:6] == [
+        "1  AGENTS.md",
+        "   ≠ not Gemini CLI, Copilot",
+        "2  svc/AGENTS.md",
+    ]
+    assert not any("✂" in line for line in live["codex"])
+    assert live["restored"] == by_agent["codex"]
     assert results["opened"] == {
         "win_is_source": True,
         "name": str(root / "svc" / "AGENTS.md"),

@@ -97,6 +97,10 @@ def test_history_picker_pages_reader_conflict_gone(tmp_path: Path) -> None:
     assert results["back"]["reader"]["page"] == 2
     assert "\n".join(results["back"]["lines"]) == LONG[4000:8000]
 
+    [from_reader] = results["from_reader"]
+    assert from_reader["prompt"] == f'rutter history "step 3" (run {run["run_id"]}): '
+    assert [item.split()[-1] for item in from_reader["items"]] == ["3"]
+
     # Conflict: the note was edited by the CLI; `R` shows the error and none of its text.
     assert results["note"]["lines"] == ["不可恢复 note"]
     assert results["note_edit"]["code"] == 0, results["note_edit"]["stderr"]

@@ -97,6 +97,31 @@ H.run(function(R)
   R.tabs = { before = tabs_before, after = #api.nvim_list_tabpages() }
   R.columns_focused = api.nvim_get_current_tabpage() == st.tab
   R.column_wins = #api.nvim_tabpage_list_wins(st.tab)
+  -- Live: svc/AGENTS.md shrinks on disk (Codex no longer cuts it) while another tab is
+  -- current; the columns follow without taking the cursor, then the file is put back.
+  local function changed_on_disk(text)
+    local seen = #events
+    H.write_disk("svc/AGENTS.md", text)
+    H.wait("the columns after a change on disk", function()
+      for index = seen + 1, #events do
+        if events[index].event == "RutterAgentsUpdated" then
+          return true
+        end
+      end
+    end)
+  end
+  local original = table.concat(vim.fn.readfile(H.path("svc/AGENTS.md"), "b"), "\n")
+  api.nvim_set_current_tabpage(api.nvim_list_tabpages()[1])
+  changed_on_disk("short rules\n")
+  R.live = {
+    codex = require("rutter.agents").state().windows[1].lines,
+    stayed = api.nvim_get_current_tabpage() == api.nvim_list_tabpages()[1],
+  }
+  changed_on_disk(original)
+  R.live.restored = require("rutter.agents").state().windows[1].lines
+  api.nvim_set_current_tabpage(st.tab)
+  st = require("rutter.agents").state()
+
   -- <CR> on Codex's svc/AGENTS.md row opens it in the window :RutterAgents came from.
   local codex = st.windows[1]
   local row

@@ -101,6 +101,12 @@ H.run(function(R)
     H.press("[p")
   end)
   R.back = reader_view()
+  -- From the reader: the same workspace and run are searched.
+  asked = {}
+  after("search", function()
+    vim.cmd("RutterHistory step 3")
+  end)
+  R.from_reader = vim.deepcopy(asked)
   vim.cmd("close")
 
   -- The note, then changed by the CLI: `R` re-reads it, conflict, no text.

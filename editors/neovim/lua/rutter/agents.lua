@@ -8,7 +8,8 @@
 ---                         rest of the Neovim session and shows in the float's title.
 ---   :RutterAgents         a new tab with one column (window) per agent for the current file:
 ---                         the sources it loads in its order, where it cuts them, and which
----                         sources only some agents load.
+---                         sources only some agents load. It follows changes of the
+---                         instruction files on disk by itself.
 ---
 --- Both ask the server's `rutter/effectiveInstructions` with a `profile`. `User RutterAgent`
 --- fires on a switch (data: `agent`), `User RutterAgentsUpdated` when the columns are drawn
@@ -147,8 +148,11 @@ local function draw(st, result)
     views = fmt.columns(result)
   end
   local previous = api.nvim_get_current_tabpage()
-  api.nvim_set_current_tabpage(st.tab)
   local wins = api.nvim_tabpage_list_wins(st.tab)
+  local reshape = #wins ~= #views
+  if reshape or st.focus then
+    api.nvim_set_current_tabpage(st.tab)
+  end
   while #wins < #views do
     api.nvim_set_current_win(wins[#wins])
     vim.cmd("rightbelow vsplit")
@@ -177,10 +181,12 @@ local function draw(st, result)
     vim.wo[win].winbar = " " .. (view.agent == "error" and "rutter" or fmt.name(view.agent)) .. " · " .. st.target
     st.windows[index] = { agent = view.agent, win = win, buf = buf, lines = view.lines, rows = view.rows }
   end
-  vim.cmd("wincmd =")
-  api.nvim_set_current_win(st.windows[1].win)
-  if previous ~= st.tab and not st.focus then
-    api.nvim_set_current_tabpage(previous)
+  if reshape or st.focus then
+    vim.cmd("wincmd =")
+    api.nvim_set_current_win(st.windows[1].win)
+    if previous ~= st.tab and not st.focus then
+      api.nvim_set_current_tabpage(previous)
+    end
   end
   st.focus = nil
   api.nvim_exec_autocmds("User", { pattern = "RutterAgentsUpdated", modeline = false, data = { result = result } })
@@ -275,7 +281,22 @@ function M.state()
   return vim.deepcopy({ tab = st.tab, target = st.target, windows = windows, result = st.result })
 end
 
+--- `User RutterInstructionsChanged` (an instruction file changed on disk): redraw the columns
+--- of the same client in place, without moving the cursor to them.
+local function on_instructions_changed(args)
+  local st = columns
+  local data = args.data or {}
+  if valid_tab(st) and data.client_id == st.client_id then
+    fetch(st)
+  end
+end
+
 function M.init()
+  api.nvim_create_autocmd("User", {
+    group = api.nvim_create_augroup("rutter.agents", { clear = true }),
+    pattern = "RutterInstructionsChanged",
+    callback = on_instructions_changed,
+  })
   api.nvim_create_user_command("RutterAgent", function(opts)
     M.set(opts.fargs[1])
   end, {

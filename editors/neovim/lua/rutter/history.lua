@@ -148,8 +148,9 @@ local function turn(buf, delta)
   read(reader, page)
 end
 
---- Open `hit` (a search hit) in its read-only scratch buffer, at page 1, in a split below.
-function M.open(client, hit)
+--- Open `hit` (a search hit) in its read-only scratch buffer, at page 1, in a split below;
+--- the buffer keeps the search's workspace, so `:RutterHistory` from it searches the same one.
+function M.open(client, hit, workspace_id)
   local name = "rutter://history/" .. str(hit.source_kind) .. "/" .. str(hit.source_id)
   local existing = vim.fn.bufnr("^" .. vim.fn.escape(name, "\\/.*$^~[]") .. "$")
   local buf = existing
@@ -180,6 +181,7 @@ function M.open(client, hit)
       end,
     })
   end
+  vim.b[buf].rutter_workspace_id = workspace_id
   local reader = { buf = buf, client_id = client.id, hit = hit, page = 1 }
   readers[buf] = reader
   local win = vim.fn.bufwinid(buf)
@@ -237,7 +239,7 @@ local function pick(search)
       else
         local client = vim.lsp.get_client_by_id(search.client_id)
         if client then
-          M.open(client, item)
+          M.open(client, item, search.workspace_id)
         end
       end
     end)
