@@ -115,6 +115,7 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     assert results["tabs"] == {"before": 1, "after": 2}
     assert results["columns_focused"] is True
     assert results["column_wins"] == 5
+    assert results["again"] == {"tabs": 2, "target": "svc/main.go"}
     windows = columns["windows"]
     assert [w["agent"] for w in windows] == AGENTS
     assert [w["winbar"] for w in windows] == [f" {name} · svc/main.go" for name in NAMES]

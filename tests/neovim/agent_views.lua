@@ -97,6 +97,17 @@ H.run(function(R)
   R.tabs = { before = tabs_before, after = #api.nvim_list_tabpages() }
   R.columns_focused = api.nvim_get_current_tabpage() == st.tab
   R.column_wins = #api.nvim_tabpage_list_wins(st.tab)
+  -- :RutterAgents again from a column: the same file asked again, no new tab.
+  local again = #events
+  vim.cmd("RutterAgents")
+  H.wait("the columns asked again", function()
+    for index = again + 1, #events do
+      if events[index].event == "RutterAgentsUpdated" then
+        return true
+      end
+    end
+  end)
+  R.again = { tabs = #api.nvim_list_tabpages(), target = require("rutter.agents").state().target }
   -- Live: svc/AGENTS.md shrinks on disk (Codex no longer cuts it) while another tab is
   -- current; the columns follow without taking the cursor, then the file is put back.
   local function changed_on_disk(text)

@@ -217,8 +217,11 @@ function M.reload()
 end
 
 --- `:RutterAgents`: every agent's view of the current buffer's file, side by side in a new tab
---- (the tab of an earlier `:RutterAgents` is reused).
+--- (the tab of an earlier `:RutterAgents` is reused; run in that tab, it reloads).
 function M.side_by_side()
+  if valid_tab(columns) and api.nvim_get_current_tabpage() == columns.tab then
+    return M.reload() -- asked from the columns themselves: ask again for the same file
+  end
   local bufnr = api.nvim_get_current_buf()
   local rutter = require("rutter")
   local client = rutter.client_for(bufnr)
