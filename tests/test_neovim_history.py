@@ -134,6 +134,9 @@ def test_history_picker_pages_reader_conflict_gone(tmp_path: Path) -> None:
     assert refused["error"].startswith("no history search: a history query is 1-256 characters")
     assert refused["error"].endswith("[invalid_query]")
     assert "xxxx" not in refused["error"]
+    assert results["no_hit_pickers"] == 0
+    # (information is cut to the command line's width)
+    assert 'rutter: no history hit for "no-such-text-anywhere" in run run_' in results["messages"]
     assert results["empty_query_events"] == 0
     assert "rutter: no search: a history search needs a query" in results["messages"]
 

@@ -143,6 +143,13 @@ H.run(function(R)
   end)
   R.refused = { error = refused.error, pickers = #asked }
 
+  -- No hit: a message, no picker.
+  asked = {}
+  after("search", function()
+    vim.cmd("RutterHistory no-such-text-anywhere")
+  end)
+  R.no_hit_pickers = #asked
+
   -- An empty answer to the question: nothing is searched.
   inputs = { "" }
   local searches = #events
