@@ -82,6 +82,7 @@ def test_history_picker_pages_reader_conflict_gone(tmp_path: Path) -> None:
     page1 = results["page1"]
     assert page1["name"] == f"rutter://history/message/{long['message_id']}"
     assert (page1["buftype"], page1["modifiable"]) == ("nofile", False)
+    assert (page1["swapfile"], page1["bufhidden"]) == (False, "wipe")  # never on disk
     assert results["reader_win_is_split"] is True
     assert page1["pages"] == 3
     assert "\n".join(page1["lines"]) == LONG[:4000]

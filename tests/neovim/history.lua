@@ -62,6 +62,8 @@ local function reader_view()
     winbar = vim.wo.winbar,
     buftype = vim.bo[buf].buftype,
     modifiable = vim.bo[buf].modifiable,
+    swapfile = vim.bo[buf].swapfile,
+    bufhidden = vim.bo[buf].bufhidden,
     reader = require("rutter.history").reader(buf),
   }
 end
