@@ -196,3 +196,43 @@ def test_help_file_has_tags_for_the_new_commands(tmp_path: Path) -> None:
         "rutter-history-keys",
         "rutter-agent-diagnostics",
     } <= tags
+
+
+def test_an_agent_view_failing_closed_shows_its_error(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj")
+    (root / "GEMINI.md").write_bytes(b"gemini \xff rules\n")
+    results = run_nvim(tmp_path, "agent_errors", root)
+
+    # The float as Gemini CLI: the typed error, worded as that agent's view.
+    float_data = results["float"]
+    assert float_data["title"] == " rutter instructions · as Gemini CLI "
+    assert float_data["result"]["error"]["code"] == "invalid_utf8"
+    lines = float_data["lines"]
+    assert lines[0] == "rutter · svc/main.go"
+    assert lines[2] == (
+        "Gemini CLI's view failed closed: a file it would read cannot be read safely."
+    )
+    assert "  error    invalid_utf8" in lines
+    assert "  path     GEMINI.md" in lines
+
+    # Side by side: Gemini's column shows the error; the others their views, compared among
+    # themselves (CLAUDE.md is still Claude Code's alone).
+    windows = results["columns"]["windows"]
+    assert [w["agent"] for w in windows] == AGENTS
+    by_agent = {w["agent"]: w["lines"] for w in windows}
+    gemini = by_agent["gemini"]
+    assert gemini[:2] == [
+        "Gemini CLI",
+        "failed closed: a file it would read cannot be read safely",
+    ]
+    assert "error    invalid_utf8" in gemini
+    assert "path     GEMINI.md" in gemini
+    assert by_agent["claude"][3:7] == [
+        "1  AGENTS.md",
+        "   ≠ not Copilot",
+        "2  CLAUDE.md",
+        "   ≠ only Claude Code",
+    ]
+    assert not any(
+        "Gemini" in line for w in windows if w["agent"] != "gemini" for line in w["lines"]
+    )

@@ -192,18 +192,48 @@ local function draw(st, result)
   api.nvim_exec_autocmds("User", { pattern = "RutterAgentsUpdated", modeline = false, data = { result = result } })
 end
 
+--- When `all` fails (one agent's view fails closed, e.g. on a file only it reads), ask each
+--- agent alone, so the others still show and the failing one shows its error; when every
+--- agent fails the same way (the file is in no workspace, the server stopped), one error.
+local function each_agent(st, client, bufnr, done)
+  local answers, pending = {}, #fmt.AGENTS
+  for index, agent in ipairs(fmt.AGENTS) do
+    require("rutter").request(client, st.uri, bufnr, function(result)
+      answers[index] = type(result.error) == "table" and { agent = agent, error = result.error } or result
+      pending = pending - 1
+      if pending > 0 then
+        return
+      end
+      local codes = {}
+      for _, answer in ipairs(answers) do
+        codes[type(answer.error) == "table" and tostring(answer.error.code) or ""] = true
+      end
+      if next(codes, next(codes)) == nil and not codes[""] then
+        return done({ error = answers[1].error })
+      end
+      done({ profiles = answers })
+    end, agent)
+  end
+end
+
 local function fetch(st)
   local client = vim.lsp.get_client_by_id(st.client_id)
   if not client then
     return draw(st, { error = { code = "not_running", message = "the rutter language server has stopped" } })
   end
   local bufnr = api.nvim_buf_is_valid(st.source_buf) and st.source_buf or api.nvim_get_current_buf()
-  require("rutter").request(client, st.uri, bufnr, function(result)
+  local function show(result)
     vim.schedule(function()
       if columns == st and valid_tab(st) then
         draw(st, result)
       end
     end)
+  end
+  require("rutter").request(client, st.uri, bufnr, function(result)
+    if type(result.error) == "table" then
+      return each_agent(st, client, bufnr, show)
+    end
+    show(result)
   end, "all")
 end
 
