@@ -96,6 +96,7 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     other = results["other_buffer"]
     assert other["agent"] == "claude"
     assert other["lines"][0] == "rutter · svc/AGENTS.md · as Claude Code"
+    assert results["health"] == ["- instruction float shows: Claude Code (:RutterAgent to switch)"]
     assert results["completion"] == ["codex", "claude", "copilot", "cursor"]
     assert results["after_bad_name"] == "claude"
     assert results["bad_name"]["ok"] is False

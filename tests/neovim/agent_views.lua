@@ -69,6 +69,13 @@ H.run(function(R)
   R.other_buffer = snap(H.float_after("RutterInstructions", "the float as Claude Code again", float_as("claude")))
   vim.cmd("close")
 
+  -- :checkhealth names the choice.
+  vim.cmd("checkhealth rutter")
+  R.health = vim.tbl_filter(function(line)
+    return line:find("instruction float shows", 1, true) ~= nil
+  end, api.nvim_buf_get_lines(0, 0, -1, false))
+  vim.cmd("tabclose")
+
   -- Completion, and a name that is no agent (refused; the choice stays).
   R.completion = vim.fn.getcompletion("RutterAgent c", "cmdline")
   local ok, refused = pcall(vim.cmd, "RutterAgent vim")
