@@ -56,7 +56,8 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
 
     # :RutterAgent codex: Codex's order, its cut (byte, line, lost bytes) and each why.
     codex = results["codex"]
-    assert codex["title"] == " rutter instructions · as Codex "
+    assert codex["title"] == " rutter instructions · as Codex "  # the window's own title
+    assert codex["reported_title"] == codex["title"]  # require("rutter").float().title
     assert codex["agent"] == "codex"
     lines = codex["lines"]
     assert lines[0] == "rutter · svc/main.go · as Codex"

@@ -37,7 +37,12 @@ end
 
 local function snap(f)
   local data = H.float_data(f)
-  data.title = f.title
+  -- The title the window really has (chunks of text and highlight).
+  local title = api.nvim_win_get_config(f.win).title
+  data.title = type(title) == "table" and table.concat(vim.tbl_map(function(chunk)
+    return chunk[1]
+  end, title)) or title
+  data.reported_title = f.title
   data.agent = f.agent or vim.NIL
   return data
 end
