@@ -496,3 +496,33 @@ def test_a_listing_that_hits_a_bound_claims_nothing(workspace_root: Path) -> Non
     deep = workspace_root / "/".join(f"l{n}" for n in range(listing.MAX_DEPTH + 1))
     deep.mkdir(parents=True)
     assert not listing.list_files(str(workspace_root)).complete
+
+
+def test_a_shared_memo_answers_as_fresh_lookups_do(workspace_root: Path) -> None:
+    from rutter_core.profiles.engine import Memo
+
+    write_tree(
+        workspace_root,
+        {"AGENTS.md": "a" * 20_000 + "\n", "CLAUDE.md": "@docs/x.md\n", "docs/x.md": "x\n",
+         "a/AGENTS.md": "b" * 20_000 + "\n", "a/b/AGENTS.md": "c\n", "c/GEMINI.md": "g\n"},
+    )  # fmt: skip
+    memo, reader = Memo(), FileReader()
+    for target in ("a/b/x.go", "a/y.go", "c/z.go", "."):
+        for profile in all_profiles():
+            shared = evaluate(profile, str(workspace_root), target, reader, memo)
+            fresh = evaluate(profile, str(workspace_root), target, FileReader())
+            assert [(i.file.rel, i.truncation) for i in shared.loaded] == [
+                (i.file.rel, i.truncation) for i in fresh.loaded
+            ]
+            assert shared.notes == fresh.notes
+
+
+def test_imports_stop_after_a_bounded_number_of_files(workspace_root: Path) -> None:
+    from rutter_core.profiles.engine import MAX_VIEW_FILES
+
+    many = {f"d/{n}.md": f"{n}\n" for n in range(MAX_VIEW_FILES + 5)}
+    body = "".join(f"@d/{n}.md\n" for n in range(MAX_VIEW_FILES + 5))
+    write_tree(workspace_root, {"CLAUDE.md": body, **many})
+    evaluation = run(workspace_root, "claude", "x.go")
+    assert len(evaluation.loaded) == MAX_VIEW_FILES
+    assert notes(evaluation) == [("CLAUDE.md", "too_many_imports", MAX_VIEW_FILES - 1)]

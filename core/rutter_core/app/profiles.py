@@ -16,7 +16,7 @@ from rutter_core.app.models import Result
 from rutter_core.discovery.targets import normalize_target, typed_target
 from rutter_core.kernel.errors import RutterError
 from rutter_core.profiles.diagnose import is_agent_file, notes_for_file
-from rutter_core.profiles.engine import Evaluation, Note, evaluate
+from rutter_core.profiles.engine import Evaluation, Memo, Note, evaluate
 from rutter_core.profiles.listing import ProjectFiles
 from rutter_core.profiles.model import AGENTS, AgentName, load_profile
 from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
@@ -30,6 +30,7 @@ __all__ = [
     "AgentName",
     "Evaluation",
     "MaybeProfileParams",
+    "Memo",
     "Note",
     "ProfileOperations",
     "ProfileParams",
@@ -142,9 +143,16 @@ class ProfileOperations:
             raise naming_workspace(error, workspace.workspace_id) from None
 
     def diagnose(
-        self, root: str, rel: str, agents: tuple[AgentName, ...] = AGENTS
+        self,
+        root: str,
+        rel: str,
+        agents: tuple[AgentName, ...] = AGENTS,
+        memo: Memo | None = None,
     ) -> list[tuple[AgentName, Note]]:
         """What each of `agents` would do with the instruction file at `rel` (in the workspace
         at `root`) that the person should know: cuts, files never read, imports passed over,
-        globs matching nothing."""
-        return notes_for_file(root, normalize_target(rel), agents, self._rutter.reader, self._files)
+        globs matching nothing. `memo`: lookups shared by the files of one moment (one
+        refresh round)."""
+        return notes_for_file(
+            root, normalize_target(rel), agents, self._rutter.reader, self._files, memo
+        )

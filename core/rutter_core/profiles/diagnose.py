@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import posixpath
 
-from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.fsread import FileReader, lstat_or_none
 from rutter_core.kernel.errors import RutterError
-from rutter_core.profiles.engine import Note, evaluate
+from rutter_core.profiles.engine import Memo, Note, evaluate
 from rutter_core.profiles.frontmatter import parse_front_matter
 from rutter_core.profiles.globs import compile_glob, split_globs
 from rutter_core.profiles.listing import ProjectFiles
@@ -69,8 +69,45 @@ def _globs_match_nothing(
     )
 
 
+def _owns(profile: Profile, rel: str) -> bool:
+    """Whether `profile`'s agent reads `rel` by one of its names (not its rules)."""
+    return any(
+        rel == name or rel.endswith(f"/{name}")
+        for spec in profile.sources
+        if isinstance(spec, FileRule)
+        for name in spec.names
+    )
+
+
+def _may_note(profile: Profile, root: str, rel: str) -> bool:
+    """Whether `profile` can say anything about `rel`, from its kinds of notes alone: what
+    keeps the editor from evaluating every agent for every open file."""
+    if _rules_spec(profile, rel) is not None:
+        return True  # globs, excludeAgent, imports in a rule
+    limits = profile.limits
+    cuts = limits.budget_bytes is not None or limits.per_file_bytes is not None
+    if _owns(profile, rel) and (cuts or profile.imports is not None):
+        return True
+    name = posixpath.basename(rel)
+    if name not in profile.not_read:
+        return False
+    directory = os.path.join(root, *posixpath.dirname(rel).split("/")) if "/" in rel else root
+    return any(
+        lstat_or_none(os.path.join(directory, own)) is not None
+        for spec in profile.sources
+        if isinstance(spec, FileRule)
+        for own in spec.names
+        if "/" not in own
+    )
+
+
 def notes_for_file(
-    root: str, rel: str, agents: tuple[AgentName, ...], reader: FileReader, files: ProjectFiles
+    root: str,
+    rel: str,
+    agents: tuple[AgentName, ...],
+    reader: FileReader,
+    files: ProjectFiles,
+    memo: Memo | None = None,
 ) -> list[tuple[AgentName, Note]]:
     """Each agent's notes about the file at workspace-relative `rel`. An agent whose view
     fails closed says nothing here (the file's discovery diagnostics say why)."""
@@ -78,8 +115,10 @@ def notes_for_file(
     found: list[tuple[AgentName, Note]] = []
     for agent in agents:
         profile = load_profile(agent)
+        if not _may_note(profile, root, rel):
+            continue
         try:
-            evaluation = evaluate(profile, root, directory, reader)
+            evaluation = evaluate(profile, root, directory, reader, memo)
             found.extend((agent, note) for note in evaluation.notes if note.rel == rel)
             glob_note = _globs_match_nothing(
                 profile, root, rel, evaluation.project_root, files, reader

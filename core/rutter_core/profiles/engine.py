@@ -30,6 +30,9 @@ from rutter_core.profiles.reading import AgentFile, Found, find, join, read
 MAX_RULE_FILES: Final = 256
 """Rule files looked at per rules directory; the rest are passed over with a note."""
 MAX_RULE_DEPTH: Final = 32
+MAX_VIEW_FILES: Final = 256
+"""Files one view reads at most (imports included): a file importing hundreds of files that
+import hundreds more stops here, with a note on the import where it stopped."""
 
 Origin = Literal["file", "rule", "import"]
 
@@ -80,10 +83,55 @@ def size_text(size: int) -> str:
     return f"{kib} KiB"
 
 
-def project_root_of(levels: list[Level], markers: tuple[str, ...]) -> int:
+class Memo:
+    """Lookups shared by the evaluations of one moment (the editor's refresh round, like a
+    batch's shared levels in discovery): each path is `lstat`ed and each candidate found once,
+    the root's realpath checked once. Reads still verify each file's identity, so a file that
+    changed meanwhile is refused, never mixed. Without a memo every lookup is fresh."""
+
+    def __init__(self) -> None:
+        self._lstats: dict[str, os.stat_result | None] = {}
+        self._found: dict[tuple[str, str], Found | None] = {}
+        self._errors: dict[tuple[str, str], RutterError] = {}
+        self.roots: set[str] = set()
+
+    def lstat(self, path: str) -> os.stat_result | None:
+        try:
+            return self._lstats[path]
+        except KeyError:
+            st = self._lstats[path] = lstat_or_none(path)
+            return st
+
+    def find(self, root: str, rel: str) -> Found | None:
+        key = (root, rel)
+        if key in self._errors:
+            raise self._errors[key]
+        try:
+            return self._found[key]
+        except KeyError:
+            pass
+        try:
+            found = self._found[key] = find(root, rel)
+        except RutterError as error:
+            self._errors[key] = error
+            raise
+        return found
+
+
+class _Fresh(Memo):
+    """No sharing: every lookup goes to the disk."""
+
+    def lstat(self, path: str) -> os.stat_result | None:
+        return lstat_or_none(path)
+
+    def find(self, root: str, rel: str) -> Found | None:
+        return find(root, rel)
+
+
+def project_root_of(levels: list[Level], markers: tuple[str, ...], memo: Memo) -> int:
     """The index in `levels` of the deepest directory holding a stop marker (0: the root)."""
     for index in range(len(levels) - 1, -1, -1):
-        if any(lstat_or_none(os.path.join(levels[index].path, m)) is not None for m in markers):
+        if any(memo.lstat(os.path.join(levels[index].path, m)) is not None for m in markers):
             return index
     return 0
 
@@ -96,6 +144,7 @@ class _Run:
     reader: FileReader
     levels: list[Level]
     project_root: str
+    memo: Memo
     loaded: list[Loaded] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
@@ -110,7 +159,7 @@ class _Run:
         out: list[Loaded] = []
         for name in spec.names:
             rel = join(level.scope, name)
-            found = find(self.root, rel)
+            found = self.memo.find(self.root, rel)
             if found is None:
                 continue
             why = f"{spec.why}; this one is in directory {level.scope}"
@@ -164,8 +213,15 @@ class _Run:
                 continue
             if rel in self.seen:
                 continue  # a cycle, or a file already loaded: read once
+            if len(self.seen) >= MAX_VIEW_FILES:
+                self.notes.append(
+                    Note(item.file.rel, "too_many_imports", f"rutter stops reading imports "
+                         f"after {MAX_VIEW_FILES} files: what {self.name} takes from this "
+                         "import and the ones after it is not shown", line)
+                )  # fmt: skip
+                break
             try:
-                found = find(self.root, rel)
+                found = self.memo.find(self.root, rel)
             except RutterError as error:
                 self.notes.append(Note(item.file.rel, "import_unreadable", error.message, line))
                 continue
@@ -211,7 +267,7 @@ class _Run:
         base = self.project_root if spec.globs_relative_to == "project_root" else level.scope
         target = _relative_to(self.target, base)
         for rel in found:
-            item = find(self.root, rel)
+            item = self.memo.find(self.root, rel)
             if item is None or rel in self.seen:
                 continue
             file = read(self.reader, self.root, item)
@@ -255,7 +311,7 @@ class _Run:
     def rule_files(self, rules_rel: str, spec: RulesDir) -> list[str]:
         """Rule files under `rules_rel` (sorted by path bytes), bounded."""
         path = os.path.join(self.root, *rules_rel.split("/"))
-        st = lstat_or_none(path)
+        st = self.memo.lstat(path)
         if st is None or not require_real_dir(rules_rel, st):
             return []
         files: list[str] = []
@@ -283,7 +339,7 @@ class _Run:
             if isinstance(spec, FileRule) and spec.where == "nearest":
                 for position in range(len(walked) - 1, -1, -1):
                     names = (join(walked[position].scope, n) for n in spec.names)
-                    if any(find(self.root, rel) is not None for rel in names):
+                    if any(self.memo.find(self.root, rel) is not None for rel in names):
                         nearest[index] = position
                         break
         fallbacks: list[FileRule] = []
@@ -313,16 +369,18 @@ class _Run:
         in a subdirectory such as `.claude/`) that does not import it:
         the person uses this agent here and may expect it to read both (reported only then,
         so a project that does not use this agent hears nothing)."""
+        if not self.profile.not_read:
+            return
         own = [
             name for spec in self.profile.sources if isinstance(spec, FileRule)
             for name in spec.names
-            if "/" not in name and lstat_or_none(os.path.join(level.path, name)) is not None
+            if "/" not in name and self.memo.lstat(os.path.join(level.path, name)) is not None
         ]  # fmt: skip
         if not own:
             return
         for name in self.profile.not_read:
             rel = join(level.scope, name)
-            if rel in self.seen or lstat_or_none(os.path.join(level.path, name)) is None:
+            if rel in self.seen or self.memo.lstat(os.path.join(level.path, name)) is None:
                 continue
             self.notes.append(
                 Note(rel, "not_read", f"{self.name} will not read this {name}: {own[0]} in "
@@ -401,14 +459,20 @@ def _unreadable(exc: OSError, root: str) -> RutterError:
     )
 
 
-def evaluate(profile: Profile, root: str, target: str, reader: FileReader) -> Evaluation:
+def evaluate(
+    profile: Profile, root: str, target: str, reader: FileReader, memo: Memo | None = None
+) -> Evaluation:
     """What `profile`'s agent loads for `target` (canonical, workspace-relative) in the
     workspace at `root`. Raises discovery's typed errors where discovery would fail closed on
     a file the agent reads (a link out of the root, a FIFO, invalid UTF-8, a NUL byte)."""
     try:
-        levels = walk_chain(root, target, DEFAULT_LIMITS)
-        project = levels[project_root_of(levels, profile.stop_markers)].scope
-        run = _Run(profile, root, target, reader, levels, project)
+        memo = memo or _Fresh()
+        levels = walk_chain(
+            root, target, DEFAULT_LIMITS, lstat=memo.lstat, root_checked=root in memo.roots
+        )
+        memo.roots.add(root)
+        project = levels[project_root_of(levels, profile.stop_markers, memo)].scope
+        run = _Run(profile, root, target, reader, levels, project, memo)
         run.run()
     except OSError as exc:
         raise _unreadable(exc, root) from exc

@@ -9,10 +9,11 @@
 - Agent profiles (issue 20; the `agentDiagnostics` setting chooses the agents, `false` turns
   them off), on every file some agent reads: Warning where an agent loses text (`budget_cut`,
   `budget_dropped`, `too_large_skipped`, `import_too_deep`, `import_unreadable`,
-  `glob_matches_nothing`), Information where it passes a file over by its rules (`not_read`,
-  `import_outside`, `excluded_agent`). `code` is the kind, the message names the agent. They
-  cost one profile evaluation per agent for the file's directory, through the shared
-  identity-cached reader, and a glob check lists the project at most once per 30 s (bounded:
+  `glob_matches_nothing`, `too_many_imports`), Information where it passes a file over by its
+  rules (`not_read`, `import_outside`, `excluded_agent`). `code` is the kind, the message
+  names the agent. They cost one profile evaluation for the file's directory per agent that
+  can say something about it, through the shared identity-cached reader with lookups shared
+  by the round (`Memo`), and a glob check lists the project at most once per 30 s (bounded:
   20,000 files; see `rutter_core.profiles.listing`).
 
 `compute` runs on the disk worker (it may read the file's first bytes for a position); the
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 
 from lsprotocol import types
 
+from rutter_core.app.profiles import Memo
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.ignore import IGNORE_FILE, IgnoreRules
 from rutter_core.discovery.redaction import find_secrets
@@ -50,7 +52,7 @@ SOURCE: Final = "rutter"
 SECRET_CODE: Final = "secret"
 AGENT_WARNINGS: Final = frozenset(
     {"budget_cut", "budget_dropped", "too_large_skipped", "import_too_deep",
-     "import_unreadable", "glob_matches_nothing"}
+     "import_unreadable", "glob_matches_nothing", "too_many_imports"}
 )  # fmt: skip
 """Agent-profile kinds where an agent loses text; every other kind is Information."""
 
@@ -219,7 +221,8 @@ def agent_notes(server: RutterServer) -> AgentNotes | None:
     rutter = server.session.app
     if not agents or rutter is None:
         return None
-    return partial(rutter.profiles.diagnose, agents=agents)
+    # One memo per round: the files of one moment share their lookups (levels in common).
+    return partial(rutter.profiles.diagnose, agents=agents, memo=Memo())
 
 
 def register(server: RutterServer) -> None:
