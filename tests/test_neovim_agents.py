@@ -238,3 +238,36 @@ def test_an_agent_view_failing_closed_shows_its_error(tmp_path: Path) -> None:
     assert not any(
         "Gemini" in line for w in windows if w["agent"] != "gemini" for line in w["lines"]
     )
+
+
+def test_agent_columns_mark_what_only_some_agents_load(tmp_path: Path) -> None:
+    results = run_nvim(tmp_path, "agents_unit", tmp_path, script_mode=True)
+    columns = {column["agent"]: column["lines"] for column in results["columns"]}
+    assert columns["codex"][3:] == [
+        "1  AGENTS.md",  # every agent but Gemini, which loads nothing
+        "   ✂ cut at line 2 (byte 10): 5 bytes lost",
+        "   ≠ not Gemini CLI",
+        "2  SHARED.md",
+        "   ≠ only Codex, Claude Code",
+        "3  WIDE.md",
+        "   ≠ not Gemini CLI, Cursor",
+        "",
+        "<CR> open file · R reload · q close tab",
+    ]
+    assert columns["gemini"][:4] == ["Gemini CLI", "0 sources", "", "(loads nothing)"]
+    assert results["cut_null"] is None
+    assert results["names"] == [
+        "Codex", "Claude Code", "Gemini CLI", "Copilot", "Cursor", "rutter (default)", "other",
+    ]  # fmt: skip
+    assert results["empty_view"] == [
+        "rutter · a/b.go · as Gemini CLI",
+        "Gemini CLI loads no instruction file for this file.",
+    ]
+    assert results["one_view"] == [
+        "rutter · t · as Cursor",
+        "1 source Cursor loads, in its order",
+        "",
+        "#  path",
+        "1  x.mdc",
+        "   why: why x.mdc",
+    ]
