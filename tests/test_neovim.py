@@ -360,13 +360,8 @@ def test_diagnostics_for_broken_and_secret_bearing_files(tmp_path: Path, ws: Pat
     [password] = found["root_claude"]
     assert (password["severity"], password["code"], password["lnum"]) == ("WARN", "secret", 3)
 
-    # Not delivered: Information. Claude Code's profile adds its own note on the same file
-    # (issue 20): a .claude/CLAUDE.md beside it that does not import it.
-    by_code = {d["code"]: d for d in found["superseded"]}
-    assert sorted(by_code) == ["not_read", "superseded"]
-    superseded, claude_note = by_code["superseded"], by_code["not_read"]
-    assert (claude_note["severity"], claude_note["code"]) == ("INFO", "not_read")
-    assert claude_note["message"].startswith("Claude Code will not read this AGENTS.md")
+    # Not delivered: Information.
+    [superseded] = found["superseded"]
     assert superseded["severity"] == "INFO"
     assert superseded["code"] == "superseded"
     assert "superseded by services/api/AGENTS.override.md" in superseded["message"]

@@ -2,19 +2,20 @@
 
 A git repository where every agent loads something else for `svc/main.go` (AGENTS.md,
 CLAUDE.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules/*.mdc; Codex cuts
-svc/AGENTS.md at its 32 KiB budget). One scenario (tests/neovim/agents.lua) switches the
+svc/AGENTS.md at its 32 KiB budget). One scenario (tests/neovim/agent_views.lua) switches the
 instruction float between agents (:RutterAgent, its completion, the float's `a` picker),
 opens :RutterAgents side by side, and reads the agents' diagnostics from vim.diagnostic.get.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import write_tree
-from tests.test_neovim import run_nvim
+from tests.test_neovim import NVIM, PLUGIN, run_nvim
 
 AGENTS = ["codex", "claude", "gemini", "copilot", "cursor"]
 NAMES = ["Codex", "Claude Code", "Gemini CLI", "Copilot", "Cursor"]
@@ -46,7 +47,7 @@ def _codes(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     root = project(tmp_path / "proj")
-    results = run_nvim(tmp_path, "agents", root)
+    results = run_nvim(tmp_path, "agent_views", root)
 
     # rutter's own float first: the snapshot, the plain title.
     default = results["default"]
@@ -55,16 +56,19 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
 
     # :RutterAgent codex: Codex's order, its cut (byte, line, lost bytes) and each why.
     codex = results["codex"]
-    assert codex["title"] == " rutter instructions · as Codex "
+    assert codex["title"] == " rutter instructions · as Codex "  # the window's own title
+    assert codex["reported_title"] == codex["title"]  # require("rutter").float().title
     assert codex["agent"] == "codex"
     lines = codex["lines"]
     assert lines[0] == "rutter · svc/main.go · as Codex"
     assert lines[1] == "2 sources Codex loads, in its order; 1 cut"
     first = lines.index("1  AGENTS.md")
-    assert lines[first + 1].startswith("   why: Codex reads one file per directory")
+    sources = codex["result"]["sources"]
+    assert lines[first + 1] == "   why: " + sources[0]["why"]
+    assert sources[0]["why"].startswith("Codex ")
     assert lines[first + 2] == "2  svc/AGENTS.md"
     assert lines[first + 3] == "   ✂ cut at line 277 (byte 2767): 3233 bytes lost"
-    assert lines[first + 4].startswith("   why: ")
+    assert lines[first + 4] == "   why: " + sources[1]["why"]
     assert lines[-1] == "<CR> open file · R refresh · a agent · q close"
     assert codex["result"]["sources"][1]["truncation"] == {
         "byte": 2767,
@@ -93,6 +97,7 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     other = results["other_buffer"]
     assert other["agent"] == "claude"
     assert other["lines"][0] == "rutter · svc/AGENTS.md · as Claude Code"
+    assert results["health"] == ["- instruction float shows: Claude Code (:RutterAgent to switch)"]
     assert results["completion"] == ["codex", "claude", "copilot", "cursor"]
     assert results["after_bad_name"] == "claude"
     assert results["bad_name"]["ok"] is False
@@ -112,6 +117,7 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     assert results["tabs"] == {"before": 1, "after": 2}
     assert results["columns_focused"] is True
     assert results["column_wins"] == 5
+    assert results["again"] == {"tabs": 2, "target": "svc/main.go"}
     windows = columns["windows"]
     assert [w["agent"] for w in windows] == AGENTS
     assert [w["winbar"] for w in windows] == [f" {name} · svc/main.go" for name in NAMES]
@@ -134,6 +140,16 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     # Only Codex cuts anything here.
     cut_lines = [line for w in windows for line in w["lines"] if "✂" in line]
     assert cut_lines == ["   ✂ cut at line 277 (byte 2767): 3233 bytes lost"]
+    # A change on disk redraws the columns by itself, leaving the cursor where it was.
+    live = results["live"]
+    assert live["stayed"] is True
+    assert live["codex"][3:6] == [
+        "1  AGENTS.md",
+        "   ≠ not Gemini CLI, Copilot",
+        "2  svc/AGENTS.md",
+    ]
+    assert not any("✂" in line for line in live["codex"])
+    assert live["restored"] == by_agent["codex"]
     assert results["opened"] == {
         "win_is_source": True,
         "name": str(root / "svc" / "AGENTS.md"),
@@ -156,3 +172,102 @@ def test_agent_switch_side_by_side_and_diagnostics(tmp_path: Path) -> None:
     # A buffer of no project: a message, no tab.
     assert results["scratch_tabs"] == {"before": 1, "after": 1}
     assert "rutter: no rutter language server for this buffer" in results["messages"]
+
+
+def test_help_file_has_tags_for_the_new_commands(tmp_path: Path) -> None:
+    """editors/neovim/doc/rutter.txt builds its tags (`:helptags`, as plugin managers run it)
+    without an error, with a tag for each command it documents."""
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    shutil.copy(PLUGIN / "doc" / "rutter.txt", doc / "rutter.txt")
+    done = subprocess.run(
+        [str(NVIM), "--clean", "--headless", "-c", f"helptags {doc}", "-c", "qa!"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "", done.stderr
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    assert {
+        ":RutterAgent",
+        ":RutterAgents",
+        ":RutterHistory",
+        ":RutterInstructions",
+        "rutter-history-keys",
+        "rutter-agent-diagnostics",
+    } <= tags
+
+
+def test_an_agent_view_failing_closed_shows_its_error(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj")
+    (root / "GEMINI.md").write_bytes(b"gemini \xff rules\n")
+    results = run_nvim(tmp_path, "agent_errors", root)
+
+    # The float as Gemini CLI: the typed error, worded as that agent's view.
+    float_data = results["float"]
+    assert float_data["title"] == " rutter instructions · as Gemini CLI "
+    assert float_data["result"]["error"]["code"] == "invalid_utf8"
+    lines = float_data["lines"]
+    assert lines[0] == "rutter · svc/main.go"
+    assert lines[2] == (
+        "Gemini CLI's view failed closed: a file it would read cannot be read safely."
+    )
+    assert "  error    invalid_utf8" in lines
+    assert "  path     GEMINI.md" in lines
+
+    # Side by side: Gemini's column shows the error; the others their views, compared among
+    # themselves (CLAUDE.md is still Claude Code's alone).
+    windows = results["columns"]["windows"]
+    assert [w["agent"] for w in windows] == AGENTS
+    by_agent = {w["agent"]: w["lines"] for w in windows}
+    gemini = by_agent["gemini"]
+    assert gemini[:2] == [
+        "Gemini CLI",
+        "failed closed: a file it would read cannot be read safely",
+    ]
+    assert "error    invalid_utf8" in gemini
+    assert "path     GEMINI.md" in gemini
+    assert by_agent["claude"][3:7] == [
+        "1  AGENTS.md",
+        "   ≠ not Copilot",
+        "2  CLAUDE.md",
+        "   ≠ only Claude Code",
+    ]
+    assert not any(
+        "Gemini" in line for w in windows if w["agent"] != "gemini" for line in w["lines"]
+    )
+
+
+def test_agent_columns_mark_what_only_some_agents_load(tmp_path: Path) -> None:
+    results = run_nvim(tmp_path, "agents_unit", tmp_path, script_mode=True)
+    columns = {column["agent"]: column["lines"] for column in results["columns"]}
+    assert columns["codex"][3:] == [
+        "1  AGENTS.md",  # every agent but Gemini, which loads nothing
+        "   ✂ cut at line 2 (byte 10): 5 bytes lost",
+        "   ≠ not Gemini CLI",
+        "2  SHARED.md",
+        "   ≠ only Codex, Claude Code",
+        "3  WIDE.md",
+        "   ≠ not Gemini CLI, Cursor",
+        "",
+        "<CR> open file · R reload · q close tab",
+    ]
+    assert columns["gemini"][:4] == ["Gemini CLI", "0 sources", "", "(loads nothing)"]
+    assert results["cut_null"] is None
+    assert results["names"] == [
+        "Codex", "Claude Code", "Gemini CLI", "Copilot", "Cursor", "rutter (default)", "other",
+    ]  # fmt: skip
+    assert results["empty_view"] == [
+        "rutter · a/b.go · as Gemini CLI",
+        "Gemini CLI loads no instruction file for this file.",
+    ]
+    assert results["one_view"] == [
+        "rutter · t · as Cursor",
+        "1 source Cursor loads, in its order",
+        "",
+        "#  path",
+        "1  x.mdc",
+        "   why: why x.mdc",
+    ]

@@ -8,7 +8,8 @@
 ---                         rest of the Neovim session and shows in the float's title.
 ---   :RutterAgents         a new tab with one column (window) per agent for the current file:
 ---                         the sources it loads in its order, where it cuts them, and which
----                         sources only some agents load.
+---                         sources only some agents load. It follows changes of the
+---                         instruction files on disk by itself.
 ---
 --- Both ask the server's `rutter/effectiveInstructions` with a `profile`. `User RutterAgent`
 --- fires on a switch (data: `agent`), `User RutterAgentsUpdated` when the columns are drawn
@@ -147,8 +148,11 @@ local function draw(st, result)
     views = fmt.columns(result)
   end
   local previous = api.nvim_get_current_tabpage()
-  api.nvim_set_current_tabpage(st.tab)
   local wins = api.nvim_tabpage_list_wins(st.tab)
+  local reshape = #wins ~= #views
+  if reshape or st.focus then
+    api.nvim_set_current_tabpage(st.tab)
+  end
   while #wins < #views do
     api.nvim_set_current_win(wins[#wins])
     vim.cmd("rightbelow vsplit")
@@ -177,13 +181,39 @@ local function draw(st, result)
     vim.wo[win].winbar = " " .. (view.agent == "error" and "rutter" or fmt.name(view.agent)) .. " · " .. st.target
     st.windows[index] = { agent = view.agent, win = win, buf = buf, lines = view.lines, rows = view.rows }
   end
-  vim.cmd("wincmd =")
-  api.nvim_set_current_win(st.windows[1].win)
-  if previous ~= st.tab and not st.focus then
-    api.nvim_set_current_tabpage(previous)
+  if reshape or st.focus then
+    vim.cmd("wincmd =")
+    api.nvim_set_current_win(st.windows[1].win)
+    if previous ~= st.tab and not st.focus then
+      api.nvim_set_current_tabpage(previous)
+    end
   end
   st.focus = nil
   api.nvim_exec_autocmds("User", { pattern = "RutterAgentsUpdated", modeline = false, data = { result = result } })
+end
+
+--- When `all` fails (one agent's view fails closed, e.g. on a file only it reads), ask each
+--- agent alone, so the others still show and the failing one shows its error; when every
+--- agent fails the same way (the file is in no workspace, the server stopped), one error.
+local function each_agent(st, client, bufnr, done)
+  local answers, pending = {}, #fmt.AGENTS
+  for index, agent in ipairs(fmt.AGENTS) do
+    require("rutter").request(client, st.uri, bufnr, function(result)
+      answers[index] = type(result.error) == "table" and { agent = agent, error = result.error } or result
+      pending = pending - 1
+      if pending > 0 then
+        return
+      end
+      local codes = {}
+      for _, answer in ipairs(answers) do
+        codes[type(answer.error) == "table" and tostring(answer.error.code) or ""] = true
+      end
+      if next(codes, next(codes)) == nil and not codes[""] then
+        return done({ error = answers[1].error })
+      end
+      done({ profiles = answers })
+    end, agent)
+  end
 end
 
 local function fetch(st)
@@ -192,12 +222,18 @@ local function fetch(st)
     return draw(st, { error = { code = "not_running", message = "the rutter language server has stopped" } })
   end
   local bufnr = api.nvim_buf_is_valid(st.source_buf) and st.source_buf or api.nvim_get_current_buf()
-  require("rutter").request(client, st.uri, bufnr, function(result)
+  local function show(result)
     vim.schedule(function()
       if columns == st and valid_tab(st) then
         draw(st, result)
       end
     end)
+  end
+  require("rutter").request(client, st.uri, bufnr, function(result)
+    if type(result.error) == "table" then
+      return each_agent(st, client, bufnr, show)
+    end
+    show(result)
   end, "all")
 end
 
@@ -211,8 +247,11 @@ function M.reload()
 end
 
 --- `:RutterAgents`: every agent's view of the current buffer's file, side by side in a new tab
---- (the tab of an earlier `:RutterAgents` is reused).
+--- (the tab of an earlier `:RutterAgents` is reused; run in that tab, it reloads).
 function M.side_by_side()
+  if valid_tab(columns) and api.nvim_get_current_tabpage() == columns.tab then
+    return M.reload() -- asked from the columns themselves: ask again for the same file
+  end
   local bufnr = api.nvim_get_current_buf()
   local rutter = require("rutter")
   local client = rutter.client_for(bufnr)
@@ -275,7 +314,22 @@ function M.state()
   return vim.deepcopy({ tab = st.tab, target = st.target, windows = windows, result = st.result })
 end
 
+--- `User RutterInstructionsChanged` (an instruction file changed on disk): redraw the columns
+--- of the same client in place, without moving the cursor to them.
+local function on_instructions_changed(args)
+  local st = columns
+  local data = args.data or {}
+  if valid_tab(st) and data.client_id == st.client_id then
+    fetch(st)
+  end
+end
+
 function M.init()
+  api.nvim_create_autocmd("User", {
+    group = api.nvim_create_augroup("rutter.agents", { clear = true }),
+    pattern = "RutterInstructionsChanged",
+    callback = on_instructions_changed,
+  })
   api.nvim_create_user_command("RutterAgent", function(opts)
     M.set(opts.fargs[1])
   end, {

@@ -110,7 +110,7 @@ function M.view_lines(result, opts)
   return lines, rows, hl
 end
 
---- Which agents load each path: path → set of agents.
+--- Which agents load each path: path → set of agents (a view that failed is left out).
 --- @param profiles table[]
 --- @return table<string, table<string, boolean>>
 function M.loaders(profiles)
@@ -148,14 +148,17 @@ function M.difference(agents, loaded)
   return "≠ not " .. table.concat(no, ", ")
 end
 
---- One column per agent for `{ profiles = { … } }`.
+--- One column per agent for `{ profiles = { … } }`; an entry `{ agent, error }` (that agent's
+--- view failed closed) shows the error, and is left out of the comparison.
 --- @param result table
 --- @return { agent: string, lines: string[], rows: table<integer, string>, hl: table<integer, string> }[]
 function M.columns(result)
   local profiles = list(result.profiles)
   local agents = {}
   for _, view in ipairs(profiles) do
-    agents[#agents + 1] = str(view.agent)
+    if type(view.error) ~= "table" then
+      agents[#agents + 1] = str(view.agent)
+    end
   end
   local by_path = M.loaders(profiles)
   local columns = {}
@@ -171,10 +174,21 @@ function M.columns(result)
       end
     end
     local sources = list(view.sources)
+    local err = type(view.error) == "table" and view.error or nil
     add(M.name(view.agent), nil, "Title")
-    add(string.format("%d %s", #sources, #sources == 1 and "source" or "sources"), nil, "Comment")
-    add("")
-    if #sources == 0 then
+    if err then
+      add("failed closed: a file it would read cannot be read safely", nil, "ErrorMsg")
+      add("")
+      add("error    " .. str(err.code), nil, "ErrorMsg")
+      if str(err.path) ~= "" then
+        add("path     " .. str(err.path), str(err.path))
+      end
+      add("message  " .. str(err.message))
+    else
+      add(string.format("%d %s", #sources, #sources == 1 and "source" or "sources"), nil, "Comment")
+      add("")
+    end
+    if #sources == 0 and not err then
       add("(loads nothing)", nil, "Comment")
     end
     for index, source in ipairs(sources) do

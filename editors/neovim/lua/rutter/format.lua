@@ -99,6 +99,7 @@ end
 
 --- @class rutter.format.Opts
 --- @field target? string what the float is about when the answer has no `target_path`
+--- @field agent? string the agent whose view was asked for (its failure is worded as such)
 --- @field footer? boolean append the key help line (default true)
 
 --- The float's content for one answer.
@@ -139,7 +140,13 @@ function M.lines(result, opts)
     local err = result.error
     add("rutter · " .. str(opts.target), nil, "Title")
     add("")
-    add("Discovery failed closed: no instructions are delivered for this file.", nil, "ErrorMsg")
+    if opts.agent then
+      -- An agent's view (rutter.agents): a file that agent would read fails the checks.
+      local name = require("rutter.agents_format").name(opts.agent)
+      add(name .. "'s view failed closed: a file it would read cannot be read safely.", nil, "ErrorMsg")
+    else
+      add("Discovery failed closed: no instructions are delivered for this file.", nil, "ErrorMsg")
+    end
     add("")
     add("  error    " .. str(err.code), nil, "ErrorMsg")
     if str(err.path) ~= "" then

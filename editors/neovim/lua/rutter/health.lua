@@ -30,6 +30,10 @@ function M.check()
   else
     health.ok("enabled")
   end
+  local agent = require("rutter.agents").current()
+  health.info(("instruction float shows: %s (:RutterAgent to switch)"):format(
+    require("rutter.agents_format").name(agent)
+  ))
   local clients = vim.lsp.get_clients({ name = "rutter" })
   if #clients == 0 then
     health.info("no rutter client running (open a file inside a project)")

@@ -246,7 +246,7 @@ end
 --- Draw `result` for `source` (creating the float, or updating it in place).
 local function render(source, result)
   local format = require("rutter.format")
-  local lines, rows, hl = format.lines(result, { target = source.target })
+  local lines, rows, hl = format.lines(result, { target = source.target, agent = source.agent })
   local snapshot_ws = type(result) == "table" and type(result.workspace_id) == "string"
       and result.workspace_id
     or nil
