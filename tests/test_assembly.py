@@ -23,6 +23,7 @@ from rutter_core.app.memory import (
 from rutter_core.app.pins import AddPinParams
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
+from rutter_core.assembly.plan import Candidate, plan
 from rutter_core.assembly.tokens import ESTIMATOR, BytesAndScript
 from rutter_core.discovery.fingerprint import text_sha256
 from rutter_core.kernel.errors import (
@@ -413,3 +414,26 @@ def test_followed_is_a_later_report_kept_apart_from_what_was_delivered(
     assert raw(store, "SELECT count(*) FROM context_assembly_reports") == [(1,)]
     with pytest.raises(sqlite3.DatabaseError):
         raw(store, "UPDATE context_assembly_reports SET followed_json = '[]'")
+
+
+def test_the_plan_tries_smaller_records_after_an_oversized_first_one() -> None:
+    """The arithmetic alone, with the order fixed: a 101-token record first (over the cap of
+    100), then 50, 50 and 1; required context 10 of 400."""
+    instruction = Candidate(kind="instruction", id="AGENTS.md", version=1, text=INSTRUCTION)
+    sizes = (101, 50, 50, 1)
+    memories = [
+        Candidate(kind="memory", id=f"mem_{n}", version=1, text=text_of(size), scope="user")
+        for n, size in enumerate(sizes)
+    ]
+    budget, entries = plan([instruction], [], memories, background=400, estimator=ESTIMATOR)
+    assert [(e.id, e.tokens, e.decision, e.reason) for e in entries] == [
+        ("AGENTS.md", 10, "included", None),
+        ("mem_0", 101, "omitted", "quota"),
+        ("mem_1", 50, "included", None),
+        ("mem_2", 50, "included", None),
+        ("mem_3", 1, "omitted", "quota"),  # the sub-budget is spent: exactly 100 of 100
+    ]
+    assert budget.used == 110
+    # An empty budget of memory: everything after the instruction waits on required context.
+    _, tight = plan([instruction], [], memories, background=10, estimator=ESTIMATOR)
+    assert [e.reason for e in tight] == [None, "quota", "quota", "quota", "required_context"]
