@@ -7,7 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -20,13 +20,6 @@ from typing import Any
 from tests.test_cli import Cli
 
 API = "/api/v1"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -94,17 +87,19 @@ def server_env(home: Path) -> dict[str, str]:
     return env
 
 
-def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+def wait_serving(log: Path, process: subprocess.Popen[bytes]) -> int:
+    """The port the server says it serves on (it binds port 0: the system picks a free one),
+    once that line is in its log."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            match = re.match(r"rutter http: serving https?://127\.0\.0\.1:(\d+)/api/v1$", line)
+            if match:
+                return int(match.group(1))
         if process.poll() is not None:
-            raise AssertionError(f"rutter http exited with {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError("rutter http did not start listening")
+            raise AssertionError(f"rutter http exited with {process.returncode}: {log.read_text()}")
+        time.sleep(0.05)
+    raise AssertionError("rutter http did not start serving")
 
 
 @contextmanager
@@ -112,16 +107,17 @@ def serving(cli: Cli, *args: str) -> Iterator[Server]:
     """`rutter http` on the store of `cli`, with a control and a read token made for it."""
     control = cli.json("http", "token", "create", "--scope", "control")["secret"]
     read = cli.json("http", "token", "create", "--scope", "read")["secret"]
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rutter", "http", "--bind", f"127.0.0.1:{port}", *args],
-        env=server_env(cli.home),
-        cwd=cli.cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    log = cli.home / f"http-{time.monotonic_ns()}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rutter", "http", "--bind", "127.0.0.1:0", *args],
+            env=server_env(cli.home),
+            cwd=cli.cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
     try:
-        wait_listening(port, process)
+        port = wait_serving(log, process)
         yield Server(port, process, cli, control, read)
     finally:
         process.terminate()
@@ -130,5 +126,3 @@ def serving(cli: Cli, *args: str) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stderr is not None:
-            process.stderr.close()

@@ -412,6 +412,11 @@ def test_no_error_repeats_what_the_client_sent(env: Env) -> None:
         assert "echo-marker" not in answer.text, (path, answer.text)
         assert http_quote(ECHO) not in answer.text
     assert refused >= len(probes) - 2
+    # A control character: core messages quote values with Python's escapes.
+    for path in ("workspaces/demo/project-instructions?target=zq%00zq", "memories/mem_%00zq"):
+        answer = server.request("GET", path, token=server.read)
+        assert 400 <= answer.status < 500, answer.text
+        assert "zq" not in answer.text, answer.text
 
 
 def http_quote(text: str) -> str:
@@ -507,6 +512,31 @@ def test_pins_are_added_listed_edited_and_removed(env: Env) -> None:
         "pins"]]  # fmt: skip
 
 
+def test_an_agents_pin_proposal_is_listed_and_answered_with_the_control_bearer(env: Env) -> None:
+    from rutter_core.app.facade import Rutter
+    from rutter_core.app.pins import ProposePinParams
+    from rutter_core.store import open_store
+
+    store = open_store(f"sqlite:///{env.server.cli.home / 'rutter.db'}")
+    try:
+        proposal = Rutter(store).pins.propose(
+            ProposePinParams(run_id=env.run["run_id"], text="never skip the tests"), actor="mcp"
+        )
+    finally:
+        store.close()
+    server = env.server
+    pending = server.get("pin-proposals?workspace_id=demo").json["proposals"]
+    assert proposal.proposal_id in [p["proposal_id"] for p in pending]
+    path = f"pin-proposals/{proposal.proposal_id}/answer"
+    assert server.request("POST", path, {"choice": "pin"}, token=server.read).status == 403
+    answered = server.control_call("POST", path, {"choice": "pin"})
+    assert answered.status == 200, answered.text
+    assert answered.json["pin"]["text"] == "never skip the tests"
+    assert answered.json["pin"]["created_by"] == "http_control"
+    again = server.control_call("POST", path, {"choice": "discuss"})
+    assert (again.status, again.code) == (409, "conflict")
+
+
 # -- the document and the binding ---------------------------------------------------------------
 
 
@@ -527,6 +557,19 @@ def test_a_non_loopback_bind_is_refused_without_tls_and_says_why(tmp_path: Path)
     half = cli.json("http", "--bind", "0.0.0.0:8787", "--tls-cert", "cert.pem", code=2)
     assert half["error"]["code"] == "tls_incomplete"
     assert cli.json("http", "--bind", "nowhere", code=2)["error"]["code"] == "invalid_bind"
+
+
+def test_a_port_in_use_is_a_typed_refusal(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        cli = Cli(tmp_path / "home", tmp_path)
+        refused = cli.json("http", "--bind", f"127.0.0.1:{port}", code=3)
+    assert refused["error"]["code"] == "bind_failed"
+    assert refused["error"]["details"] == {"reason": "EADDRINUSE"}
 
 
 def test_the_command_line_imports_no_http_server_until_rutter_http_serves() -> None:

@@ -23,6 +23,9 @@ from typing import Any
 
 import pytest
 
+from rutter_core.app.facade import Rutter
+from rutter_core.app.pins import ProposePinParams
+from rutter_core.store import open_store
 from rutter_http.routes import ROUTES
 from tests.conftest import write_tree
 from tests.http_server import API, serving
@@ -44,6 +47,7 @@ def _config(values: dict[str, list[str]]) -> str:
         ("path.node_id", "nodes"), ("path.workspace_id", "workspaces"),
         ("path.memory_id", "memories"), ("path.pin_id", "pins"), ("query.target", "targets"),
         ("query.scope", "scopes"), ("query.workspace_id", "workspaces"),
+        ("path.proposal_id", "proposals"), ("query.thread_id", "threads"),
     ):  # fmt: skip
         lines.append(f'"{location}" = {{ dictionary = "{name}", probability = 0.7 }}')
     return "\n".join(lines) + "\n"
@@ -64,6 +68,16 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Cli, dict[str, lis
     pin = cli.json("context", "pin", "add", run["thread_id"], "--text", "keep the API stable")
     memory = cli.json("context", "memory", "create", "--scope", "project", "--workspace",
                       "demo", "--title", "Tests", "--content", "run them")  # fmt: skip
+    store = open_store(f"sqlite:///{cli.home / 'rutter.db'}")
+    try:  # as an agent proposes, through `rutter mcp` (actor mcp)
+        proposals = [
+            Rutter(store)
+            .pins.propose(ProposePinParams(run_id=run["run_id"], text=f"proposal {n}"), actor="mcp")
+            .proposal_id
+            for n in range(3)
+        ]
+    finally:
+        store.close()
     return cli, {
         "runs": [run["run_id"]],
         "sessions": [run["session_id"]],
@@ -74,6 +88,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Cli, dict[str, lis
         "pins": [pin["pin_id"]],
         "targets": [".", "src/a.go", "src"],
         "scopes": ["user", "project"],
+        "proposals": proposals,
     }
 
 

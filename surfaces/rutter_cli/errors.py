@@ -130,6 +130,9 @@ HINT_WORDING: dict[str, HintWording] = {
     "choose_token_scope": lambda _: "pass --scope read or --scope control",
     "list_tokens": lambda _: "see the tokens with `rutter http token list --all`",
     "give_bind": lambda _: "pass --bind HOST:PORT, e.g. --bind 127.0.0.1:8787",
+    "choose_free_port": lambda _: (
+        "choose another port (--bind 127.0.0.1:0 picks a free one), or an address of this machine"
+    ),
     "give_tls_pair": lambda _: "pass both --tls-cert PEM and --tls-key PEM (existing files)",
     "bind_loopback_or_tls": lambda _: (
         "bind 127.0.0.1 or ::1, or give --tls-cert and --tls-key, or (behind a TLS proxy "

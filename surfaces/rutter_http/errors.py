@@ -136,11 +136,14 @@ def sent_texts(*values: Any) -> set[str]:
 
 
 def _echoes(text: str, sent: set[str]) -> bool:
+    """Whether `text` holds one of `sent`, as sent or as Python quotes it (`{value!r}` in a
+    core message escapes a control character: `'a\\x00b'`)."""
     for each in sent:
-        if len(each) >= 3 and each in text:
-            return True
-        if f"'{each}'" in text or f'"{each}"' in text or text == each:
-            return True
+        for form in {each, repr(each)[1:-1]}:
+            if len(form) >= 3 and form in text:
+                return True
+            if f"'{form}'" in text or f'"{form}"' in text or text == form:
+                return True
     return False
 
 

@@ -1,8 +1,8 @@
 """Every route of `/api/v1` (contract section 15; the seed's "API surface", plus a workspace
-target's instruction snapshot, a checkpoint node, and pins): what it reads (its query or its
-JSON body, derived from the app's params model by `wire`), which bearer it needs, the app call,
-and the result model. The OpenAPI document (`openapi`) and the server (`app`) are both built
-from this one table.
+target's instruction snapshot, a checkpoint node, pins and the answer to pin proposals): what
+it reads (its query or its JSON body, derived from the app's params model by `wire`), which
+bearer it needs, the app call, and the result model. The OpenAPI document (`openapi`) and
+the server (`app`) are both built from this one table.
 
 Who acts is the server's fact: every mutation is recorded as `http_control`; no body can say
 otherwise (an `actor` field is unknown, and refused).
@@ -37,10 +37,14 @@ from rutter_core.app.memory import (
 from rutter_core.app.models import Params
 from rutter_core.app.pins import (
     AddPinParams,
+    AnsweredProposal,
+    AnswerProposalParams,
     EditPinParams,
     ListPinsParams,
+    ListProposalsParams,
     Pin,
     PinList,
+    ProposalList,
     RemovedPin,
     RemovePinParams,
 )
@@ -277,5 +281,18 @@ ROUTES: Final[tuple[Route, ...]] = (
         RemovePinParams, RemovedPin,
         lambda r, v: r.pins.remove(RemovePinParams(**v), actor=ACTOR),
         path_fields={"pin_id": "pin_id"}, renamed=EXPECTED_VERSION, tag="pins",
+    ),
+    Route(
+        "GET", "/pin-proposals", "list_pin_proposals",
+        "Pins agents proposed (pending ones, or all with `all`)",
+        ListProposalsParams, ProposalList,
+        lambda r, v: r.pins.proposals(ListProposalsParams(**v)), tag="pins",
+    ),
+    Route(
+        "POST", "/pin-proposals/{proposal_id}/answer", "answer_pin_proposal",
+        "Answer a proposal: pin its text, discuss, or a custom reply (pinned only with `pin`)",
+        AnswerProposalParams, AnsweredProposal,
+        lambda r, v: r.pins.answer(AnswerProposalParams(**v), actor=ACTOR),
+        path_fields={"proposal_id": "proposal_id"}, tag="pins",
     ),
 )  # fmt: skip

@@ -8,14 +8,16 @@ TLS-terminating proxy in front); the error says why and what to pass.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
+import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from rutter_core.kernel.errors import Hint, RejectedError, UsageError
+from rutter_core.kernel.errors import Hint, RejectedError, RutterError, UsageError
 
 DEFAULT_BIND: Final = "127.0.0.1:8787"
 
@@ -92,11 +94,14 @@ def serve(
     from rutter_core.app.facade import open_rutter
     from rutter_http.app import build_app
 
-    app = build_app(open_rutter(database_url, os.environ))
+    rutter = open_rutter(database_url, os.environ)
+    try:
+        sock = listen(bind)
+    except RutterError:
+        rutter.store.close()
+        raise
     config = uvicorn.Config(
-        app,
-        host=bind.host,
-        port=bind.port,
+        build_app(rutter),
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
         log_level="warning",
@@ -109,7 +114,38 @@ def serve(
     server = uvicorn.Server(config)
     scheme = "https" if tls_cert is not None else "http"
     host = f"[{bind.host}]" if ":" in bind.host else bind.host
-    sys.stderr.write(f"rutter http: serving {scheme}://{host}:{bind.port}/api/v1\n")
+    port = sock.getsockname()[1]
+    sys.stderr.write(f"rutter http: serving {scheme}://{host}:{port}/api/v1\n")
     sys.stderr.flush()
-    server.run()
+    with sock:
+        server.run(sockets=[sock])
     return 0
+
+
+def listen(bind: Bind) -> socket.socket:
+    """The bound socket (port 0: a free one), or a typed error saying it cannot be had."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            bind.host, bind.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as error:
+        raise _cannot_listen(error) from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)  # connections wait in the backlog until the server accepts them
+    except OSError as error:
+        sock.close()
+        raise _cannot_listen(error) from None
+    return sock
+
+
+def _cannot_listen(error: OSError) -> RejectedError:
+    reason = errno.errorcode.get(error.errno or 0, "unknown") if error.errno else "unresolved"
+    return RejectedError(
+        "bind_failed",
+        "cannot listen on that address: it is in use, or not an address of this machine",
+        details={"reason": reason},
+        hint=Hint("choose_free_port"),
+    )
