@@ -216,7 +216,7 @@ export class SessionsController implements Disposable {
       }
       const active = runs.runs.filter((run) => run.workspace_id === workspace);
       if (active.length === 0) {
-        editor.showMessage("info", `rutter: no active run in workspace ${workspace}; create one with rutter run create`);
+        editor.showMessage("info", `rutter: no active run in workspace ${workspace}; create one with "Rutter: Create Run…"`);
         return undefined;
       }
       const current = this.tree?.run_id;

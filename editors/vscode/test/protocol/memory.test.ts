@@ -13,8 +13,9 @@ import { parseMemory } from "../../src/memoryDocument";
 import type { DocumentStore } from "../../src/ports";
 import type { MemoryExport, MemoryList, MemoryRecord } from "../../src/protocol";
 import { Methods } from "../../src/protocol";
-import { FakeEditor } from "../fakes";
-import { type MemoryWorkspace, RealServer, rutterCli, startMemoryWorkspace, stopMemoryWorkspace } from "./harness";
+import { MemoryViewCommands } from "../../src/memoryView";
+import { FakeEditor, outline } from "../fakes";
+import { type MemoryWorkspace, RealServer, rutterCli, startMemoryWorkspace, stopMemoryWorkspace, waitFor } from "./harness";
 
 describe("memory against the real server", () => {
   let home: string;
@@ -63,6 +64,21 @@ describe("memory against the real server", () => {
     assert.ok(created.retention_until !== null);
     // The saved document now reads as the memory itself.
     assert.equal(parseMemory(await store.read(documentPath)).title, "Use pnpm");
+  });
+
+  it("shows it in the Memory view with the user memory the CLI adds, and opens it from there", async () => {
+    await waitFor("the new memory in the view", () => editor.tree("rutter.memory").length === 1);
+    assert.deepEqual(outline(editor.tree("rutter.memory")), ["Use pnpm — project shop · v1"]);
+    assert.equal(editor.viewDescriptions.get("rutter.memory"), "user + shop");
+    const added = JSON.parse(cli("context", "memory", "create", "--scope", "user", "--title", "Tabs", "--content", "indent with tabs", "--json")) as MemoryRecord;
+    await editor.run(MemoryViewCommands.refresh);
+    assert.deepEqual(new Set(outline(editor.tree("rutter.memory"))), new Set(["Use pnpm — project shop · v1", "Tabs — user · v1"]));
+    const row = editor.tree("rutter.memory").find((node) => node.label === "Tabs");
+    assert.ok(row?.command);
+    await editor.run(row.command.command, ...row.command.arguments);
+    assert.deepEqual(editor.openedStore.at(-1), { scheme: MEMORY_SCHEME, path: `/${added.id}.md` });
+    // Deleted again with the CLI: the later steps count the memories.
+    cli("context", "memory", "delete", added.id, "--version", "1", "--json");
   });
 
   it("lists it and edits it with the version it was opened at", async () => {

@@ -120,7 +120,7 @@ describe("the session tree and its commands", () => {
     assert.deepEqual(sent(server, Methods.sessionCheckpoint), [{ run_id: RUN_A, title: "t" }]);
     script.runs = [];
     await editor.run(SessionCommands.checkpoint);
-    assert.match(editor.messages.at(-1)?.text ?? "", /no active run in workspace shop/);
+    assert.match(editor.messages.at(-1)?.text ?? "", /no active run in workspace shop; create one with "Rutter: Create Run…"/);
   });
 
   it("Fork from Checkpoint…: quick pick with title, time, run and drift; goal; the new run is shown", async () => {
