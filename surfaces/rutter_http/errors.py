@@ -73,15 +73,6 @@ def invalid_json(why: str) -> HttpError:
     return HttpError("invalid_json", f"the request body is not valid JSON: {why}")
 
 
-def invalid_params_unknown() -> UsageError:
-    """A field the operation does not have (its name is the client's text: not repeated)."""
-    return UsageError(
-        "invalid_params",
-        "the request's fields do not match the operation's schema",
-        details={"problems": [{"field": None, "type": "unknown_field"}]},
-    )
-
-
 def invalid_params(error: ValidationError, known: frozenset[str]) -> UsageError:
     """The params did not validate: each problem's place and kind, never the value sent, and
     an unknown field only as unknown (its name is the client's text)."""
