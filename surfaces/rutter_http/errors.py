@@ -31,6 +31,8 @@ CODE_STATUS: Final[dict[str, int]] = {
     "method_not_allowed": 405,
     "route_not_found": 404,
     "invalid_params": 422,
+    # A history handle's source is deleted, disabled, expired or invisible: it existed.
+    "gone": 410,
     # The store is busy past its timeout (another writer): try again, not a server fault.
     "store_busy": 503,
 }

@@ -57,6 +57,8 @@ ERRORS: Final[dict[int, str]] = {
     403: "A read bearer on a route that changes state",
     404: "No such record (or route)",
     409: "Conflict: a stale version or fingerprint; re-read and retry",
+    410: "Gone: the source a history handle names was deleted, disabled, superseded, expired "
+    "or is not visible; no text is returned",
     413: "The body is over 1 MiB",
     415: "The body is not application/json",
     422: "Unknown or mistyped fields, or input the operation refuses",
@@ -100,10 +102,11 @@ def _operation(route: Route, refs: Refs, defs: dict[str, Any]) -> dict[str, Any]
         schema = defs[wire_ref["$ref"].rsplit("/", 1)[1]]
         required = set(schema.get("required", ()))
         for name, prop in schema.get("properties", {}).items():
-            parameters.append(
-                {"name": name, "in": "query", "required": name in required,
-                 "schema": _query_schema(prop)}
-            )  # fmt: skip
+            parameter = {"name": name, "in": "query", "required": name in required,
+                         "schema": _query_schema(prop)}  # fmt: skip
+            if parameter["schema"].get("type") == "array":  # one comma-separated list
+                parameter.update(style="form", explode=False)
+            parameters.append(parameter)
     operation["parameters"] = parameters
     answer = "Created" if route.status == 201 else "OK"
     responses: dict[str, Any] = {
@@ -112,7 +115,7 @@ def _operation(route: Route, refs: Refs, defs: dict[str, Any]) -> dict[str, Any]
             "content": {"application/json": {"schema": refs[(route.result, "serialization")]}},
         }
     }
-    for status in CONTROL_ERRORS if route.has_body else READ_ERRORS:
+    for status in sorted({*(CONTROL_ERRORS if route.has_body else READ_ERRORS), *route.errors}):
         responses[str(status)] = {
             "description": ERRORS[status],
             "content": {"application/json": {"schema": ERROR_REF}},
