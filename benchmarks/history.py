@@ -21,6 +21,7 @@ Prints median and p95 (ms) for each side, their ratio, and the goal (issue 16: p
 over 1,000,000 messages), with the machine's load average.
 
 Usage: python benchmarks/history.py [--messages 1000000] [--rounds 20] [--memories 1000]
+       [--per-query]
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ WORDS = (
     "parse_input_stream", "read_config", "HttpClient", "retry_after", "max_depth", "TODO",
 )  # fmt: skip
 QUERIES = (
-    "parse_input_stream", "input_stream", "不可恢复", "設定", "テスト", "HttpClient", "rollback",
+    "parse_input_stream", "input_stream", "不可恢复", "を読む", "テスト", "HttpClient", "rollback",
     "retry_after", "max_depth", "migration index", "nothing-matches-this", "Deadline",
     "stream", "config",
 )  # fmt: skip
@@ -190,6 +191,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--per-query", action="store_true", help="median / p95 of each query")
     args = parser.parse_args()
     path, run_id = corpus(args.messages)
     print(f"load average {os.getloadavg()[0]:.2f}; {args.messages} messages; "
@@ -202,8 +204,13 @@ def main() -> None:
         for query in QUERIES:
             params = HistorySearchParams(query=query, run_id=run_id, limit=20)
             phrase = '"' + query.replace('"', '""') + '"'
-            api_all += timed(functools.partial(app.history.search, params), args.rounds)
-            raw_all += timed(functools.partial(_raw_search, raw, phrase), args.rounds)
+            api = timed(functools.partial(app.history.search, params), args.rounds)
+            base = timed(functools.partial(_raw_search, raw, phrase), args.rounds)
+            api_all += api
+            raw_all += base
+            if args.per_query:
+                print(f"  {query!r:<24} API {statistics.median(api):6.2f} / {p95(api):6.2f} ms"
+                      f"  raw {statistics.median(base):6.2f} / {p95(base):6.2f} ms")  # fmt: skip
         short: list[float] = []
         for query in SHORT:
             params = HistorySearchParams(query=query, run_id=run_id, limit=20)

@@ -275,6 +275,39 @@ def test_short_queries_page_through_the_bounded_scan(world: World) -> None:
     assert seen == [m.message_id for m in reversed(made)]
 
 
+def test_the_bounded_scan_examines_only_what_the_run_may_see(
+    world: World, store: Store, tmp_path: Path
+) -> None:
+    """2,500 newer entries of another workspace's thread do not push this run's hits past the
+    first page (the scan walks the visible owners' entries), and a thread with more entries
+    than the bound pages on with a cursor until its hits are all found."""
+    memory = world.remember("记忆 里的 设定")
+    mine = world.say("设定 in my thread")
+    other = _world(store, tmp_path / "other", "other")
+    with store.write() as conn:
+        for n in range(2500):
+            continuity_repo.insert_message(
+                conn, message_id=new_id("msg"), thread_id=other.thread_id, seq=n + 1,
+                role="user", text=f"设定 {n}", redacted=False, source="cli",
+                external_id=None, now="2026-01-01T00:00:00Z",
+            )  # fmt: skip
+    first = world.search("设定")
+    assert ids(first) == [memory.memory_id, mine.message_id]
+    assert first.next_cursor is None
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        page = other.search("设定", limit=50, cursor=cursor, scopes=["message"])
+        seen.extend(ids(page))
+        pages += 1
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert len(seen) == len(set(seen)) == 2500
+    assert pages == 50
+
+
 # -- handles -----------------------------------------------------------------------------------
 
 

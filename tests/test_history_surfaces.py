@@ -204,7 +204,7 @@ async def test_the_language_server_searches_and_reads(served: Served) -> None:
     assert (code, data["code"]) == (-32602, "invalid_params")
     assert SENTINEL not in json.dumps(data)
     code, data = await lsp_failure(served.client, "rutter/historyRead", {"handle": SENTINEL})
-    assert data["code"] == "invalid_handle"
+    assert (code, data["code"]) == (-32602, "invalid_handle")
     assert SENTINEL not in json.dumps(data)
 
 

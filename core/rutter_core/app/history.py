@@ -108,8 +108,8 @@ def _visibility_or_raise(
         return service.Visibility(
             memory_owners=(service.USER_OWNER, workspace_id), thread_owners=()
         )
-    run = runs.load_run(conn, run_id)
-    if workspace_id is not None and workspace_id != run.workspace_id:
+    run_workspace, run_thread = runs.run_place(conn, run_id)
+    if workspace_id is not None and workspace_id != run_workspace:
         raise UsageError(
             "run_not_in_workspace",
             f"run {run_id} belongs to another workspace than {workspace_id}",
@@ -117,8 +117,8 @@ def _visibility_or_raise(
             hint=Hint("drop_workspace_for_run"),
         )
     return service.Visibility(
-        memory_owners=(service.USER_OWNER, run.workspace_id),
-        thread_owners=lineage_threads(conn, run.run_id, run.thread_id),
+        memory_owners=(service.USER_OWNER, run_workspace),
+        thread_owners=lineage_threads(conn, run_id, run_thread),
     )
 
 

@@ -27,8 +27,9 @@ DEFAULT_LIMIT: Final = 20
 MAX_QUERY_CHARS: Final = 256
 PAGE_CHARS: Final = 4000
 """Characters of a source's text per `history read` page."""
-SCAN_BOUND: Final = 2000
-"""Entries a query shorter than the index's minimum examines per page (the bounded scan)."""
+SCAN_BOUND: Final = 500
+"""Visible entries a query shorter than the index's minimum examines per page (the bounded
+scan)."""
 SNIPPET_CHARS: Final = 160
 
 

@@ -98,12 +98,14 @@ def _search_statement(
 
 @cache
 def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: int) -> TextClause:
+    # By the owner index: for each visible owner, its entries from `low` up to the cursor are
+    # exactly the ones `scan` examined (it kept the newest `bound` of all of them).
     del engine
     return text(
         f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
         f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
-        f"WHERE e.entry_id BETWEEN :low AND :high AND {_visible(owners, kinds)} "
-        "ORDER BY e.entry_id DESC"
+        "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
+        f"AND {_visible(owners, kinds)} ORDER BY e.entry_id DESC"
     )
 
 
@@ -337,6 +339,18 @@ def search(
     return [_entry(row) for row in rows]
 
 
+_OWNED_BELOW: Final = (
+    select(history_entries.c.entry_id)
+    .where(
+        history_entries.c.owner_id == bindparam("owner"),
+        history_entries.c.entry_id < bindparam("before"),
+        history_entries.c.entry_id <= bindparam("horizon"),
+    )
+    .order_by(history_entries.c.entry_id.desc())
+    .limit(bindparam("bound"))
+)
+
+
 def scan(
     conn: Connection,
     table: str,
@@ -349,22 +363,26 @@ def scan(
     bound: int,
 ) -> tuple[list[Entry], int | None]:
     """The bounded scan for a query the index cannot answer: the visible entries of `table`
-    among the `bound` entries (of any owner) below `before`, newest first, with the lowest
-    entry ID examined (None when fewer than `bound` were left: the scan reached the end)."""
-    examined = (
-        select(history_entries.c.entry_id)
-        .where(history_entries.c.entry_id < before, history_entries.c.entry_id <= horizon)
-        .order_by(history_entries.c.entry_id.desc())
-        .limit(bound)
-    )
-    ids = [int(value) for value in conn.execute(examined).scalars()]
+    among the newest `bound` entries of `owners` below `before` (by the owner index, so other
+    owners' entries cost nothing), newest first, with the lowest entry ID examined (None when
+    no more than `bound` were left: the scan reached the end)."""
+    found: list[int] = []
+    for owner in owners:
+        found.extend(
+            int(value)
+            for value in conn.execute(
+                _OWNED_BELOW,
+                {"owner": owner, "before": before, "horizon": horizon, "bound": bound + 1},
+            ).scalars()
+        )
+    found.sort(reverse=True)
+    ids = found[:bound]
     if not ids:
         return [], None
-    lowest = ids[-1] if len(ids) == bound else None
+    lowest = ids[-1] if len(found) > bound else None
     statement = _scan_statement(
         conn.dialect.name, table, fulltext.key(conn), len(owners), len(kinds)
     )
-    rows = conn.execute(
-        statement, {"low": ids[-1], "high": ids[0], "now": now, **_bound(owners, kinds)}
-    )
+    window = {"low": ids[-1], "before": before, "horizon": horizon, "now": now}
+    rows = conn.execute(statement, {**window, **_bound(owners, kinds)})
     return [_entry(row) for row in rows], lowest

@@ -13,8 +13,9 @@ each newest first by entry ID (the keyset). A cursor signs the query, scopes, ru
 the phase and the last entry ID, and the horizon: the last entry ID given out when the search
 began. Entry IDs are never reused, so later sources stay out of an old cursor's set and a
 deleted one only thins it: no hit is skipped or repeated. Queries shorter than the index's
-minimum (3 characters) use a bounded scan: each page examines at most `SCAN_BOUND` entries and
-its cursor continues after them (a page may then hold fewer hits, or none, and a cursor).
+minimum (3 characters) use a bounded scan: each page examines at most `SCAN_BOUND` of the
+visible owners' entries and its cursor continues after them (a page may then hold fewer hits,
+or none, and a cursor).
 
 **Read.** A handle signs the source's kind, ID, version and content hash with the run and
 workspace of the search. Every page re-checks it: a source no longer indexed (deleted,

@@ -29,6 +29,14 @@ def run_not_found(run_id: str) -> NotFoundError:
     )
 
 
+def run_place(conn: Connection, run_id: str) -> tuple[str, str]:
+    """(workspace ID, thread ID) of the run (`run_not_found` when there is none)."""
+    found = repo.find_run_place(conn, run_id)
+    if found is None:
+        raise run_not_found(run_id)
+    return found
+
+
 def load_run(conn: Connection, run_id: str) -> RunRecord:
     """The run as stored (`run_not_found` when there is none)."""
     found = repo.find_run(conn, run_id)

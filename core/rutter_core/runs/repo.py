@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
@@ -93,6 +93,18 @@ def _record(row: Row[Any]) -> RunRecord:
 def find_run(conn: Connection, run_id: str) -> RunRecord | None:
     row = conn.execute(_RUN_QUERY.where(runs.c.run_id == run_id)).first()
     return None if row is None else _record(row)
+
+
+_RUN_PLACE: Final = select(runs.c.workspace_id, runs.c.thread_id).where(
+    runs.c.run_id == bindparam("run_id")
+)
+
+
+def find_run_place(conn: Connection, run_id: str) -> tuple[str, str] | None:
+    """(workspace ID, thread ID) of the run, by its key alone (what history search asks on
+    every call)."""
+    row = conn.execute(_RUN_PLACE, {"run_id": run_id}).first()
+    return None if row is None else (str(row[0]), str(row[1]))
 
 
 def find_run_of_session(conn: Connection, session_id: str) -> RunRecord | None:
