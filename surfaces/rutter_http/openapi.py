@@ -130,8 +130,13 @@ def _query_schema(prop: dict[str, Any]) -> dict[str, Any]:
     if schema.get("default", 0) is None:
         del schema["default"]
     branches = [b for b in prop.get("anyOf", ()) if b != {"type": "null"}]
-    if len(branches) == 1:
-        schema.update(branches[0])
+    if len(branches) == 1:  # the field's own keywords (e.g. an items enum) refine the branch
+        for key, value in branches[0].items():
+            mine = schema.get(key)
+            if isinstance(mine, dict) and isinstance(value, dict):
+                schema[key] = {**value, **mine}
+            elif mine is None:
+                schema[key] = value
     elif branches:
         schema["anyOf"] = branches
     return schema
@@ -160,7 +165,8 @@ def openapi_document() -> dict[str, Any]:
             "title": "rutter HTTP API",
             "version": _version(),
             "description": "Which project instructions apply and why, pinned instructions of "
-            "runs, explicit memory, session continuity and pins. GET routes take a read or a "
+            "runs, explicit memory, session continuity, pins, history search and read, and context "
+            "assembly with its audit. GET routes take a read or a "
             "control bearer; every other route needs a control bearer and a strict JSON body "
             "(at most 1 MiB, no duplicate or unknown fields).",
         },
