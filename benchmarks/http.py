@@ -5,6 +5,9 @@ same reads and writes, in the same run.
   --json`; `rutter.memory.get`), and one workspace target's instruction snapshot (`GET
   /api/v1/workspaces/demo/project-instructions?target=...`; `rutter context instructions
   --workspace demo --target T --json`; `rutter.instructions.effective`);
+- read: a history search (`GET /api/v1/history/search?query=input_stream&workspace_id=demo`;
+  `rutter history search input_stream --workspace demo --json`; `rutter.history.search`) over
+  50 project memories that all match (a page of 20 hits);
 - write: an edit of that memory's content at its current version (`PATCH`; `rutter context
   memory edit ID --version V --content C --json`; `rutter.memory.edit`). Every edit replaces
   a body, so each pays the purge (a truncating WAL checkpoint), on every side.
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from rutter_core.app.facade import Rutter
+from rutter_core.app.history import HistorySearchParams
 from rutter_core.app.instructions import EffectiveInstructionsParams
 from rutter_core.app.memory import CreateMemoryParams, EditMemoryParams, GetMemoryParams
 from rutter_core.app.tokens import CreateTokenParams
@@ -52,6 +56,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "monorepo"
 TARGET = "services/api/internal/parser/input.go"
 RUTTER = [sys.executable, "-m", "rutter"]
+HISTORY_MEMORIES = 50
+SEARCH = "query=input_stream&workspace_id=demo"
 
 
 def p95(samples: list[float]) -> float:
@@ -175,6 +181,11 @@ def main() -> None:
             CreateMemoryParams(scope="user", title="bench", content="first"), actor="cli"
         )
         memory_id = made.memory_id
+        for n in range(HISTORY_MEMORIES):
+            rutter.memory.create(
+                CreateMemoryParams(scope="project", workspace_id="demo", title=f"note {n}",
+                                   content=f"parse_input_stream step {n}"), actor="cli",
+            )  # fmt: skip
         version = [made.version]
 
         port = free_port()
@@ -203,6 +214,8 @@ def main() -> None:
                 timed("HTTP  GET workspace instructions", args.count, args.seconds,
                       lambda _n: client.call(
                           "GET", f"workspaces/demo/project-instructions?target={TARGET}")),
+                timed("HTTP  GET history search", args.count, args.seconds,
+                      lambda _n: client.call("GET", f"history/search?{SEARCH}")),
                 timed("HTTP  PATCH memory (edit, purge)", args.count, args.seconds, http_edit),
             ]  # fmt: skip
         finally:
@@ -222,6 +235,9 @@ def main() -> None:
             timed("core  instructions.effective", args.count, args.seconds,
                   lambda _n: rutter.instructions.effective(
                       EffectiveInstructionsParams(target=TARGET, workspace_id="demo"))),
+            timed("core  history.search", args.count, args.seconds,
+                  lambda _n: rutter.history.search(
+                      HistorySearchParams(query="input_stream", workspace_id="demo"))),
             timed("core  memory.edit (purge)", args.count, args.seconds, core_edit),
         ]  # fmt: skip
 
@@ -241,6 +257,8 @@ def main() -> None:
             timed("CLI   context instructions --target", args.cli_count, args.seconds,
                   lambda _n: cli("context", "instructions", "--workspace", "demo",
                                  "--target", TARGET)),
+            timed("CLI   history search", args.cli_count, args.seconds,
+                  lambda _n: cli("history", "search", "input_stream", "--workspace", "demo")),
             timed("CLI   context memory edit", args.cli_count, args.seconds, cli_edit),
         ]  # fmt: skip
         store.close()

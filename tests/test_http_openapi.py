@@ -45,3 +45,21 @@ def test_every_mutation_needs_control_and_documents_its_refusals() -> None:
             assert route.scope == "read"
     assert document["openapi"].startswith("3.")
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+
+
+def test_history_read_documents_conflict_and_gone_and_scopes_is_one_comma_list() -> None:
+    paths = openapi_document()["paths"]
+    read = paths["/api/v1/history/read"]["get"]
+    assert {"409", "410"} <= set(read["responses"])
+    [scopes] = [p for p in paths["/api/v1/history/search"]["get"]["parameters"]
+                if p["name"] == "scopes"]  # fmt: skip
+    assert (scopes["schema"]["type"], scopes["style"], scopes["explode"]) == (
+        "array",
+        "form",
+        False,
+    )
+    assert scopes["schema"]["items"]["enum"] == [
+        "memory", "note", "message", "receipt", "summary", "checkpoint",
+    ]  # fmt: skip
+    # a route that cannot be gone does not say it can
+    assert "410" not in paths["/api/v1/memories/{memory_id}"]["get"]["responses"]

@@ -3,9 +3,10 @@ document, once with the control bearer and once with the read bearer, through it
 (explicit examples, coverage of each schema's edges, random fuzzing, stateful sequences along
 the links it infers), every check but one, no failure allowed.
 
-The real IDs of a seeded workspace, run, session, thread, checkpoint node, pin and memory are
-offered to it as dictionaries (70% of path values), so requests reach the operations and not
-only their `not_found`; the rest stay random. Bounded: 25 examples an operation, a fixed seed.
+The real IDs of a seeded workspace, run, session, thread, checkpoint node, pin, memory and
+assembly, and history handles (with queries that find them), are offered to it as dictionaries
+(70% of path values), so requests reach the operations and not only their `not_found`; the
+rest stay random. Bounded: 25 examples an operation, a fixed seed.
 
 `positive_data_acceptance` is left out on purpose: the document gives each field's type (the
 app's params models), while the value rules (an ID's form, a scope's names, text limits) are
@@ -23,7 +24,9 @@ from typing import Any
 
 import pytest
 
+from rutter_core.app.assembly import AssembleParams
 from rutter_core.app.facade import Rutter
+from rutter_core.app.history import HistorySearchParams
 from rutter_core.app.pins import ProposePinParams
 from rutter_core.store import open_store
 from rutter_http.routes import ROUTES
@@ -48,6 +51,8 @@ def _config(values: dict[str, list[str]]) -> str:
         ("path.memory_id", "memories"), ("path.pin_id", "pins"), ("query.target", "targets"),
         ("query.scope", "scopes"), ("query.workspace_id", "workspaces"),
         ("path.proposal_id", "proposals"), ("query.thread_id", "threads"),
+        ("path.assembly_id", "assemblies"), ("query.handle", "handles"),
+        ("query.run_id", "runs"), ("query.query", "queries"),
     ):  # fmt: skip
         lines.append(f'"{location}" = {{ dictionary = "{name}", probability = 0.7 }}')
     return "\n".join(lines) + "\n"
@@ -76,6 +81,19 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Cli, dict[str, lis
             .proposal_id
             for n in range(3)
         ]
+        assemblies = [
+            Rutter(store)
+            .assembly.assemble(AssembleParams(run_id=run["run_id"]), actor="cli")
+            .assembly_id
+            for _ in range(2)
+        ]
+        handles = [
+            hit.handle
+            for query in ("run them", "seed")
+            for hit in Rutter(store)
+            .history.search(HistorySearchParams(query=query, run_id=run["run_id"]))
+            .hits
+        ]
     finally:
         store.close()
     return cli, {
@@ -89,6 +107,9 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Cli, dict[str, lis
         "targets": [".", "src/a.go", "src"],
         "scopes": ["user", "project"],
         "proposals": proposals,
+        "assemblies": assemblies,
+        "handles": handles,
+        "queries": ["run them", "seed", "API"],
     }
 
 

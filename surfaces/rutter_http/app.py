@@ -28,7 +28,6 @@ from rutter_http.errors import (
     error_document,
     forbidden,
     invalid_params,
-    invalid_params_unknown,
     sent_texts,
     status_of,
     unauthorized,
@@ -142,8 +141,6 @@ class Api:
                 raise HttpError("invalid_query", "the query string is not well-formed text")
             sent |= sent_texts(pairs)
             raw = query_values(wire, pairs)
-        if not known.issuperset(raw):  # before any validator (null means "not given") runs
-            raise invalid_params_unknown()
         try:
             validated = wire.model_validate(raw)
             values = route.values(path, validated)

@@ -31,6 +31,8 @@ CODE_STATUS: Final[dict[str, int]] = {
     "method_not_allowed": 405,
     "route_not_found": 404,
     "invalid_params": 422,
+    # A history handle's source is deleted, disabled, expired or invisible: it existed.
+    "gone": 410,
     # The store is busy past its timeout (another writer): try again, not a server fault.
     "store_busy": 503,
 }
@@ -71,15 +73,6 @@ def body_too_large(limit: int) -> HttpError:
 def invalid_json(why: str) -> HttpError:
     """`why` is one of our own fixed phrases, never the parser's text (which quotes input)."""
     return HttpError("invalid_json", f"the request body is not valid JSON: {why}")
-
-
-def invalid_params_unknown() -> UsageError:
-    """A field the operation does not have (its name is the client's text: not repeated)."""
-    return UsageError(
-        "invalid_params",
-        "the request's fields do not match the operation's schema",
-        details={"problems": [{"field": None, "type": "unknown_field"}]},
-    )
 
 
 def invalid_params(error: ValidationError, known: frozenset[str]) -> UsageError:

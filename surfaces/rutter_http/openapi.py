@@ -57,6 +57,8 @@ ERRORS: Final[dict[int, str]] = {
     403: "A read bearer on a route that changes state",
     404: "No such record (or route)",
     409: "Conflict: a stale version or fingerprint; re-read and retry",
+    410: "Gone: the source a history handle names was deleted, disabled, superseded, expired "
+    "or is not visible; no text is returned",
     413: "The body is over 1 MiB",
     415: "The body is not application/json",
     422: "Unknown or mistyped fields, or input the operation refuses",
@@ -100,10 +102,11 @@ def _operation(route: Route, refs: Refs, defs: dict[str, Any]) -> dict[str, Any]
         schema = defs[wire_ref["$ref"].rsplit("/", 1)[1]]
         required = set(schema.get("required", ()))
         for name, prop in schema.get("properties", {}).items():
-            parameters.append(
-                {"name": name, "in": "query", "required": name in required,
-                 "schema": _query_schema(prop)}
-            )  # fmt: skip
+            parameter = {"name": name, "in": "query", "required": name in required,
+                         "schema": _query_schema(prop)}  # fmt: skip
+            if parameter["schema"].get("type") == "array":  # one comma-separated list
+                parameter.update(style="form", explode=False)
+            parameters.append(parameter)
     operation["parameters"] = parameters
     answer = "Created" if route.status == 201 else "OK"
     responses: dict[str, Any] = {
@@ -112,7 +115,7 @@ def _operation(route: Route, refs: Refs, defs: dict[str, Any]) -> dict[str, Any]
             "content": {"application/json": {"schema": refs[(route.result, "serialization")]}},
         }
     }
-    for status in CONTROL_ERRORS if route.has_body else READ_ERRORS:
+    for status in sorted({*(CONTROL_ERRORS if route.has_body else READ_ERRORS), *route.errors}):
         responses[str(status)] = {
             "description": ERRORS[status],
             "content": {"application/json": {"schema": ERROR_REF}},
@@ -127,8 +130,13 @@ def _query_schema(prop: dict[str, Any]) -> dict[str, Any]:
     if schema.get("default", 0) is None:
         del schema["default"]
     branches = [b for b in prop.get("anyOf", ()) if b != {"type": "null"}]
-    if len(branches) == 1:
-        schema.update(branches[0])
+    if len(branches) == 1:  # the field's own keywords (e.g. an items enum) refine the branch
+        for key, value in branches[0].items():
+            mine = schema.get(key)
+            if isinstance(mine, dict) and isinstance(value, dict):
+                schema[key] = {**value, **mine}
+            elif mine is None:
+                schema[key] = value
     elif branches:
         schema["anyOf"] = branches
     return schema
@@ -157,7 +165,8 @@ def openapi_document() -> dict[str, Any]:
             "title": "rutter HTTP API",
             "version": _version(),
             "description": "Which project instructions apply and why, pinned instructions of "
-            "runs, explicit memory, session continuity and pins. GET routes take a read or a "
+            "runs, explicit memory, session continuity, pins, history search and read, and context "
+            "assembly with its audit. GET routes take a read or a "
             "control bearer; every other route needs a control bearer and a strict JSON body "
             "(at most 1 MiB, no duplicate or unknown fields).",
         },

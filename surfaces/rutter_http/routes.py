@@ -17,8 +17,17 @@ from typing import TYPE_CHECKING, Any, Final, Literal, cast
 from pydantic import BaseModel, Field, StrictStr
 from pydantic.fields import FieldInfo
 
+from rutter_core.app.assembly import (
+    AssembleParams,
+    Assembly,
+    AuditList,
+    AuditParams,
+    FollowedReport,
+    ReportParams,
+)
 from rutter_core.app.branches import BranchedRun, ForkParams, ResumeParams, SessionTree, TreeParams
 from rutter_core.app.continuity import CheckpointParams, ContinuityNode, ShowNodeParams
+from rutter_core.app.history import HistoryReadParams, HistorySearchParams
 from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot
 from rutter_core.app.memory import (
     CreateMemoryParams,
@@ -54,6 +63,7 @@ from rutter_core.app.runs import (
     InspectRunParams,
     RunInspection,
 )
+from rutter_core.history.model import HistoryHits, HistoryPage
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.errors import Hint, UsageError
 from rutter_http.wire import wire_model
@@ -90,6 +100,8 @@ class Route:
     extra: Mapping[str, tuple[Any, FieldInfo]] = field(default_factory=dict)
     status: int = 200
     tag: str = ""
+    errors: tuple[int, ...] = ()
+    """Failure statuses of this route beyond its scope's (e.g. a read that can conflict)."""
 
     @property
     def scope(self) -> Scope:
@@ -294,5 +306,44 @@ ROUTES: Final[tuple[Route, ...]] = (
         AnswerProposalParams, AnsweredProposal,
         lambda r, v: r.pins.answer(AnswerProposalParams(**v), actor=ACTOR),
         path_fields={"proposal_id": "proposal_id"}, tag="pins",
+    ),
+    # -- history (contract section 12): reads, whatever bearer
+    Route(
+        "GET", "/history/search", "history_search",
+        "Search memories and the run lineage's notes, messages, receipts, summaries and "
+        "checkpoints (substring, case-insensitive); `scopes` is one comma-separated list",
+        HistorySearchParams, HistoryHits,
+        lambda r, v: r.history.search(HistorySearchParams(**v)), tag="history",
+    ),
+    Route(
+        "GET", "/history/read", "history_read",
+        "One page of a hit's text, re-checked: 409 changed since the search, 410 gone",
+        HistoryReadParams, HistoryPage,
+        lambda r, v: r.history.read(HistoryReadParams(**v)), tag="history",
+        errors=(409, 410),
+    ),
+    # -- context assembly and its audit (contract section 13)
+    Route(
+        "POST", "/runs/{run_id}/context/assemble", "assemble_context",
+        "What the run's agent is given now, in authority order within the budget; the "
+        "assembly is appended to the run's audit (actor http_control)",
+        AssembleParams, Assembly,
+        lambda r, v: r.assembly.assemble(AssembleParams(**v), actor=ACTOR),
+        path_fields={"run_id": "run_id"}, tag="context",
+    ),
+    Route(
+        "GET", "/runs/{run_id}/context/audit", "context_audit",
+        "The run's stored assemblies, newest first",
+        AuditParams, AuditList,
+        lambda r, v: r.assembly.audit(AuditParams(**v)),
+        path_fields={"run_id": "run_id"}, tag="context",
+    ),
+    Route(
+        "POST", "/context/assemblies/{assembly_id}/report", "report_context",
+        "Record once which delivered sources were followed or ignored (reported_by "
+        "http_control)",
+        ReportParams, FollowedReport,
+        lambda r, v: r.assembly.report(ReportParams(**v), actor=ACTOR),
+        path_fields={"assembly_id": "assembly_id"}, tag="context",
     ),
 )  # fmt: skip

@@ -52,7 +52,7 @@ def wire_model(
 
 
 def _accepts(annotation: Any, kind: type) -> bool:
-    if annotation is kind:
+    if annotation is kind or typing.get_origin(annotation) is kind:
         return True
     origin = typing.get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType or origin is typing.Annotated:
@@ -62,8 +62,8 @@ def _accepts(annotation: Any, kind: type) -> bool:
 
 def query_values(model: type[BaseModel], pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """A query string as the values of `model`: each name at most once, `true`/`false` for a
-    boolean field and a decimal number for an integer field; unknown names are passed on for
-    the model to refuse."""
+    boolean field, a decimal number for an integer field and one comma-separated list for a
+    list field (`scopes=memory,note`); unknown names are passed on for the model to refuse."""
     values: dict[str, Any] = {}
     for key, raw in pairs:
         if key in values:
@@ -74,6 +74,8 @@ def query_values(model: type[BaseModel], pairs: list[tuple[str, str]]) -> dict[s
 
 
 def _typed(annotation: Any, raw: str) -> Any:
+    if _accepts(annotation, list) or _accepts(annotation, tuple):
+        return raw.split(",")  # one comma-separated list (OpenAPI: form, explode false)
     if _accepts(annotation, bool) and raw in ("true", "false"):
         return raw == "true"
     if _accepts(annotation, int) and raw.lstrip("-").isdigit() and len(raw) <= 19 and raw.isascii():

@@ -15,11 +15,11 @@ it is the effective-instructions question unchanged, with it the run's assembly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field, StrictInt, StrictStr, model_validator
 
-from rutter_core.app.models import Params
+from rutter_core.app.models import NullMeansAbsent
 from rutter_core.app.profiles import AgentChoice, MaybeProfileParams
 from rutter_core.assembly import service
 from rutter_core.assembly.model import (
@@ -52,15 +52,8 @@ if TYPE_CHECKING:
     from rutter_core.discovery.snapshot import Snapshot
 
 
-class AssemblyParams(Params):
+class AssemblyParams(NullMeansAbsent):
     """Base of the assembly params: a JSON `null` means the field was not given."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_not_given(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {key: value for key, value in data.items() if value is not None}
-        return data
 
 
 class AssembleParams(AssemblyParams):

@@ -17,11 +17,11 @@ checkpoint: referenced at the version it had, or not at all; its body is never r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from rutter_core.app.models import Params, Result
+from rutter_core.app.models import NullMeansAbsent, Result
 from rutter_core.continuity import messages, notes, recent
 from rutter_core.continuity.checkpoints import (
     CheckpointBasis,
@@ -65,16 +65,9 @@ NoteId = Annotated[StrictStr, Field(description="the note's ID (note_...)")]
 NoteVersion = Annotated[StrictInt, Field(description="the note's version as last read")]
 
 
-class ContinuityParams(Params):
+class ContinuityParams(NullMeansAbsent):
     """Base of the continuity params: a JSON `null` means the field was not given (clients
     send null for an option that is not set)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_not_given(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {key: value for key, value in data.items() if value is not None}
-        return data
 
 
 class AddMessageParams(ContinuityParams):

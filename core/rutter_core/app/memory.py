@@ -12,11 +12,11 @@ file to import reads it with `read_content_file` (fail-closed, see `memory.conte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from rutter_core.app.models import Params
+from rutter_core.app.models import NullMeansAbsent
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.memory import service
 from rutter_core.memory.content_file import ContentFile, read_content_file
@@ -33,16 +33,9 @@ if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
 
 
-class MemoryParams(Params):
+class MemoryParams(NullMeansAbsent):
     """Base of the memory params: a JSON `null` means the field was not given (as the language
     server always read it; clients send null for an option that is not set)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_not_given(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {key: value for key, value in data.items() if value is not None}
-        return data
 
 
 class ListMemoriesParams(MemoryParams):

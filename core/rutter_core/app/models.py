@@ -11,13 +11,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 
 class Params(BaseModel):
     """An operation's input. Strict about unknown fields; frozen once validated."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NullMeansAbsent(Params):
+    """An operation's input where a JSON `null` for one of its fields means the field was not
+    given (clients send null for an option that is not set). Only the model's own fields: a key
+    it does not have is refused whatever its value, `null` included."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = _known_keys(cls)
+        return {key: value for key, value in data.items() if value is not None or key not in known}
+
+
+def _known_keys(model: type[BaseModel]) -> frozenset[str]:
+    """The names (and aliases) of `model`'s fields."""
+    keys: set[str] = set()
+    for name, info in model.model_fields.items():
+        keys.add(name)
+        if info.alias is not None:
+            keys.add(info.alias)
+        if isinstance(info.validation_alias, str):
+            keys.add(info.validation_alias)
+    return frozenset(keys)
 
 
 class Result(BaseModel):

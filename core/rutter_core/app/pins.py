@@ -9,11 +9,11 @@ its thread's: listing by run is how a later run of the thread sees what it carri
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from rutter_core.app.models import Params
+from rutter_core.app.models import NullMeansAbsent
 from rutter_core.continuity.pins import proposals, service
 from rutter_core.continuity.pins.model import (
     AnsweredProposal,
@@ -32,15 +32,8 @@ if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
 
 
-class PinParams(Params):
+class PinParams(NullMeansAbsent):
     """Base of the pin params: a JSON `null` means the field was not given."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_not_given(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {key: value for key, value in data.items() if value is not None}
-        return data
 
 
 _THREAD = Field(None, description="the thread's ID (thr_...)")

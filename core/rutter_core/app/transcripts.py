@@ -20,11 +20,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from pydantic import Field, StrictStr, model_validator
+from pydantic import Field, StrictStr
 
-from rutter_core.app.models import Params, Result
+from rutter_core.app.models import NullMeansAbsent, Result
 from rutter_core.continuity.policy import require_external_id, require_thread_id
 from rutter_core.continuity.transcripts import service
 from rutter_core.continuity.transcripts.prepare import Prepared, prepare_entry
@@ -45,7 +45,7 @@ MAX_REPORTED_TRUNCATIONS: Final = 1000
 OMIT_REASONS: Final = ("reasoning", "sidechain", "metadata", "empty")
 
 
-class ImportTranscriptParams(Params):
+class ImportTranscriptParams(NullMeansAbsent):
     agent: StrictStr = Field(description="whose transcript: claude-code or codex")
     path: StrictStr = Field(description="the transcript file (JSON Lines)")
     workspace_id: StrictStr | None = Field(
@@ -54,13 +54,6 @@ class ImportTranscriptParams(Params):
     thread_id: StrictStr | None = Field(
         None, description="import into this thread (default: the transcript's, or a new one)"
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_not_given(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {key: value for key, value in data.items() if value is not None}
-        return data
 
 
 class SkippedTranscriptLine(Result):
