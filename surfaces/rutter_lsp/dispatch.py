@@ -50,17 +50,10 @@ def object_params(value: Any) -> dict[str, Any]:
 
 
 def describe_validation(error: ValidationError) -> str:
-    """What was wrong with the params, by field, without echoing any value the client sent."""
-    problems = []
-    for item in error.errors(include_url=False, include_input=False, include_context=False):
-        where = ".".join(str(part) for part in item["loc"]) or "params"
-        if item["type"] == "extra_forbidden":
-            problems.append(f"unknown field {where!r}")
-        elif item["type"] == "missing":
-            problems.append(f"missing field {where!r}")
-        else:
-            problems.append(f"{where!r}: {item['msg']}")
-    return "invalid params: " + "; ".join(problems)
+    """What was wrong with the params (the app layer's one wording)."""
+    from rutter_core.app.models import describe_validation as describe
+
+    return describe(error, "params")
 
 
 def decode(model: type[P], raw: Any) -> P:

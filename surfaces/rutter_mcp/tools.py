@@ -152,17 +152,10 @@ TOOLS_BY_NAME: Final = {tool.name: tool for tool in TOOLS}
 
 
 def describe_validation(error: ValidationError) -> str:
-    """What was wrong with the arguments, by field, never echoing a value the client sent."""
-    problems = []
-    for item in error.errors(include_url=False, include_input=False, include_context=False):
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        if item["type"] == "extra_forbidden":
-            problems.append(f"unknown field {where!r}")
-        elif item["type"] == "missing":
-            problems.append(f"missing field {where!r}")
-        else:
-            problems.append(f"{where!r}: {item['msg']}")
-    return "invalid arguments: " + "; ".join(problems)
+    """What was wrong with the arguments (the app layer's one wording)."""
+    from rutter_core.app.models import describe_validation as describe
+
+    return describe(error, "arguments")
 
 
 def run_tool(rutter: Rutter, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:

@@ -9,9 +9,12 @@ memory forever.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class Params(BaseModel):
@@ -53,3 +56,23 @@ class Result(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def describe_validation(error: ValidationError, what: str) -> str:
+    """What was wrong with `what` (params, arguments), by field, for the language server's and
+    the MCP server's errors: never a value the client sent, and an unknown field only as
+    unknown, since its name is the client's text too (it may hold anything, a secret included).
+    A known field is named: its name is the model's."""
+    problems: list[str] = []
+    unknown = 0
+    for item in error.errors(include_url=False, include_input=False, include_context=False):
+        where = ".".join(str(part) for part in item["loc"]) or what
+        if item["type"] == "extra_forbidden":
+            unknown += 1
+        elif item["type"] == "missing":
+            problems.append(f"missing field {where!r}")
+        else:
+            problems.append(f"{where!r}: {item['msg']}")
+    if unknown:
+        problems.insert(0, "an unknown field" if unknown == 1 else f"{unknown} unknown fields")
+    return f"invalid {what}: " + "; ".join(problems)
