@@ -16,6 +16,7 @@ export const CHOSEN: Record<string, string> = {
   "instructions-view": "instructions-view.png",
   "show-why": "show-why.png",
   "instructions-pinned": "instructions-pinned.png",
+  "failed-closed": "failed-closed.png",
   hover: "hover.png",
   "code-lens": "code-lens.png",
   problems: "problems.png",

@@ -25,6 +25,8 @@ import { Workbench } from "./pages/workbench";
 
 const TARGET = "services/api/internal/parser/input.go";
 const OVERRIDE = "services/api/AGENTS.override.md";
+/** A file whose discovery fails closed: an instruction file of services/web is not UTF-8. */
+const FAILING = "services/web/src/app.ts";
 
 interface Manifest {
   contributes: {
@@ -82,7 +84,7 @@ describe("the extension in VS Code (code-server)", () => {
   step("shows the stack of the open file in rutter's Instructions view, as docs/editors.md states it", async () => {
     await workbench.openFile(TARGET);
     const pane = await instructions.show(workbench);
-    await workbench.widenSideBar(620);
+    await workbench.sideBarWidth(620);
     // Once the status bar counts the sources, the extension has registered the folder as a
     // workspace; the CLI answers for the same file.
     assert.equal(await instructions.statusText(workbench, "rutter: 9"), instructions.expectedStatusText(9));
@@ -135,6 +137,19 @@ describe("the extension in VS Code (code-server)", () => {
     assert.notEqual(own.sources.length, 9);
     const count = String(own.sources.length);
     assert.equal(await instructions.statusText(workbench, `rutter: ${count}`), `rutter: ${count}`);
+    // The editor gets its room back for the steps that read it.
+    await workbench.sideBarWidth(420);
+  }, () => editor);
+
+  step("shows discovery failing closed as one error node and in the status bar", async () => {
+    await workbench.openFile(FAILING);
+    const pane = await instructions.show(workbench);
+    const node = instructions.failedClosedRow("invalid_utf8");
+    await pane.locator(".monaco-list-row", { hasText: node.label }).first().waitFor();
+    const [first] = await instructions.rows(workbench, pane);
+    assert.deepEqual(first, { ...node, level: 1 });
+    assert.equal(await instructions.statusText(workbench, "rutter: failed closed"), "rutter: failed closed");
+    await editor.screenshot("failed-closed");
   }, () => editor);
 
   step("hovers an instruction file with what it is and where it applies", async () => {
@@ -342,6 +357,7 @@ describe("the extension in VS Code (code-server)", () => {
     const expected = proposals.expectedRow(text, WORKSPACE, "mcp");
     const pane = await proposals.show(workbench);
     const row = await proposals.waitForProposal(pane, expected.label, expected.description);
+    await workbench.notification(proposals.announcement("mcp", text)).first().waitFor();
     await editor.screenshot("pin-proposals");
     await workbench.clearNotifications();
     await row.click();

@@ -97,6 +97,11 @@ export async function rows(workbench: Workbench, pane: Locator): Promise<TreeRow
   return workbench.treeRows(pane);
 }
 
+/** The single top row when discovery fails closed with `code`. */
+export function failedClosedRow(code: string): Pick<TreeRow, "label" | "description"> {
+  return { label: "Discovery failed closed: no instructions are delivered", description: code };
+}
+
 /** The row of source `ordinal. path`. */
 export function sourceRow(pane: Locator, ordinal: number, sourcePath: string): Locator {
   return pane.locator(".monaco-list-row", { hasText: `${ordinal}. ${sourcePath}` }).first();

@@ -12,6 +12,9 @@ export const CONTAINER = "rutter";
 export const TITLE = "Pin Proposals";
 export const QUESTION = (proposer: string): RegExp => new RegExp(`${proposer} proposes to pin to this task:`);
 export const PIN_BUTTON = "Pin";
+/** The notification a new proposal raises (once), with the same three choices. */
+export const announcement = (proposer: string, text: string): string =>
+  `rutter: ${proposer} proposes to pin to this task: "${text.split("\n")[0] ?? ""}"`;
 
 export async function show(workbench: Workbench): Promise<Locator> {
   return workbench.showContainerPane(CONTAINER, TITLE);

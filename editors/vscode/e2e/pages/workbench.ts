@@ -265,26 +265,6 @@ export class Workbench {
 
   // --- Side bar views ---
 
-  /** A view pane of the side bar, by its title as VS Code labels it ("Runs Section"). */
-  pane(title: string): Locator {
-    return this.page.locator(".part.sidebar .pane", {
-      has: this.page.locator(`.pane-header[aria-label^="${title} Section"]`),
-    });
-  }
-
-  /** Show the pane `title` (the palette's "Focus on … View") and collapse the other panes of
-   * its container, so its rows have the room. */
-  async showPane(focusCommand: string, title: string): Promise<Locator> {
-    await this.runCommand(focusCommand);
-    const pane = this.pane(title);
-    await pane.locator(".pane-header[aria-expanded=true]").waitFor();
-    const others = this.page.locator(`.part.sidebar .pane-header[aria-expanded=true]:not([aria-label^="${title} Section"])`);
-    while ((await others.count()) > 0) {
-      await others.first().click();
-    }
-    return pane;
-  }
-
   /** Show the pane `title` of the view container `container` as a person does: its icon in
    * the activity bar (unless the container is already open), then the pane's header; the other
    * panes of the container are collapsed, so its rows have the room. */
@@ -343,11 +323,11 @@ export class Workbench {
     await this.page.locator(".monaco-menu").first().waitFor({ state: "hidden" });
   }
 
-  /** Drag the side bar's edge until it is `width` pixels wide (its rows' descriptions then
+  /** Drag the side bar's edge until it is `width` pixels wide (wide: its rows' descriptions
    * show whole, as a person reading them would make room for). */
-  async widenSideBar(width: number): Promise<void> {
+  async sideBarWidth(width: number): Promise<void> {
     const box = await this.page.locator(".part.sidebar").boundingBox();
-    if (box === null || box.width >= width) {
+    if (box === null || Math.abs(box.width - width) < 8) {
       return;
     }
     const y = box.y + box.height / 2;
