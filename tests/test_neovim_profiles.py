@@ -22,7 +22,7 @@ def test_agent_diagnostics_in_neovim(tmp_path: Path, ws: Path) -> None:  # noqa:
         ws, {".github/instructions/rust.instructions.md": '---\napplyTo: "**/*.rs"\n---\nr\n'}
     )
 
-    found = run_nvim(tmp_path, "agents", ws)["diagnostics"]
+    found = run_nvim(tmp_path, "agent_diagnostics", ws)["diagnostics"]
 
     [cut] = [d for d in found["cut"] if d["code"] == "budget_cut"]
     remaining = 32 * 1024 - root_bytes

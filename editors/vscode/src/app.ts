@@ -4,6 +4,9 @@
  */
 
 import type { Disposable, Ports } from "./ports";
+import { AgentsController } from "./agents";
+import { AssemblyController } from "./assembly";
+import { HistoryController, type Schedule, timerSchedule } from "./history";
 import { InstructionsController } from "./instructions";
 import { OPEN_FILE_COMMAND } from "./instructionsView";
 import { MemoryController } from "./memory";
@@ -26,9 +29,17 @@ export interface Rutter extends Disposable {
   memoryView: MemoryView;
   sessions: SessionsController;
   pins: PinsController;
+  agents: AgentsController;
+  history: HistoryController;
+  assembly: AssemblyController;
 }
 
-export function startRutter(ports: Ports): Rutter {
+export interface StartOptions {
+  /** When the history search's quiet time is over (tests pass a manual one). */
+  schedule?: Schedule;
+}
+
+export function startRutter(ports: Ports, options: StartOptions = {}): Rutter {
   const { editor, server } = ports;
   const instructions = new InstructionsController(ports);
   const runs = new RunsController(ports);
@@ -43,6 +54,22 @@ export function startRutter(ports: Ports): Rutter {
     memoryView.workspaceShown(workspaceId);
   };
   const pins = new PinsController(ports);
+  const agents = new AgentsController(ports, instructions);
+  const history = new HistoryController(
+    ports,
+    () => {
+      const workspaceId = instructions.workspaceId;
+      const tree = sessions.current;
+      // The run the Session Tree shows, when it is of the active file's workspace.
+      const runId = tree !== undefined && (workspaceId === undefined || tree.workspace_id === workspaceId) ? tree.run_id : undefined;
+      return { workspaceId: workspaceId ?? tree?.workspace_id, runId };
+    },
+    options.schedule ?? timerSchedule,
+  );
+  const assembly = new AssemblyController(ports, async () => {
+    await runs.refresh();
+    return runs.current;
+  });
   const disposables: Disposable[] = [
     instructions,
     runs,
@@ -50,6 +77,9 @@ export function startRutter(ports: Ports): Rutter {
     memoryView,
     sessions,
     pins,
+    agents,
+    history,
+    assembly,
     server.onRequest(SHOW_MESSAGE_REQUEST, (params) => askAsModal(editor, params)),
     editor.registerCommand(Commands.restartServer, () => server.restart()),
     editor.registerCommand(Commands.showOutput, () => server.showLog()),
@@ -64,6 +94,9 @@ export function startRutter(ports: Ports): Rutter {
     memoryView,
     sessions,
     pins,
+    agents,
+    history,
+    assembly,
     dispose(): void {
       for (const disposable of disposables.splice(0)) {
         disposable.dispose();

@@ -14,12 +14,19 @@
  * "Show Why" (a source's or an ignored file's context menu, inline button, or the palette with
  * a pick of the sources) opens the row's whole explanation as a read-only document
  * (sourceDetails.ts).
+ *
+ * The agent switch ("Instructions for Agent…", agents.ts) shows one agent's view instead of
+ * rutter's default stack: `rutter/effectiveInstructions` is asked a second time with that
+ * `profile`, and the view lists that agent's sources in its order with where it cuts them and
+ * why (agentsView.ts); the description names the agent. The choice is kept in the workspace
+ * state. The status bar and the other views keep following the default stack.
  */
 
-import type { InstructionsAnswer, InstructionsChanged, Snapshot } from "./protocol";
+import type { ErrorInfo, InstructionsAnswer, InstructionsChanged, ProfileView, Snapshot } from "./protocol";
 import { Methods, instructionsAnswer, isErrorAnswer, typedError } from "./protocol";
 import type { ActiveFile, Disposable, Ports, ViewNode } from "./ports";
 import { errorNode, instructionNodes } from "./instructionsView";
+import { type AgentChoice, agentErrorNode, agentLabel, agentNodes, isAgentChoice } from "./agentsView";
 import { SHOW_WHY_COMMAND, detailsOf } from "./sourceDetails";
 import { workspaceRoot } from "./paths";
 import type { StaleRun } from "./statusBar";
@@ -30,12 +37,17 @@ export const PIN_COMMAND = "rutter.pinInstructions";
 export const UNPIN_COMMAND = "rutter.unpinInstructions";
 export const TOGGLE_PIN_COMMAND = "rutter.togglePinInstructions";
 export const PINNED_CONTEXT = "rutter.instructionsPinned";
+/** Workspace state key of the agent the view shows. */
+export const AGENT_STATE_KEY = "rutter.instructionsAgent";
 
 export interface Shown {
   file: ActiveFile;
   answer?: InstructionsAnswer;
   failure?: string;
   root?: string;
+  /** The chosen agent's view (not the default), or why it could not be had. */
+  profile?: ProfileView;
+  profileError?: ErrorInfo;
 }
 
 export class InstructionsController implements Disposable {
@@ -43,6 +55,7 @@ export class InstructionsController implements Disposable {
   /** The file the view is pinned to, while it is. */
   private pinnedFile: ActiveFile | undefined;
   private asked = 0;
+  private chosenAgent: AgentChoice = "default";
   private readonly disposables: Disposable[] = [];
   /** Stale runs of a workspace, for the status bar's warning marker (set by the runs view). */
   staleRuns: (workspaceId: string) => StaleRun[] = () => [];
@@ -66,6 +79,20 @@ export class InstructionsController implements Disposable {
       editor.registerCommand(SHOW_WHY_COMMAND, (node) => this.showWhy(node)),
     );
     editor.setContext(PINNED_CONTEXT, false);
+    const kept = editor.workspaceValue(AGENT_STATE_KEY);
+    this.chosenAgent = isAgentChoice(kept) ? kept : "default";
+  }
+
+  /** The agent whose view the Instructions view shows (`default`: rutter's own stack). */
+  get agent(): AgentChoice {
+    return this.chosenAgent;
+  }
+
+  /** Show `agent`'s view from now on (kept in the workspace state), and ask again. */
+  async setAgent(agent: AgentChoice): Promise<void> {
+    this.chosenAgent = agent;
+    await this.ports.editor.setWorkspaceValue(AGENT_STATE_KEY, agent);
+    await this.refresh();
   }
 
   /** The file the view is pinned to (undefined: it follows the active editor). */
@@ -162,6 +189,17 @@ export class InstructionsController implements Disposable {
       );
       const root = isErrorAnswer(answer) ? file.folder : (workspaceRoot(file.path, answer.target_path) ?? file.folder);
       shown = { file, answer, root };
+      const agent = this.chosenAgent;
+      if (agent !== "default" && !isErrorAnswer(answer)) {
+        try {
+          shown.profile = await this.ports.server.request<ProfileView>(Methods.effectiveInstructions, {
+            textDocument: { uri: file.uri },
+            profile: agent,
+          });
+        } catch (error) {
+          shown.profileError = typedError(error);
+        }
+      }
     } catch (error) {
       shown = { file, failure: typedError(error).message, root: file.folder };
     }
@@ -186,7 +224,11 @@ export class InstructionsController implements Disposable {
   private show(shown: Shown | undefined): void {
     this.shown = shown;
     let nodes: ViewNode[] = [];
-    if (shown?.answer !== undefined) {
+    if (shown?.profile !== undefined) {
+      nodes = agentNodes(shown.profile, shown.root);
+    } else if (shown?.profileError !== undefined) {
+      nodes = [agentErrorNode(this.chosenAgent, shown.profileError)];
+    } else if (shown?.answer !== undefined) {
       nodes = instructionNodes(shown.answer, shown.root);
     } else if (shown?.failure !== undefined) {
       nodes = [errorNode({ code: "request_failed", message: shown.failure }, shown.root)];
@@ -204,6 +246,9 @@ export class InstructionsController implements Disposable {
     if (shown !== undefined) {
       const answer = shown.answer;
       text = answer !== undefined && !isErrorAnswer(answer) ? answer.target_path : baseName(shown.file.path);
+      if (this.chosenAgent !== "default") {
+        text = `${text} · ${agentLabel(this.chosenAgent)}`;
+      }
       if (this.pinnedFile !== undefined) {
         text = `${text} · pinned`;
       }

@@ -68,6 +68,8 @@ export interface ExtensionSettings {
   home: string;
   databaseUrl: string;
   logLevel: string;
+  /** The agents whose profiles diagnose instruction files (`[]`: none). */
+  agentDiagnostics: string[];
 }
 
 /** The language server, across restarts. */
@@ -116,6 +118,32 @@ export interface ReadOnlyText {
   text: string;
 }
 
+/** What a live QuickPick tells its owner (see `EditorPort.livePick`). */
+export interface LivePickOptions<T> {
+  title: string;
+  placeholder: string;
+  /** The typed text changed (called for every keystroke; the owner debounces). */
+  onDidChangeValue(text: string): void;
+  /** An item was chosen; the pick stays open until the owner closes it. */
+  onDidAccept(value: T): void;
+  /** The pick was closed (by the person or by `close`). */
+  onDidHide(): void;
+}
+
+/** A QuickPick whose items its owner replaces while it is open (search as you type). */
+export interface LivePick<T> {
+  setItems(items: PickItem<T>[]): void;
+  /** The progress bar of the pick. */
+  setBusy(busy: boolean): void;
+  close(): void;
+}
+
+/** A document open in an editor of a scheme registered with `registerReadOnlyScheme`. */
+export interface SchemeDocument {
+  scheme: string;
+  path: string;
+}
+
 export interface EditorPort {
   activeFile(): ActiveFile | undefined;
   onDidChangeActiveFile(handler: () => void): Disposable;
@@ -154,6 +182,17 @@ export interface EditorPort {
   replaceStoreDocument(scheme: string, path: string, saved: string, text: string): void;
   registerCommand(id: string, handler: (...args: unknown[]) => unknown): Disposable;
   settings(): ExtensionSettings;
+  /** A QuickPick its owner fills as the person types. */
+  livePick<T>(options: LivePickOptions<T>): LivePick<T>;
+  /** Read-only documents of `scheme`: `read(path)` gives the text each time one is opened. */
+  registerReadOnlyScheme(scheme: string, read: (path: string) => Promise<string>): Disposable;
+  /** Open `scheme:path` (registered with `registerReadOnlyScheme`) in a read-only editor. */
+  openReadOnlyScheme(scheme: string, path: string, language: string): Promise<void>;
+  /** The document of the active editor when it is of one of the registered schemes. */
+  activeSchemeDocument(): SchemeDocument | undefined;
+  /** A value kept in the workspace state (across restarts of the window). */
+  workspaceValue(key: string): unknown;
+  setWorkspaceValue(key: string, value: unknown): Promise<void>;
 }
 
 export interface Ports {

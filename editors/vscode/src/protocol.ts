@@ -37,6 +37,10 @@ export const Methods = {
   pinProposals: "rutter/pin/proposals",
   pinAnswer: "rutter/pin/answer",
   pinProposalsChanged: "rutter/pinProposalsChanged",
+  historySearch: "rutter/historySearch",
+  historyRead: "rutter/historyRead",
+  contextAssemble: "rutter/contextAssemble",
+  contextAudit: "rutter/contextAudit",
 } as const;
 
 /**
@@ -546,4 +550,132 @@ export interface AnsweredProposal {
 /** `rutter/pinProposalsChanged` (server → client): the pending proposals of these workspaces changed. */
 export interface PinProposalsChanged {
   workspace_ids: string[];
+}
+
+// -- history search and read (contract section 12; rutter_lsp/features/history) --
+
+/** One hit of `rutter/historySearch`. */
+export interface HistoryHit {
+  /** Opaque, versioned: what `rutter/historyRead` takes. */
+  handle: string;
+  /** `memory`, `note`, `message`, `receipt`, `summary` or `checkpoint`. */
+  source_kind: string;
+  source_id: string;
+  version: number;
+  snippet: string;
+}
+
+export interface HistoryHits {
+  hits: HistoryHit[];
+  /** Opaque; null on the last page. */
+  next_cursor: string | null;
+}
+
+/** One page of a source, `rutter/historyRead`. */
+export interface HistoryPage {
+  handle: string;
+  page: number;
+  pages: number;
+  text: string;
+}
+
+// -- agent profiles (contract section 17; `rutter/effectiveInstructions` with `profile`) --
+
+/** Where an agent would cut a file: it keeps bytes 0 to `byte` - 1; `line` holds the first byte lost. */
+export interface ProfileTruncation {
+  byte: number;
+  line: number;
+  lost_bytes: number;
+}
+
+export interface ProfileSource {
+  /** Workspace-relative. */
+  path: string;
+  why: string;
+  truncation: ProfileTruncation | null;
+}
+
+/** What one agent would load for a file, in its order. */
+export interface ProfileView {
+  agent: string;
+  sources: ProfileSource[];
+}
+
+/** The answer for `profile: "all"`. */
+export interface ProfileViews {
+  profiles: ProfileView[];
+}
+
+// -- context assembly and audit (contract section 13; rutter_lsp/features/assembly) --
+
+export interface AssemblyEntry {
+  /** `instruction`, `pin` or `memory`. */
+  kind: string;
+  id: string;
+  version: number;
+  /** `user` or `project` for a memory. */
+  scope: string | null;
+  sha256: string;
+  tokens: number | null;
+  decision: "included" | "omitted";
+  /** `quota`, `required_context`, `instructions`, `disabled` or `expired` (omitted only). */
+  reason: string | null;
+  /** The delivered text (`rutter/contextAssemble` only; null when omitted). */
+  text?: string | null;
+}
+
+export interface AssemblyBudget {
+  background: number;
+  memory_cap: number;
+  memory: number;
+  required: number;
+  used: number;
+}
+
+export interface ConfiguredScope {
+  active: number;
+  considered: number;
+  inactive: number;
+  inactive_listed: number;
+}
+
+export interface AssemblyConfigured {
+  instructions: { revision: number; fingerprint: string; target_path: string; sources: number };
+  pins: number;
+  memory: Record<string, ConfiguredScope>;
+}
+
+export interface FollowedReport {
+  assembly_id: string;
+  followed: string[];
+  ignored: string[];
+  reported_by: string;
+  reported_at: string;
+}
+
+/** `context_assembly.v1`: what `rutter/contextAssemble` answers and the audit keeps. */
+export interface Assembly {
+  protocol_version: string;
+  assembly_id: string;
+  run_id: string;
+  thread_id: string;
+  workspace_id: string;
+  created_at: string;
+  created_by: string;
+  estimator: string;
+  budget: AssemblyBudget;
+  configured: AssemblyConfigured;
+  entries: AssemblyEntry[];
+  fingerprint: string;
+}
+
+export interface AuditRecord extends Assembly {
+  followed: FollowedReport | null;
+}
+
+/** The answer of `rutter/contextAudit`: a run's stored assemblies, newest first. */
+export interface AuditList {
+  run_id: string;
+  assemblies: AuditRecord[];
+  has_more: boolean;
 }

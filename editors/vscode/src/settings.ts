@@ -2,7 +2,7 @@
  * From the extension's settings to the server process and its `rutter` settings.
  *
  * The process-level settings (`rutter.server.*`, `rutter.home`) need a restart; the server
- * follows `rutter.databaseUrl` and `rutter.logLevel` itself (it re-reads its `rutter`
+ * follows `rutter.databaseUrl`, `rutter.logLevel` and `rutter.agentDiagnostics` itself (it re-reads its `rutter`
  * configuration section on `workspace/didChangeConfiguration`).
  */
 
@@ -10,6 +10,8 @@ import type { ExtensionSettings } from "./ports";
 
 export const SECTION = "rutter";
 export const DEFAULT_COMMAND = "rutter-lsp";
+/** `rutter.agentDiagnostics`' default: every agent profile diagnoses instruction files. */
+export const DIAGNOSED_AGENTS = ["codex", "claude", "gemini", "copilot", "cursor"] as const;
 
 /** Settings whose change restarts the server. */
 export const RESTART_SETTINGS = ["rutter.server", "rutter.home"] as const;
@@ -40,6 +42,7 @@ export function serverSettings(settings: ExtensionSettings): Record<string, unkn
   return {
     databaseUrl: settings.databaseUrl.trim() === "" ? null : settings.databaseUrl.trim(),
     logLevel: settings.logLevel,
+    agentDiagnostics: [...settings.agentDiagnostics],
   };
 }
 
@@ -54,11 +57,15 @@ export function readSettings(get: (key: string) => unknown): ExtensionSettings {
     return typeof value === "string" ? value : fallback;
   };
   const args = get("server.args");
+  const agents = get("agentDiagnostics");
   return {
     serverCommand: text("server.command", DEFAULT_COMMAND),
     serverArgs: Array.isArray(args) ? args.filter((item) => typeof item === "string") : [],
     home: text("home", ""),
     databaseUrl: text("databaseUrl", ""),
     logLevel: text("logLevel", "info"),
+    agentDiagnostics: Array.isArray(agents)
+      ? agents.filter((item): item is string => typeof item === "string")
+      : [...DIAGNOSED_AGENTS],
   };
 }

@@ -19,9 +19,12 @@ import type {
   EditorPort,
   ExtensionSettings,
   InputOptions,
+  LivePick,
+  LivePickOptions,
   MessageKind,
   PickItem,
   ReadOnlyText,
+  SchemeDocument,
   ServerPort,
   StatusModel,
   ViewId,
@@ -268,6 +271,15 @@ class ReviewDocuments implements vscode.TextDocumentContentProvider {
   }
 }
 
+/** Read-only documents whose text the extension reads each time one is opened. */
+class SchemeDocuments implements vscode.TextDocumentContentProvider {
+  constructor(private readonly read: (path: string) => Promise<string>) {}
+
+  provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    return this.read(uri.path);
+  }
+}
+
 /** A `DocumentStore` as a file system: opening reads, saving writes (a refused save shows
  * the store's message and keeps the editor dirty). */
 class StoreFileSystem implements vscode.FileSystemProvider {
@@ -351,8 +363,9 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
   private readonly sessionDocuments = new ReviewDocuments();
   private readonly subscriptions: vscode.Disposable[] = [];
   private lastFile: vscode.Uri | undefined;
+  private readonly readOnlySchemes = new Set<string>();
 
-  constructor() {
+  constructor(private readonly state: vscode.Memento) {
     for (const view of VIEW_IDS) {
       const tree = new NodeTree();
       const treeView = vscode.window.createTreeView(view, { treeDataProvider: tree });
@@ -561,6 +574,82 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
     return readVscodeSettings();
   }
 
+  livePick<T>(options: LivePickOptions<T>): LivePick<T> {
+    type Choice = vscode.QuickPickItem & { value: T };
+    const pick = vscode.window.createQuickPick<Choice>();
+    pick.title = options.title;
+    pick.placeholder = options.placeholder;
+    // The server matched the text already: every row is shown (`alwaysShow`), whatever
+    // VS Code's own filter would say of it.
+    pick.matchOnDescription = false;
+    pick.matchOnDetail = false;
+    const subscriptions = [
+      pick.onDidChangeValue((text) => options.onDidChangeValue(text)),
+      pick.onDidAccept(() => {
+        const chosen = pick.selectedItems[0] ?? pick.activeItems[0];
+        if (chosen !== undefined) {
+          options.onDidAccept(chosen.value);
+        }
+      }),
+    ];
+    subscriptions.push(
+      pick.onDidHide(() => {
+        for (const each of subscriptions.splice(0)) {
+          each.dispose();
+        }
+        options.onDidHide();
+        pick.dispose();
+      }),
+    );
+    pick.show();
+    return {
+      setItems: (items) => {
+        pick.items = items.map((item) => ({
+          label: item.label,
+          description: item.description,
+          detail: item.detail,
+          // Shown whatever the typed text: the rows are the server's matches.
+          alwaysShow: true,
+          value: item.value,
+        }));
+      },
+      setBusy: (busy) => {
+        pick.busy = busy;
+      },
+      close: () => pick.hide(),
+    };
+  }
+
+  registerReadOnlyScheme(scheme: string, read: (path: string) => Promise<string>): Disposable {
+    this.readOnlySchemes.add(scheme);
+    const registration = vscode.workspace.registerTextDocumentContentProvider(scheme, new SchemeDocuments(read));
+    return {
+      dispose: () => {
+        this.readOnlySchemes.delete(scheme);
+        registration.dispose();
+      },
+    };
+  }
+
+  async openReadOnlyScheme(scheme: string, path: string, language: string): Promise<void> {
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme, path }));
+    await vscode.languages.setTextDocumentLanguage(document, language);
+    await vscode.window.showTextDocument(document, { preview: false });
+  }
+
+  activeSchemeDocument(): SchemeDocument | undefined {
+    const uri = vscode.window.activeTextEditor?.document.uri;
+    return uri !== undefined && this.readOnlySchemes.has(uri.scheme) ? { scheme: uri.scheme, path: uri.path } : undefined;
+  }
+
+  workspaceValue(key: string): unknown {
+    return this.state.get<unknown>(key);
+  }
+
+  async setWorkspaceValue(key: string, value: unknown): Promise<void> {
+    await this.state.update(key, value);
+  }
+
   dispose(): void {
     for (const subscription of this.subscriptions.splice(0)) {
       subscription.dispose();
@@ -572,7 +661,7 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
 export function createPorts(context: vscode.ExtensionContext): { server: ServerHost; editor: VscodeEditor } {
   const output = vscode.window.createOutputChannel(CLIENT_NAME, { log: true });
   const server = new ServerHost(output);
-  const editor = new VscodeEditor();
+  const editor = new VscodeEditor(context.workspaceState);
   context.subscriptions.push(output, server, editor);
   return { server, editor };
 }

@@ -11,9 +11,12 @@ import type {
   EditorPort,
   ExtensionSettings,
   InputOptions,
+  LivePick,
+  LivePickOptions,
   MessageKind,
   PickItem,
   ReadOnlyText,
+  SchemeDocument,
   ServerPort,
   StatusModel,
   ViewId,
@@ -117,6 +120,7 @@ export const DEFAULT_SETTINGS: ExtensionSettings = {
   home: "",
   databaseUrl: "",
   logLevel: "info",
+  agentDiagnostics: ["codex", "claude", "gemini", "copilot", "cursor"],
 };
 
 export class FakeEditor implements EditorPort {
@@ -269,8 +273,122 @@ export class FakeEditor implements EditorPort {
     return this.settingsValue;
   }
 
+  /** The live picks opened, newest last. */
+  readonly livePicks: FakeLivePick<unknown>[] = [];
+
+  livePick<T>(options: LivePickOptions<T>): LivePick<T> {
+    const pick = new FakeLivePick<T>(options);
+    this.livePicks.push(pick);
+    return pick;
+  }
+
+  readonly schemes = new Map<string, (path: string) => Promise<string>>();
+  /** Documents opened with `openReadOnlyScheme`, with the text their scheme gave. */
+  readonly schemeDocuments: { scheme: string; path: string; language: string; text: string }[] = [];
+  /** The document of the active editor (set by `openReadOnlyScheme`, or by a test). */
+  activeDocument: SchemeDocument | undefined;
+
+  registerReadOnlyScheme(scheme: string, read: (path: string) => Promise<string>): Disposable {
+    if (this.schemes.has(scheme)) {
+      throw new Error(`scheme ${scheme} registered twice`);
+    }
+    this.schemes.set(scheme, read);
+    return { dispose: () => this.schemes.delete(scheme) };
+  }
+
+  async openReadOnlyScheme(scheme: string, path: string, language: string): Promise<void> {
+    const read = this.schemes.get(scheme);
+    if (read === undefined) {
+      throw new Error(`no scheme ${scheme}`);
+    }
+    this.schemeDocuments.push({ scheme, path, language, text: await read(path) });
+    this.activeDocument = { scheme, path };
+  }
+
+  activeSchemeDocument(): SchemeDocument | undefined {
+    return this.activeDocument;
+  }
+
+  readonly workspaceState = new Map<string, unknown>();
+
+  workspaceValue(key: string): unknown {
+    return this.workspaceState.get(key);
+  }
+
+  setWorkspaceValue(key: string, value: unknown): Promise<void> {
+    this.workspaceState.set(key, value);
+    return Promise.resolve();
+  }
+
   tree(view: ViewId): ViewNode[] {
     return this.trees.get(view) ?? [];
+  }
+}
+
+/** A live pick driven by the test: `type` and `accept` as the person would. */
+export class FakeLivePick<T> implements LivePick<T> {
+  items: PickItem<T>[] = [];
+  busy = false;
+  closed = false;
+  /** Every list of items shown, in order. */
+  readonly shown: PickItem<T>[][] = [];
+
+  constructor(readonly options: LivePickOptions<T>) {}
+
+  setItems(items: PickItem<T>[]): void {
+    this.items = items;
+    this.shown.push(items);
+  }
+
+  setBusy(busy: boolean): void {
+    this.busy = busy;
+  }
+
+  close(): void {
+    if (!this.closed) {
+      this.closed = true;
+      this.options.onDidHide();
+    }
+  }
+
+  type(text: string): void {
+    this.options.onDidChangeValue(text);
+  }
+
+  /** Accept the first item whose label matches. */
+  accept(label: string | RegExp): void {
+    const item = this.items.find((each) => (typeof label === "string" ? each.label === label : label.test(each.label)));
+    if (item === undefined) {
+      throw new Error(`no item ${String(label)} in ${this.items.map((each) => each.label).join(", ")}`);
+    }
+    this.options.onDidAccept(item.value);
+  }
+}
+
+/** A `Schedule` that runs nothing until `flush`: the test decides when the quiet time is over. */
+export class ManualSchedule {
+  private pending: { run: () => void; cancelled: boolean }[] = [];
+
+  readonly schedule = (run: () => void): (() => void) => {
+    const entry = { run, cancelled: false };
+    this.pending.push(entry);
+    return () => {
+      entry.cancelled = true;
+    };
+  };
+
+  /** How many scheduled runs are waiting (not cancelled). */
+  get waiting(): number {
+    return this.pending.filter((entry) => !entry.cancelled).length;
+  }
+
+  flush(): void {
+    const due = this.pending.splice(0);
+    for (const entry of due) {
+      if (!entry.cancelled) {
+        entry.run();
+      }
+    }
   }
 }
 

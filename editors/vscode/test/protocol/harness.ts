@@ -192,6 +192,7 @@ export class RealServer implements ServerPort {
               home: this.settings.home,
               databaseUrl: this.settings.databaseUrl,
               logLevel: this.settings.logLevel,
+              agentDiagnostics: this.settings.agentDiagnostics,
             }
           : null,
       ),

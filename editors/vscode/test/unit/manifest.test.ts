@@ -64,6 +64,25 @@ describe("package.json", () => {
     assert.match(runs?.contents ?? "", /\[Create Run\]\(command:rutter\.createRun\)/);
   });
 
+  it("puts the agent switch and the side-by-side on the Instructions view, the history search on the Session Tree, and page turns on history documents", () => {
+    const title = manifest.contributes.menus["view/title"] ?? [];
+    const on = (view: string) => title.filter((item) => item.when === `view == ${view}`).map((item) => item.command);
+    assert.ok(on("rutter.instructions").includes("rutter.instructions.chooseAgent"));
+    assert.ok(on("rutter.instructions").includes("rutter.instructions.compareAgents"));
+    assert.ok(on("rutter.sessions").includes("rutter.history.search"));
+    const editorTitle = manifest.contributes.menus["editor/title"] ?? [];
+    assert.deepEqual(
+      editorTitle.filter((item) => item.when === "resourceScheme == rutter-history").map((item) => item.command),
+      ["rutter.history.previousPage", "rutter.history.nextPage"],
+    );
+    const titles = new Map(manifest.contributes.commands.map((command) => [command.command, command.title]));
+    assert.equal(titles.get("rutter.history.search"), "Search History…");
+    assert.equal(titles.get("rutter.instructions.chooseAgent"), "Instructions for Agent…");
+    assert.equal(titles.get("rutter.instructions.compareAgents"), "Compare Agents for This File");
+    assert.equal(titles.get("rutter.showAssembledContext"), "Show Assembled Context");
+    assert.equal(titles.get("rutter.showContextAudit"), "Show Context Audit");
+  });
+
   it("shows Pin or Unpin on the Instructions view's title bar, by the pinned context key", () => {
     const title = manifest.contributes.menus["view/title"] ?? [];
     const pin = title.find((item) => item.command === "rutter.pinInstructions");
@@ -75,6 +94,9 @@ describe("package.json", () => {
     const rows = (manifest.contributes.menus["view/item/context"] ?? [])
       .filter((item) => item.when === "view == rutter.runs && viewItem =~ /^run/")
       .map((item) => item.command);
-    assert.deepEqual(new Set(rows), new Set(["rutter.showRunInstructions", "rutter.reviewRunRefresh", "rutter.setRunStatus"]));
+    assert.deepEqual(new Set(rows), new Set([
+      "rutter.showRunInstructions", "rutter.reviewRunRefresh", "rutter.setRunStatus",
+      "rutter.showAssembledContext", "rutter.showContextAudit",
+    ]));
   });
 });

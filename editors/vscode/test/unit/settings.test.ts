@@ -29,11 +29,20 @@ describe("serverLaunch", () => {
 
 describe("serverSettings", () => {
   it("sends an empty database URL as null (the server's default)", () => {
-    assert.deepEqual(serverSettings(DEFAULT_SETTINGS), { databaseUrl: null, logLevel: "info" });
-    assert.deepEqual(serverSettings({ ...DEFAULT_SETTINGS, databaseUrl: "sqlite:////x.db", logLevel: "debug" }), {
+    assert.deepEqual(serverSettings(DEFAULT_SETTINGS), {
+      databaseUrl: null,
+      logLevel: "info",
+      agentDiagnostics: ["codex", "claude", "gemini", "copilot", "cursor"],
+    });
+    assert.deepEqual(serverSettings({ ...DEFAULT_SETTINGS, databaseUrl: "sqlite:////x.db", logLevel: "debug", agentDiagnostics: [] }), {
       databaseUrl: "sqlite:////x.db",
       logLevel: "debug",
+      agentDiagnostics: [],
     });
+  });
+
+  it("passes rutter.agentDiagnostics through as the server's agentDiagnostics", () => {
+    assert.deepEqual(serverSettings({ ...DEFAULT_SETTINGS, agentDiagnostics: ["codex", "claude"] }).agentDiagnostics, ["codex", "claude"]);
   });
 });
 
@@ -54,6 +63,13 @@ describe("readSettings", () => {
       home: "/h",
       databaseUrl: "",
       logLevel: "info",
+      agentDiagnostics: ["codex", "claude", "gemini", "copilot", "cursor"],
     });
+  });
+
+  it("reads rutter.agentDiagnostics, dropping entries that are not strings ([] turns them off)", () => {
+    const values: Record<string, unknown> = { agentDiagnostics: ["codex", 3, "cursor"] };
+    assert.deepEqual(readSettings((key) => values[key]).agentDiagnostics, ["codex", "cursor"]);
+    assert.deepEqual(readSettings((key) => (key === "agentDiagnostics" ? [] : undefined)).agentDiagnostics, []);
   });
 });
