@@ -31,6 +31,10 @@ export const CHOSEN: Record<string, string> = {
   "fork-question": "fork-question.png",
   fork: "session-tree-fork.png",
   "pin-proposals": "pin-proposals.png",
+  "agent-codex": "agent-codex.png",
+  "compare-agents": "compare-agents.png",
+  "history-search": "history-search.png",
+  "assembled-context": "assembled-context.png",
 };
 
 /** Copy the chosen screenshots; a picture of the folder no step chose any more (a view that

@@ -16,17 +16,21 @@ import { after, before, describe, it } from "node:test";
 import { EXTENSION_DIR, Editor, WORKSPACE } from "./harness";
 import { publishDocImages } from "./docImages";
 import * as instructions from "./pages/instructionsView";
+import * as agents from "./pages/agents";
+import * as history from "./pages/history";
 import * as memory from "./pages/memory";
 import * as memoryView from "./pages/memoryView";
 import * as proposals from "./pages/proposalsView";
 import * as runs from "./pages/runsView";
 import * as sessions from "./pages/sessionView";
-import { Workbench } from "./pages/workbench";
+import { Workbench, exactly } from "./pages/workbench";
 
 const TARGET = "services/api/internal/parser/input.go";
 const OVERRIDE = "services/api/AGENTS.override.md";
-/** A file whose discovery fails closed: an instruction file of services/web is not UTF-8. */
+/** A file whose discovery the suite makes fail closed with BROKEN, an instruction file beside
+ * it that is not UTF-8 (removed again at the end of that step). */
 const FAILING = "services/web/src/app.ts";
+const BROKEN = "services/web/src/AGENTS.md";
 
 interface Manifest {
   contributes: {
@@ -141,7 +145,50 @@ describe("the extension in VS Code (code-server)", () => {
     await workbench.sideBarWidth(420);
   }, () => editor);
 
+  step("switches the Instructions view to what Codex loads, and back to rutter's stack", async () => {
+    await workbench.openFile(TARGET);
+    const pane = await instructions.show(workbench);
+    await instructions.waitForStack(pane, stack);
+    await workbench.runCommand(agents.CHOOSE_COMMAND);
+    await workbench.waitForPick(agents.LABELS.codex ?? "Codex");
+    assert.deepEqual(await workbench.quickInputLabels(), [agents.DEFAULT_CHOICE, ...Object.values(agents.LABELS)]);
+    await workbench.pick(exactly(agents.LABELS.codex ?? "Codex"));
+    const codex = editor.cliJson<agents.AgentView>(
+      "context", "instructions", "--as", "codex", "--workspace", WORKSPACE, "--target", TARGET,
+    );
+    const expected = agents.expectedRows(codex);
+    await pane.locator(".monaco-list-row", { hasText: expected[0] ?? "" }).first().waitFor();
+    assert.deepEqual(agents.topLabels(await instructions.rows(workbench, pane)), expected);
+    assert.equal(await workbench.paneDescription(pane), `${TARGET} · Codex`);
+    // The status bar keeps counting the default stack: a profile is a view, never what runs pin.
+    assert.equal(await instructions.statusText(workbench, "rutter: 9"), "rutter: 9");
+    await editor.screenshot("agent-codex");
+    await workbench.runCommand(agents.CHOOSE_COMMAND);
+    await workbench.waitForPick(agents.DEFAULT_CHOICE);
+    await workbench.pick(agents.DEFAULT_CHOICE);
+    await instructions.waitForStack(pane, stack);
+    assert.deepEqual(await instructions.rows(workbench, pane), instructions.documentedRows(stack));
+  }, () => editor);
+
+  step("compares what every agent loads for the file in one document", async () => {
+    await workbench.runCommand(agents.COMPARE_COMMAND);
+    const name = agents.compareDocument(TARGET);
+    await workbench.activeTab(exactly(name)).waitFor();
+    const all = editor.cliJson<{ profiles: agents.AgentView[] }>(
+      "context", "instructions", "--as", "all", "--workspace", WORKSPACE, "--target", TARGET,
+    );
+    const text = (await workbench.editorLines()).join("\n");
+    for (const profile of all.profiles) {
+      assert.ok(text.includes(agents.LABELS[profile.agent] ?? profile.agent), `${profile.agent} not in ${name}`);
+    }
+    await editor.screenshot("compare-agents");
+    await workbench.runCommand("View: Close All Editors");
+  }, () => editor);
+
   step("shows discovery failing closed as one error node and in the status bar", async () => {
+    // An instruction file that is not UTF-8 beside the file: nothing is delivered for it.
+    const broken = path.join(editor.root, BROKEN);
+    fs.writeFileSync(broken, Buffer.from([0x2d, 0x20, 0xff, 0xfe, 0x0a]));
     await workbench.openFile(FAILING);
     const pane = await instructions.show(workbench);
     const node = instructions.failedClosedRow("invalid_utf8");
@@ -150,9 +197,12 @@ describe("the extension in VS Code (code-server)", () => {
     assert.deepEqual(first, { ...node, level: 1 });
     assert.equal(await instructions.statusText(workbench, "rutter: failed closed"), "rutter: failed closed");
     await editor.screenshot("failed-closed");
+    fs.rmSync(broken);
+    await pane.locator(".monaco-list-row", { hasText: node.label }).first().waitFor({ state: "detached" });
   }, () => editor);
 
   step("hovers an instruction file with what it is and where it applies", async () => {
+    await workbench.openFile(TARGET);
     await workbench.openFile(OVERRIDE);
     await workbench.goToLine(1);
     const text = await workbench.hoverText(/applies to/);
@@ -367,6 +417,40 @@ describe("the extension in VS Code (code-server)", () => {
     const pins = editor.cliJson<{ pins: { text: string }[] }>("context", "pin", "list", proposal.thread_id);
     assert.deepEqual(pins.pins.map((pin) => pin.text), [text]);
     await editor.screenshot("pin-proposal-accepted");
+  }, () => editor);
+
+  step("finds a memory with Search History… and opens its page", async () => {
+    const created = editor.cliJson<{ id: string; version: number }>(
+      "context", "memory", "create", "--scope", "project", "--workspace", WORKSPACE,
+      "--title", "Streaming parser notes", "--content", "Feed the streaming parser in 4 KiB chunks.",
+    );
+    await workbench.openFile(TARGET);
+    await workbench.runCommand(history.SEARCH_COMMAND);
+    await workbench.quickInput.locator("input.input").fill("streaming parser");
+    const label = history.hitLabel("memory", created.id);
+    await workbench.waitForPick(label);
+    await editor.screenshot("history-search");
+    await workbench.pick(label);
+    const tab = history.pageTab("memory", created.id, created.version, 1, 1);
+    await workbench.activeTab(exactly(tab)).waitFor();
+    await workbench.editor.locator(".view-lines .view-line", { hasText: "Feed the streaming parser in 4 KiB chunks." }).first().waitFor();
+    await editor.screenshot("history-page");
+    await workbench.runCommand("View: Close All Editors");
+  }, () => editor);
+
+  step("shows a run's assembled context and its audit from the Runs view", async () => {
+    const pane = await runs.show(workbench);
+    const facts = { run_id: runId, goal: "fix the parser", target_path: TARGET, revision: 2, stale: false };
+    await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.ASSEMBLED_ENTRY);
+    await workbench.activeTab(exactly(runs.assembledDocument(runId))).waitFor();
+    await workbench.editor.locator(".view-lines .view-line", { hasText: runs.BUDGET_LINE }).first().waitFor();
+    const text = (await workbench.editorLines()).join("\n");
+    assert.match(text, /included: instruction `AGENTS\.md`/);
+    await editor.screenshot("assembled-context");
+    await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.AUDIT_ENTRY);
+    await workbench.activeTab(exactly(runs.auditDocument(runId))).waitFor();
+    await editor.screenshot("context-audit");
+    await workbench.runCommand("View: Close All Editors");
   }, () => editor);
 
   step("leaves no 'Cancel notification for unknown message id' warning in the Rutter output log", async () => {

@@ -19,6 +19,13 @@ export const THIS_FILE = (target: string): string => `This file: ${target}`;
 export const MOVE_COMMAND = "Rutter: Move Run Status…";
 export const MOVE_ENTRY = "Move Run Status…";
 export const STACKS_COMMAND = "Rutter: Show Pinned and Live Instructions";
+export const ASSEMBLED_ENTRY = "Show Assembled Context";
+export const AUDIT_ENTRY = "Show Context Audit";
+/** The documents those open for a run. */
+export const assembledDocument = (runId: string): string => `context-${runId}.md`;
+export const auditDocument = (runId: string): string => `audit-${runId}.md`;
+/** The budget line of an assembled context. */
+export const BUDGET_LINE = /^-\sBudget:\s\d+\sof\s\d+\stokens\sused/;
 
 export async function show(workbench: Workbench): Promise<Locator> {
   return workbench.showContainerPane(CONTAINER, TITLE);
