@@ -26,6 +26,8 @@ import * as sessions from "./pages/sessionView";
 import { Workbench, exactly } from "./pages/workbench";
 
 const TARGET = "services/api/internal/parser/input.go";
+/** The height of the pictures of documents dense with text (each PNG stays small). */
+const DENSE_HEIGHT = 540;
 const OVERRIDE = "services/api/AGENTS.override.md";
 /** A file whose discovery the suite makes fail closed with BROKEN, an instruction file beside
  * it that is not UTF-8 (removed again at the end of that step). */
@@ -116,7 +118,7 @@ describe("the extension in VS Code (code-server)", () => {
     await workbench.editor.locator(".view-lines .view-line", { hasText: `# 6. ${OVERRIDE}` }).first().waitFor();
     const lines = await workbench.editorLines();
     assert.deepEqual(lines.slice(0, instructions.documentedWhy(stack).length), instructions.documentedWhy(stack));
-    await editor.screenshot("show-why");
+    await editor.screenshot("show-why", DENSE_HEIGHT);
     await workbench.runCommand("View: Close All Editors");
   }, () => editor);
 
@@ -181,7 +183,7 @@ describe("the extension in VS Code (code-server)", () => {
     for (const profile of all.profiles) {
       assert.ok(text.includes(agents.LABELS[profile.agent] ?? profile.agent), `${profile.agent} not in ${name}`);
     }
-    await editor.screenshot("compare-agents");
+    await editor.screenshot("compare-agents", DENSE_HEIGHT);
     await workbench.runCommand("View: Close All Editors");
   }, () => editor);
 
@@ -336,7 +338,7 @@ describe("the extension in VS Code (code-server)", () => {
     await workbench.activeTab(title).waitFor();
     assert.equal(await workbench.activeTabLabel(), title);
     await workbench.page.locator(".editor-group-container.active .monaco-diff-editor").first().waitFor();
-    await editor.screenshot("run-stacks");
+    await editor.screenshot("run-stacks", DENSE_HEIGHT);
     await workbench.runCommand("View: Close All Editors");
   }, () => editor);
 
@@ -446,7 +448,7 @@ describe("the extension in VS Code (code-server)", () => {
     await workbench.editor.locator(".view-lines .view-line", { hasText: runs.BUDGET_LINE }).first().waitFor();
     const text = (await workbench.editorLines()).join("\n");
     assert.match(text, /included: instruction `AGENTS\.md`/);
-    await editor.screenshot("assembled-context");
+    await editor.screenshot("assembled-context", DENSE_HEIGHT);
     await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.AUDIT_ENTRY);
     await workbench.activeTab(exactly(runs.auditDocument(runId))).waitFor();
     await editor.screenshot("context-audit");

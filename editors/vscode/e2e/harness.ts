@@ -335,11 +335,13 @@ export class Editor {
     return found.map((file) => fs.readFileSync(file, "utf8")).join("\n");
   }
 
-  /** Screenshot of the whole window into the artefacts folder; returns its path. */
-  async screenshot(name: string): Promise<string> {
+  /** Screenshot of the whole window (or of its top `height` pixels: a document dense with
+   * text, whose picture would otherwise be large) into the artefacts folder; returns its path. */
+  async screenshot(name: string, height?: number): Promise<string> {
     this.step += 1;
     const file = path.join(ARTIFACTS, `${String(this.step).padStart(2, "0")}-${name}.png`);
-    await this.page.screenshot({ path: file });
+    const clip = height === undefined ? undefined : { x: 0, y: 0, width: VIEWPORT.width, height };
+    await this.page.screenshot(clip === undefined ? { path: file } : { path: file, clip });
     return file;
   }
 
