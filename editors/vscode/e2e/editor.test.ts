@@ -1,7 +1,11 @@
 /**
  * The extension in a real VS Code (code-server in headless Chromium), as a person uses it on
- * the example monorepo: the instructions of an open file, hover, code lens, diagnostics and
- * their quick fixes, the command palette, runs, memory, checkpoints and a fork.
+ * the example monorepo, from rutter's own side bar (its activity-bar icon): the Instructions
+ * view row by row as docs/editors.md states it, Show Why, the pin, the agent switch and
+ * comparison, failing closed; hover, code lens, diagnostics and their quick fixes, the command
+ * palette; runs created, moved and shown beside the live stack; memory added, listed and
+ * disabled; checkpoints and a fork; a pin proposal from `rutter mcp`; history search; the
+ * assembled context and its audit; a server log free of cancel-notification warnings.
  *
  * One editor for the whole file (starting one takes seconds); the steps run in order and each
  * leaves a screenshot in e2e/artifacts/. What the views show is read through the page objects
