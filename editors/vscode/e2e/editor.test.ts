@@ -1,7 +1,11 @@
 /**
  * The extension in a real VS Code (code-server in headless Chromium), as a person uses it on
- * the example monorepo: the instructions of an open file, hover, code lens, diagnostics and
- * their quick fixes, the command palette, runs, memory, checkpoints and a fork.
+ * the example monorepo, from rutter's own side bar (its activity-bar icon): the Instructions
+ * view row by row as docs/editors.md states it, Show Why, the pin, the agent switch and
+ * comparison, failing closed; hover, code lens, diagnostics and their quick fixes, the command
+ * palette; runs created, moved and shown beside the live stack; memory added, listed and
+ * disabled; checkpoints and a fork; a pin proposal from `rutter mcp`; history search; the
+ * assembled context and its audit; a server log free of cancel-notification warnings.
  *
  * One editor for the whole file (starting one takes seconds); the steps run in order and each
  * leaves a screenshot in e2e/artifacts/. What the views show is read through the page objects
@@ -16,13 +20,23 @@ import { after, before, describe, it } from "node:test";
 import { EXTENSION_DIR, Editor, WORKSPACE } from "./harness";
 import { publishDocImages } from "./docImages";
 import * as instructions from "./pages/instructionsView";
+import * as agents from "./pages/agents";
+import * as history from "./pages/history";
 import * as memory from "./pages/memory";
+import * as memoryView from "./pages/memoryView";
+import * as proposals from "./pages/proposalsView";
 import * as runs from "./pages/runsView";
 import * as sessions from "./pages/sessionView";
-import { Workbench } from "./pages/workbench";
+import { Workbench, exactly } from "./pages/workbench";
 
 const TARGET = "services/api/internal/parser/input.go";
+/** The height of the pictures of documents dense with text (each PNG stays small). */
+const DENSE_HEIGHT = 540;
 const OVERRIDE = "services/api/AGENTS.override.md";
+/** A file whose discovery the suite makes fail closed with BROKEN, an instruction file beside
+ * it that is not UTF-8 (removed again at the end of that step). */
+const FAILING = "services/web/src/app.ts";
+const BROKEN = "services/web/src/AGENTS.md";
 
 interface Manifest {
   contributes: {
@@ -62,6 +76,7 @@ describe("the extension in VS Code (code-server)", () => {
   let workbench: Workbench;
   let stack: instructions.Stack;
   let runId = "";
+  let createdRunId = "";
 
   before(async () => {
     editor = await Editor.start();
@@ -76,27 +91,124 @@ describe("the extension in VS Code (code-server)", () => {
     }
   });
 
-  step("shows the effective instructions of the open file in the view and the status bar", async () => {
+  step("shows the stack of the open file in rutter's Instructions view, as docs/editors.md states it", async () => {
     await workbench.openFile(TARGET);
     const pane = await instructions.show(workbench);
+    await workbench.sideBarWidth(620);
     // Once the status bar counts the sources, the extension has registered the folder as a
     // workspace; the CLI answers for the same file.
-    assert.equal(await instructions.statusText(workbench, 9), instructions.expectedStatusText(9));
+    assert.equal(await instructions.statusText(workbench, "rutter: 9"), instructions.expectedStatusText(9));
     stack = editor.cliJson<instructions.Stack>("context", "instructions", "--workspace", WORKSPACE, "--target", TARGET);
     assert.equal(stack.sources.length, 9);
     await instructions.waitForStack(pane, stack);
+    assert.equal(await workbench.paneDescription(pane), TARGET);
     const rows = await instructions.rows(workbench, pane);
-    const top = rows.filter((row) => row.level === 1).map(({ label, description }) => ({ label, description }));
-    assert.deepEqual(top, instructions.expectedTopRows(stack));
-    const conflicts = rows.filter((row) => row.level === 2).slice(0, stack.conflicts.length);
-    assert.deepEqual(
-      conflicts.map(({ label, description }) => ({ label, description })),
-      instructions.expectedConflictRows(stack),
-    );
+    // Row by row, exactly what the docs say (header, ordinals, "workspace root", layering)...
+    assert.deepEqual(rows, instructions.documentedRows(stack));
+    // ...and what the CLI says for the same file.
+    const fromCli = instructions.expectedFromCli(stack);
+    const labels = rows.map((row) => row.label);
+    assert.equal(labels[0], fromCli.header);
+    assert.deepEqual(labels.slice(1, 1 + stack.sources.length), fromCli.sources);
+    assert.deepEqual(labels.filter((label) => label.includes(" is overridden here by ")), fromCli.conflicts);
+    assert.equal(rows.at(-1)?.description, fromCli.fingerprint);
     await editor.screenshot("instructions-view");
   }, () => editor);
 
+  step("opens Show Why of a source as a document with the docs' text", async () => {
+    await workbench.runCommand(instructions.SHOW_WHY_COMMAND);
+    await workbench.waitForPick(`6. ${OVERRIDE}`);
+    await workbench.pick(`6. ${OVERRIDE}`);
+    await workbench.editor.locator(".view-lines .view-line", { hasText: `# 6. ${OVERRIDE}` }).first().waitFor();
+    const lines = await workbench.editorLines();
+    assert.deepEqual(lines.slice(0, instructions.documentedWhy(stack).length), instructions.documentedWhy(stack));
+    await editor.screenshot("show-why", DENSE_HEIGHT);
+    await workbench.runCommand("View: Close All Editors");
+  }, () => editor);
+
+  step("keeps the pinned view on its file while a source is opened from it", async () => {
+    await workbench.openFile(TARGET);
+    const pane = await instructions.show(workbench);
+    await instructions.waitForStack(pane, stack);
+    await workbench.paneAction(pane, instructions.PIN_ACTION);
+    await pane.locator(".pane-header .description", { hasText: instructions.PINNED_MARK }).waitFor();
+    // Opening source 1 (the root AGENTS.md, whose own stack is smaller) leaves the view where it is.
+    await instructions.sourceRow(pane, 1, "AGENTS.md").click();
+    await workbench.activeTab(/^AGENTS\.md$/).waitFor();
+    assert.equal(await workbench.paneDescription(pane), `${TARGET} ${instructions.PINNED_MARK}`);
+    assert.deepEqual(await instructions.rows(workbench, pane), instructions.documentedRows(stack));
+    assert.equal(await instructions.statusText(workbench, "rutter: 9"), "rutter: 9");
+    await editor.screenshot("instructions-pinned");
+    // Unpinned, the view follows the active file again: the root AGENTS.md's own stack.
+    await workbench.runCommand(instructions.TOGGLE_PIN_COMMAND);
+    const own = editor.cliJson<instructions.Stack>("context", "instructions", "--workspace", WORKSPACE, "--target", "AGENTS.md");
+    await instructions.waitForStack(pane, own);
+    assert.equal(await workbench.paneDescription(pane), "AGENTS.md");
+    assert.notEqual(own.sources.length, 9);
+    const count = String(own.sources.length);
+    assert.equal(await instructions.statusText(workbench, `rutter: ${count}`), `rutter: ${count}`);
+    // The editor gets its room back for the steps that read it.
+    await workbench.sideBarWidth(420);
+  }, () => editor);
+
+  step("switches the Instructions view to what Codex loads, and back to rutter's stack", async () => {
+    await workbench.openFile(TARGET);
+    const pane = await instructions.show(workbench);
+    await instructions.waitForStack(pane, stack);
+    await workbench.runCommand(agents.CHOOSE_COMMAND);
+    await workbench.waitForPick(agents.LABELS.codex ?? "Codex");
+    assert.deepEqual(await workbench.quickInputLabels(), [agents.DEFAULT_CHOICE, ...Object.values(agents.LABELS)]);
+    await workbench.pick(exactly(agents.LABELS.codex ?? "Codex"));
+    const codex = editor.cliJson<agents.AgentView>(
+      "context", "instructions", "--as", "codex", "--workspace", WORKSPACE, "--target", TARGET,
+    );
+    const expected = agents.expectedRows(codex);
+    await pane.locator(".monaco-list-row", { hasText: expected[0] ?? "" }).first().waitFor();
+    assert.deepEqual(agents.topLabels(await instructions.rows(workbench, pane)), expected);
+    assert.equal(await workbench.paneDescription(pane), `${TARGET} · Codex`);
+    // The status bar keeps counting the default stack: a profile is a view, never what runs pin.
+    assert.equal(await instructions.statusText(workbench, "rutter: 9"), "rutter: 9");
+    await editor.screenshot("agent-codex");
+    await workbench.runCommand(agents.CHOOSE_COMMAND);
+    await workbench.waitForPick(agents.DEFAULT_CHOICE);
+    await workbench.pick(agents.DEFAULT_CHOICE);
+    await instructions.waitForStack(pane, stack);
+    assert.deepEqual(await instructions.rows(workbench, pane), instructions.documentedRows(stack));
+  }, () => editor);
+
+  step("compares what every agent loads for the file in one document", async () => {
+    await workbench.runCommand(agents.COMPARE_COMMAND);
+    const name = agents.compareDocument(TARGET);
+    await workbench.activeTab(exactly(name)).waitFor();
+    const all = editor.cliJson<{ profiles: agents.AgentView[] }>(
+      "context", "instructions", "--as", "all", "--workspace", WORKSPACE, "--target", TARGET,
+    );
+    const text = (await workbench.editorLines()).join("\n");
+    for (const profile of all.profiles) {
+      assert.ok(text.includes(agents.LABELS[profile.agent] ?? profile.agent), `${profile.agent} not in ${name}`);
+    }
+    await editor.screenshot("compare-agents", DENSE_HEIGHT);
+    await workbench.runCommand("View: Close All Editors");
+  }, () => editor);
+
+  step("shows discovery failing closed as one error node and in the status bar", async () => {
+    // An instruction file that is not UTF-8 beside the file: nothing is delivered for it.
+    const broken = path.join(editor.root, BROKEN);
+    fs.writeFileSync(broken, Buffer.from([0x2d, 0x20, 0xff, 0xfe, 0x0a]));
+    await workbench.openFile(FAILING);
+    const pane = await instructions.show(workbench);
+    const node = instructions.failedClosedRow("invalid_utf8");
+    await pane.locator(".monaco-list-row", { hasText: node.label }).first().waitFor();
+    const [first] = await instructions.rows(workbench, pane);
+    assert.deepEqual(first, { ...node, level: 1 });
+    assert.equal(await instructions.statusText(workbench, "rutter: failed closed"), "rutter: failed closed");
+    await editor.screenshot("failed-closed");
+    fs.rmSync(broken);
+    await pane.locator(".monaco-list-row", { hasText: node.label }).first().waitFor({ state: "detached" });
+  }, () => editor);
+
   step("hovers an instruction file with what it is and where it applies", async () => {
+    await workbench.openFile(TARGET);
     await workbench.openFile(OVERRIDE);
     await workbench.goToLine(1);
     const text = await workbench.hoverText(/applies to/);
@@ -148,7 +260,7 @@ describe("the extension in VS Code (code-server)", () => {
     runId = created.run_id;
     assert.match(runId, /^run_/);
     const pane = await runs.show(workbench);
-    await runs.waitForRun(pane, { run_id: runId, target_path: TARGET, revision: 1, stale: false });
+    await runs.waitForRun(pane, { run_id: runId, goal: "fix the parser", target_path: TARGET, revision: 1, stale: false });
     await editor.screenshot("runs-view");
   }, () => editor);
 
@@ -156,7 +268,8 @@ describe("the extension in VS Code (code-server)", () => {
     // Another program edits the file the run pinned.
     fs.appendFileSync(path.join(editor.root, OVERRIDE), "\n- Log every parser error with its input offset.\n");
     const pane = await runs.show(workbench);
-    await runs.waitForRun(pane, { run_id: runId, target_path: TARGET, revision: 1, stale: true });
+    await runs.waitForRun(pane, { run_id: runId, goal: "fix the parser", target_path: TARGET, revision: 1, stale: true });
+    await editor.screenshot("runs-view-stale");
     await workbench.openFile(OVERRIDE);
     await workbench.goToLine(1);
     const fixes = await workbench.quickFixes(`Review and confirm refresh for run ${runId}`);
@@ -166,12 +279,71 @@ describe("the extension in VS Code (code-server)", () => {
     await workbench.dialog(/refresh/i).waitFor();
     await editor.screenshot("drift-review");
     await workbench.answerDialog(/refresh/i, "Confirm refresh");
-    await runs.waitForRun(await runs.show(workbench), { run_id: runId, target_path: TARGET, revision: 2, stale: false });
+    await runs.waitForRun(await runs.show(workbench), { run_id: runId, goal: "fix the parser", target_path: TARGET, revision: 2, stale: false });
     // The run now pins what is on disk: revision 2, the live fingerprint.
     const run = editor.cliJson<{ revision: number; fingerprint: string }>("run", "show", runId);
     const live = editor.cliJson<instructions.Stack>("context", "instructions", "--workspace", WORKSPACE, "--target", TARGET);
     assert.deepEqual({ revision: run.revision, fingerprint: run.fingerprint }, { revision: 2, fingerprint: live.fingerprint });
     await editor.screenshot("runs-view-refreshed");
+  }, () => editor);
+
+  step("creates a run from the palette for the open file", async () => {
+    await workbench.openFile(TARGET);
+    await instructions.statusText(workbench, "rutter: 9");
+    await workbench.runCommand(runs.CREATE_COMMAND);
+    await workbench.answerInput(runs.GOAL_PROMPT, "tidy the input parser", false);
+    await workbench.waitForPick(runs.THIS_FILE(TARGET));
+    await editor.screenshot("create-run-target");
+    await workbench.pick(runs.THIS_FILE(TARGET));
+    await workbench.answerInput(runs.PROFILE_PROMPT, "");
+    const listed = editor.cliJson<{ runs: { run_id: string; goal: string }[] }>("run", "list", "--workspace", WORKSPACE);
+    const created = listed.runs.find((run) => run.goal === "tidy the input parser");
+    assert.ok(created !== undefined, JSON.stringify(listed.runs.map((run) => run.goal)));
+    createdRunId = created.run_id;
+    await workbench
+      .notification(`rutter: run ${createdRunId} created in ${WORKSPACE}; it pins the instructions of ${TARGET} (revision 1)`)
+      .first()
+      .waitFor();
+    const pane = await runs.show(workbench);
+    await runs.waitForRun(pane, { run_id: createdRunId, goal: "tidy the input parser", target_path: TARGET, revision: 1, stale: false });
+    await editor.screenshot("create-run");
+    await workbench.clearNotifications();
+  }, () => editor);
+
+  step("moves the run's status from its context menu, a final status after a modal question", async () => {
+    const pane = await runs.show(workbench);
+    const facts = { run_id: createdRunId, goal: "tidy the input parser", target_path: TARGET, revision: 1, stale: false };
+    await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.MOVE_ENTRY);
+    await workbench.waitForPick("running");
+    assert.deepEqual(await workbench.quickInputLabels(), ["running", "failed", "cancelled"]);
+    await editor.screenshot("move-run-status");
+    await workbench.pick("running");
+    await workbench.notification(`rutter: run ${createdRunId}: created → running`).first().waitFor();
+    await runs.waitForRun(pane, { ...facts, status: "running" });
+    assert.equal(editor.cliJson<{ status: string }>("run", "show", createdRunId).status, "running");
+    await workbench.runCommand(runs.MOVE_COMMAND);
+    await workbench.waitForPick("tidy the input parser");
+    await workbench.pick("tidy the input parser");
+    await workbench.waitForPick("completed");
+    await workbench.pick("completed");
+    await workbench.dialog(`Mark run ${createdRunId} as completed?`).waitFor();
+    await editor.screenshot("move-run-final");
+    await workbench.answerDialog(`Mark run ${createdRunId} as completed?`, "Mark completed");
+    await runs.waitForNoRun(pane, createdRunId);
+    assert.equal(editor.cliJson<{ status: string }>("run", "show", createdRunId).status, "completed");
+    await workbench.clearNotifications();
+  }, () => editor);
+
+  step("shows a run's pinned and live instructions side by side in the diff editor", async () => {
+    await workbench.runCommand(runs.STACKS_COMMAND);
+    await workbench.waitForPick("fix the parser");
+    await workbench.pick("fix the parser");
+    const title = runs.stacksTitle(runId, 2, false);
+    await workbench.activeTab(title).waitFor();
+    assert.equal(await workbench.activeTabLabel(), title);
+    await workbench.page.locator(".editor-group-container.active .monaco-diff-editor").first().waitFor();
+    await editor.screenshot("run-stacks", DENSE_HEIGHT);
+    await workbench.runCommand("View: Close All Editors");
   }, () => editor);
 
   step("adds a project memory from the palette and lists it", async () => {
@@ -188,6 +360,21 @@ describe("the extension in VS Code (code-server)", () => {
     assert.ok(listed.some((row) => row.includes("Parser errors")), listed.join(" | "));
     await editor.screenshot("memory-list");
     await workbench.closeQuickInput();
+  }, () => editor);
+
+  step("lists the memory in the Memory view and disables it from its context menu", async () => {
+    const pane = await memoryView.show(workbench);
+    const row = await memoryView.waitForMemory(pane, "Parser errors", memoryView.expectedDescription(WORKSPACE, 1));
+    await editor.screenshot("memory-view");
+    await workbench.contextMenu(row, memoryView.ACTIONS_ENTRY);
+    await workbench.waitForPick(memoryView.DISABLE_CHOICE);
+    await workbench.pick(memoryView.DISABLE_CHOICE);
+    await memoryView.waitForMemory(pane, "Parser errors", memoryView.expectedDescription(WORKSPACE, 2, "disabled"));
+    const listed = editor.cliJson<{ items: { title: string; status: string }[] }>(
+      "context", "memory", "list", "--scope", "project", "--workspace", WORKSPACE, "--all",
+    );
+    assert.equal(listed.items.find((item) => item.title === "Parser errors")?.status, "disabled");
+    await editor.screenshot("memory-view-disabled");
   }, () => editor);
 
   step("creates a checkpoint from the palette and shows it in the Session Tree", async () => {
@@ -214,10 +401,72 @@ describe("the extension in VS Code (code-server)", () => {
     const forked = listed.runs.find((run) => run.goal === "try a streaming parser");
     assert.ok(forked !== undefined, JSON.stringify(listed.runs.map((run) => run.goal)));
     const runsPane = await runs.show(workbench);
-    await runs.waitForRun(runsPane, { run_id: forked.run_id, target_path: TARGET, revision: 1, stale: false });
+    await runs.waitForRun(runsPane, { run_id: forked.run_id, goal: "try a streaming parser", target_path: TARGET, revision: 1, stale: false });
     const pane = await sessions.show(workbench);
     await sessions.waitForForkMarker(pane, "before the parser change");
     await editor.screenshot("fork");
+  }, () => editor);
+
+  step("shows an agent's pin proposal (made through rutter mcp) and pins it when accepted", async () => {
+    const text = "Keep the parser's public API stable.";
+    const proposal = await editor.mcpTool<{ proposal_id: string; thread_id: string }>("context_pin_propose", { run_id: runId, text });
+    const expected = proposals.expectedRow(text, WORKSPACE, "mcp");
+    const pane = await proposals.show(workbench);
+    const row = await proposals.waitForProposal(pane, expected.label, expected.description);
+    await workbench.notification(proposals.announcement("mcp", text)).first().waitFor();
+    await editor.screenshot("pin-proposals");
+    await workbench.clearNotifications();
+    await row.click();
+    await workbench.dialog(proposals.QUESTION("mcp")).waitFor();
+    await workbench.answerDialog(proposals.QUESTION("mcp"), proposals.PIN_BUTTON);
+    await pane.locator(".monaco-list-row", { hasText: expected.label }).first().waitFor({ state: "detached" });
+    const pins = editor.cliJson<{ pins: { text: string }[] }>("context", "pin", "list", proposal.thread_id);
+    assert.deepEqual(pins.pins.map((pin) => pin.text), [text]);
+    await editor.screenshot("pin-proposal-accepted");
+  }, () => editor);
+
+  step("finds a memory with Search History… and opens its page", async () => {
+    const created = editor.cliJson<{ id: string; version: number }>(
+      "context", "memory", "create", "--scope", "project", "--workspace", WORKSPACE,
+      "--title", "Streaming parser notes", "--content", "Feed the streaming parser in 4 KiB chunks.",
+    );
+    await workbench.openFile(TARGET);
+    await workbench.runCommand(history.SEARCH_COMMAND);
+    await workbench.quickInput.locator("input.input").fill("streaming parser");
+    const label = history.hitLabel("memory", created.id);
+    await workbench.waitForPick(label);
+    await editor.screenshot("history-search");
+    await workbench.pick(label);
+    const tab = history.pageTab("memory", created.id, created.version, 1, 1);
+    await workbench.activeTab(exactly(tab)).waitFor();
+    await workbench.editor.locator(".view-lines .view-line", { hasText: "Feed the streaming parser in 4 KiB chunks." }).first().waitFor();
+    await editor.screenshot("history-page");
+    await workbench.runCommand("View: Close All Editors");
+  }, () => editor);
+
+  step("shows a run's assembled context and its audit from the Runs view", async () => {
+    const pane = await runs.show(workbench);
+    const facts = { run_id: runId, goal: "fix the parser", target_path: TARGET, revision: 2, stale: false };
+    await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.ASSEMBLED_ENTRY);
+    await workbench.activeTab(exactly(runs.assembledDocument(runId))).waitFor();
+    await workbench.editor.locator(".view-lines .view-line", { hasText: runs.BUDGET_LINE }).first().waitFor();
+    const text = (await workbench.editorLines()).join("\n");
+    assert.match(text, /included: instruction `AGENTS\.md`/);
+    await editor.screenshot("assembled-context", DENSE_HEIGHT);
+    await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.AUDIT_ENTRY);
+    await workbench.activeTab(exactly(runs.auditDocument(runId))).waitFor();
+    await editor.screenshot("context-audit");
+    await workbench.runCommand("View: Close All Editors");
+  }, () => editor);
+
+  step("leaves no 'Cancel notification for unknown message id' warning in the Rutter output log", async () => {
+    await workbench.runCommand("Rutter: Show Server Log");
+    await workbench.page.locator(".part.panel .output-view, .part.panel .monaco-editor").first().waitFor();
+    await editor.screenshot("server-log");
+    const log = editor.rutterLog();
+    assert.match(log, /\S/, "the Rutter output log is empty");
+    assert.doesNotMatch(log, /Cancel notification for unknown message id/);
+    await workbench.closePanel();
   }, () => editor);
 });
 

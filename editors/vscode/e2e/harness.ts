@@ -264,11 +264,84 @@ export class Editor {
     return JSON.parse(this.cli(...args, "--json")) as T;
   }
 
-  /** Screenshot of the whole window into the artefacts folder; returns its path. */
-  async screenshot(name: string): Promise<string> {
+  /** Call one tool of `rutter mcp` (the agents' MCP server, over stdio, as an agent does):
+   * initialize, then `tools/call`; returns the tool's structured result. */
+  async mcpTool<T>(name: string, args: Record<string, unknown>): Promise<T> {
+    const child = spawn(rutterCli(), ["mcp"], {
+      env: { ...process.env, RUTTER_HOME: this.home, RUTTER_DATABASE_URL: "" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const answers = new Map<number, (message: McpMessage) => void>();
+    let buffered = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      buffered += chunk;
+      let newline = buffered.indexOf("\n");
+      while (newline >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (line !== "") {
+          const message = JSON.parse(line) as McpMessage;
+          if (typeof message.id === "number") {
+            answers.get(message.id)?.(message);
+          }
+        }
+        newline = buffered.indexOf("\n");
+      }
+    });
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    const request = (id: number, method: string, params: unknown): Promise<McpMessage> =>
+      new Promise((resolve, reject) => {
+        answers.set(id, resolve);
+        child.once("exit", () => reject(new Error(`rutter mcp exited before answering ${method}`)));
+        child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+      });
+    try {
+      await request(1, "initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "rutter-e2e", version: "1" },
+      });
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+      const answer = await request(2, "tools/call", { name, arguments: args });
+      const result = answer.result as { isError?: boolean; structuredContent?: T } | undefined;
+      if (result === undefined || result.isError === true || result.structuredContent === undefined) {
+        throw new Error(`rutter mcp ${name} failed: ${JSON.stringify(answer)}`);
+      }
+      return result.structuredContent;
+    } finally {
+      child.stdin.end();
+      await exited;
+    }
+  }
+
+  /** The Rutter output channel's log so far (what "Rutter: Show Server Log" shows). */
+  rutterLog(): string {
+    const logs = path.join(this.base, "user-data", "logs");
+    const found: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) {
+          walk(full);
+        } else if (entry.name === "Rutter.log") {
+          found.push(full);
+        }
+      }
+    };
+    if (fs.existsSync(logs)) {
+      walk(logs);
+    }
+    return found.map((file) => fs.readFileSync(file, "utf8")).join("\n");
+  }
+
+  /** Screenshot of the whole window (or of its top `height` pixels: a document dense with
+   * text, whose picture would otherwise be large) into the artefacts folder; returns its path. */
+  async screenshot(name: string, height?: number): Promise<string> {
     this.step += 1;
     const file = path.join(ARTIFACTS, `${String(this.step).padStart(2, "0")}-${name}.png`);
-    await this.page.screenshot({ path: file });
+    const clip = height === undefined ? undefined : { x: 0, y: 0, width: VIEWPORT.width, height };
+    await this.page.screenshot(clip === undefined ? { path: file } : { path: file, clip });
     return file;
   }
 
@@ -317,4 +390,10 @@ async function stopGroup(child: ChildProcess): Promise<void> {
   } catch {
     // the group is gone
   }
+}
+
+interface McpMessage {
+  id?: number;
+  result?: unknown;
+  error?: unknown;
 }

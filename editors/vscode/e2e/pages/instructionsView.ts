@@ -1,18 +1,31 @@
 /**
- * The Effective Instructions view and the status bar item, as a person reads them.
+ * The Instructions view (rutter's own view container in the activity bar), its Show Why
+ * document, its pin, and the status bar item, as a person reads them.
  *
- * The ONE place that knows how a stack shows in the editor: where the view lives, how its rows
- * read, and what a source, a conflict, an ignored file and the fingerprint look like. The
- * expected rows are derived from the CLI's answer for the same file (`rutter context
- * instructions --json`), so when the view's wording changes only this module changes.
+ * The ONE place that knows how a stack shows in the editor. What the view must show is read
+ * from docs/editors.md ("The views, row by row"), which states it exactly, and checked against
+ * the CLI's answer for the same file (`rutter context instructions --json`): the docs, the CLI
+ * and the screen must agree.
  */
+
+import * as fs from "node:fs";
+import * as path from "node:path";
 
 import type { Locator } from "playwright-core";
 
+import { REPO } from "../harness";
 import { type TreeRow, type Workbench, plain } from "./workbench";
 
-export const TITLE = "Effective Instructions";
-export const FOCUS_COMMAND = "Explorer: Focus on Effective Instructions View";
+export const CONTAINER = "rutter";
+export const TITLE = "Instructions";
+export const SHOW_WHY_COMMAND = "Rutter: Show Why";
+export const TOGGLE_PIN_COMMAND = "Rutter: Toggle Pin of the Instructions View";
+export const PIN_ACTION = "Pin the Instructions View to This File";
+export const PINNED_MARK = "· pinned";
+
+const EDITORS_DOC = path.join(REPO, "docs", "editors.md");
+/** The fingerprint the docs' example shows (the screen's comes from the CLI). */
+const DOC_FINGERPRINT = /\b9ac7a4ccb96c\b/g;
 
 /** The parts of `rutter context instructions --json` the view shows. */
 export interface Stack {
@@ -24,39 +37,57 @@ export interface Stack {
 }
 
 export async function show(workbench: Workbench): Promise<Locator> {
-  return workbench.showPane(FOCUS_COMMAND, TITLE);
+  return workbench.showContainerPane(CONTAINER, TITLE);
 }
 
-/** The top-level rows the view shows for `stack`: the sources in delivery order, then the
- * groups (with their counts) and the fingerprint. */
-export function expectedTopRows(stack: Stack): Pick<TreeRow, "label" | "description">[] {
-  const rows = stack.sources.map((source) => ({
-    label: source.path,
-    description: `${source.kind} · ${source.scope} · ${source.precedence}`,
-  }));
-  if (stack.conflicts.length > 0) {
-    rows.push({ label: `Conflicts (${stack.conflicts.length})`, description: "" });
+/** The fenced block of docs/editors.md that follows the line containing `marker`. */
+function docBlock(marker: string, fence: string): string[] {
+  const lines = fs.readFileSync(EDITORS_DOC, "utf8").split("\n");
+  const at = lines.findIndex((line) => line.includes(marker));
+  if (at < 0) {
+    throw new Error(`docs/editors.md has no "${marker}"`);
   }
-  if (stack.ignored.length > 0) {
-    rows.push({ label: `Ignored (${stack.ignored.length})`, description: "" });
-  }
-  const redacted = stack.sources.filter((source) => source.redactions.length > 0);
-  if (redacted.length > 0) {
-    rows.push({ label: `Redactions (${redacted.length})`, description: "" });
-  }
-  rows.push({ label: "Fingerprint", description: stack.fingerprint.slice(0, 12) });
-  return rows;
+  const start = lines.findIndex((line, index) => index > at && line.trim() === "```" + fence);
+  const end = lines.findIndex((line, index) => index > start && line.trim() === "```");
+  return lines.slice(start + 1, end);
 }
 
-/** The conflict rows under "Conflicts (N)". */
-export function expectedConflictRows(stack: Stack): Pick<TreeRow, "label" | "description">[] {
-  return stack.conflicts.map((conflict) => ({
-    label: `${conflict.lower_precedence_path} < ${conflict.higher_precedence_path}`,
-    description: conflict.role,
-  }));
+/** The rows docs/editors.md says the view shows for the example's parser file, with the
+ * fingerprint of `stack` (a `label — description` line; two leading spaces: a child row). */
+export function documentedRows(stack: Stack): TreeRow[] {
+  return docBlock("**Instructions**, for `services/api/internal/parser/input.go`", "text").map((line) => {
+    const level = line.startsWith("  ") ? 2 : 1;
+    const text = line.trim().replace(DOC_FINGERPRINT, stack.fingerprint.slice(0, 12));
+    const split = text.indexOf(" — ");
+    return split < 0
+      ? { label: text, description: "", level }
+      : { label: text.slice(0, split), description: text.slice(split + 3), level };
+  });
 }
 
-/** Wait until the view shows the stack of `stack.target_path` (its fingerprint row). */
+/** The Show Why document of source 6 as docs/editors.md gives it, with the fingerprint of
+ * `stack`. */
+export function documentedWhy(stack: Stack): string[] {
+  return docBlock("nothing needs hovering. For source 6 above", "markdown").map((line) =>
+    line.replace(DOC_FINGERPRINT, stack.fingerprint.slice(0, 12)),
+  );
+}
+
+/** The rows the CLI's answer implies (header, one numbered row per source, conflicts worded
+ * as layering, the fingerprint): a second, independent source of the same truth. */
+export function expectedFromCli(stack: Stack): { header: string; sources: string[]; conflicts: string[]; fingerprint: string } {
+  const count = stack.sources.length;
+  return {
+    header: `${count} ${count === 1 ? "source" : "sources"} in delivery order; higher precedence wins where sources conflict`,
+    sources: stack.sources.map((source, index) => `${index + 1}. ${source.path}`),
+    conflicts: stack.conflicts.map(
+      (conflict) => `${conflict.lower_precedence_path} is overridden here by ${conflict.higher_precedence_path}`,
+    ),
+    fingerprint: stack.fingerprint.slice(0, 12),
+  };
+}
+
+/** Wait until the view shows the stack of `stack` (its fingerprint row). */
 export async function waitForStack(pane: Locator, stack: Stack): Promise<void> {
   await pane.locator(".monaco-list-row", { hasText: stack.fingerprint.slice(0, 12) }).first().waitFor();
 }
@@ -66,14 +97,24 @@ export async function rows(workbench: Workbench, pane: Locator): Promise<TreeRow
   return workbench.treeRows(pane);
 }
 
-/** The status bar item of the active file: what it reads for `count` sources. */
-export function expectedStatusText(count: number): string {
-  return String(count);
+/** The single top row when discovery fails closed with `code`. */
+export function failedClosedRow(code: string): Pick<TreeRow, "label" | "description"> {
+  return { label: "Discovery failed closed: no instructions are delivered", description: code };
 }
 
-/** The rutter status bar item (the one whose tooltip names instruction sources). */
-export async function statusText(workbench: Workbench, count: number): Promise<string> {
-  const item = workbench.page.locator(".part.statusbar .statusbar-item", { hasText: new RegExp(`^\\W*${count}$`) });
+/** The row of source `ordinal. path`. */
+export function sourceRow(pane: Locator, ordinal: number, sourcePath: string): Locator {
+  return pane.locator(".monaco-list-row", { hasText: `${ordinal}. ${sourcePath}` }).first();
+}
+
+/** What the status bar item reads for `count` sources. */
+export function expectedStatusText(count: number): string {
+  return `rutter: ${count}`;
+}
+
+/** The rutter status bar item, once it reads `expected`. */
+export async function statusText(workbench: Workbench, expected: string): Promise<string> {
+  const item = workbench.page.locator(".part.statusbar .statusbar-item", { hasText: new RegExp(`^\\W*${expected}$`) });
   await item.first().waitFor();
   return plain((await item.first().textContent()) ?? "");
 }

@@ -1,36 +1,74 @@
 /**
- * The Runs view, as a person reads it: the ONE place that knows how a run shows (label = run
- * ID, description = `target · rev N · current | stale`).
+ * The Runs view and the run commands, as a person uses them: the ONE place that knows how a run
+ * shows (label = the goal's first line, description = `status · instructions current | stale ·
+ * target · rev N · run ID`) and what the commands ask.
  */
 
 import type { Locator } from "playwright-core";
 
 import type { TreeRow, Workbench } from "./workbench";
 
+export const CONTAINER = "rutter";
 export const TITLE = "Runs";
-export const FOCUS_COMMAND = "Explorer: Focus on Runs View";
 /** The context menu entry of a run whose pinned instructions drifted. */
 export const REVIEW_ENTRY = "Review and confirm refresh";
+export const CREATE_COMMAND = "Rutter: Create Run…";
+export const GOAL_PROMPT = /The run's goal: what should it achieve\?/;
+export const PROFILE_PROMPT = /The agent profile the run is for/;
+export const THIS_FILE = (target: string): string => `This file: ${target}`;
+export const MOVE_COMMAND = "Rutter: Move Run Status…";
+export const MOVE_ENTRY = "Move Run Status…";
+export const STACKS_COMMAND = "Rutter: Show Pinned and Live Instructions";
+export const ASSEMBLED_ENTRY = "Show Assembled Context";
+export const AUDIT_ENTRY = "Show Context Audit";
+/** The documents those open for a run. */
+export const assembledDocument = (runId: string): string => `context-${runId}.md`;
+export const auditDocument = (runId: string): string => `audit-${runId}.md`;
+/** The budget line of an assembled context. */
+export const BUDGET_LINE = /^-\sBudget:\s\d+\sof\s\d+\stokens\sused/;
 
 export async function show(workbench: Workbench): Promise<Locator> {
-  return workbench.showPane(FOCUS_COMMAND, TITLE);
+  return workbench.showContainerPane(CONTAINER, TITLE);
 }
 
 export interface RunFacts {
   run_id: string;
+  goal: string;
+  status?: string;
   target_path: string;
   revision: number;
   stale: boolean;
 }
 
 export function expectedRow(run: RunFacts): Pick<TreeRow, "label" | "description"> {
-  return { label: run.run_id, description: `${run.target_path} · rev ${run.revision} · ${run.stale ? "stale" : "current"}` };
+  const state = run.stale ? "instructions stale" : "instructions current";
+  return {
+    label: run.goal.split("\n")[0] ?? "",
+    description: `${run.status ?? "created"} · ${state} · ${run.target_path} · rev ${run.revision} · ${run.run_id}`,
+  };
 }
 
-/** Wait for the run's row to read as `expectedRow(run)`. */
+/** Wait for the run's row to read exactly as `expectedRow(run)`; returns it. */
 export async function waitForRun(pane: Locator, run: RunFacts): Promise<Locator> {
   const expected = expectedRow(run);
-  const row = pane.locator(".monaco-list-row", { hasText: expected.label }).filter({ hasText: expected.description });
+  const row = pane
+    .locator(".monaco-list-row")
+    .filter({ has: pane.page().locator(".label-name", { hasText: exactly(expected.label) }) })
+    .filter({ has: pane.page().locator(".label-description", { hasText: exactly(expected.description) }) });
   await row.first().waitFor();
   return row.first();
+}
+
+/** Wait until no row of the view names `runId`. */
+export async function waitForNoRun(pane: Locator, runId: string): Promise<void> {
+  await pane.locator(".monaco-list-row", { hasText: runId }).first().waitFor({ state: "detached" });
+}
+
+/** The diff editor's title for a run's pinned and live stacks. */
+export function stacksTitle(runId: string, revision: number, stale: boolean): string {
+  return `${runId}: pinned (revision ${revision}) ↔ on disk now${stale ? " (stale)" : ""}`;
+}
+
+function exactly(text: string): RegExp {
+  return new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
 }

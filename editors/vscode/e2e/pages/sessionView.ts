@@ -9,7 +9,7 @@ import type { Locator } from "playwright-core";
 import type { Workbench } from "./workbench";
 
 export const TITLE = "Session Tree";
-export const FOCUS_COMMAND = "Explorer: Focus on Session Tree View";
+export const CONTAINER = "rutter";
 export const CHECKPOINT_COMMAND = "Rutter: Create Checkpoint";
 export const CHECKPOINT_PROMPT = /A title for the checkpoint of run/;
 export const SHOW_TREE_COMMAND = "Rutter: Show Session Tree";
@@ -20,7 +20,7 @@ export const FORK_QUESTION = /A new run starts under a new mission/;
 export const FORK_BUTTON = "Fork";
 
 export async function show(workbench: Workbench): Promise<Locator> {
-  return workbench.showPane(FOCUS_COMMAND, TITLE);
+  return workbench.showContainerPane(CONTAINER, TITLE);
 }
 
 /** Wait for the tree to show a checkpoint titled `title`; returns its row. */

@@ -89,6 +89,12 @@ export class Workbench {
     await row.first().click();
   }
 
+  /** The labels of the open quick pick's visible rows (without their descriptions). */
+  async quickInputLabels(): Promise<string[]> {
+    const labels = this.quickInput.locator(".quick-input-list .monaco-list-row .label-name");
+    return (await labels.allTextContents()).map(plain);
+  }
+
   /** Wait for a quick pick whose rows include `label`; returns all its visible rows. */
   async waitForPick(label: string | RegExp): Promise<string[]> {
     await this.quickInput
@@ -99,11 +105,13 @@ export class Workbench {
   }
 
   /** Answer the open input box: its prompt must match `prompt`. */
-  async answerInput(prompt: string | RegExp, text: string): Promise<void> {
-    await this.quickInput.locator(".quick-input-message", { hasText: prompt }).waitFor();
+  async answerInput(prompt: string | RegExp, text: string, closes = true): Promise<void> {
+    const message = this.quickInput.locator(".quick-input-message", { hasText: prompt });
+    await message.waitFor();
     await this.quickInput.locator("input.input").fill(text);
     await this.page.keyboard.press("Enter");
-    await this.quickInput.waitFor({ state: "hidden" });
+    // The input box closes, or the command asks its next question in the same widget.
+    await (closes ? this.quickInput.waitFor({ state: "hidden" }) : message.waitFor({ state: "hidden" }));
   }
 
   // --- Editors ---
@@ -257,24 +265,83 @@ export class Workbench {
 
   // --- Side bar views ---
 
-  /** A view pane of the side bar, by its title as VS Code labels it ("Runs Section"). */
-  pane(title: string): Locator {
-    return this.page.locator(".part.sidebar .pane", {
-      has: this.page.locator(`.pane-header[aria-label^="${title} Section"]`),
-    });
-  }
-
-  /** Show the pane `title` (the palette's "Focus on … View") and collapse the other panes of
-   * its container, so its rows have the room. */
-  async showPane(focusCommand: string, title: string): Promise<Locator> {
-    await this.runCommand(focusCommand);
-    const pane = this.pane(title);
+  /** Show the pane `title` of the view container `container` as a person does: its icon in
+   * the activity bar (unless the container is already open), then the pane's header; the other
+   * panes of the container are collapsed, so its rows have the room. */
+  async showContainerPane(container: string, title: string): Promise<Locator> {
+    await this.closeQuickInput();
+    const icon = this.page.locator(`.part.activitybar .action-item:has(a[aria-label^="${container}"])`).first();
+    if (!((await icon.getAttribute("class")) ?? "").split(" ").includes("checked")) {
+      await icon.locator("a").click();
+    }
+    const pane = this.paneTitled(title);
+    const header = pane.locator(".pane-header").first();
+    await header.waitFor();
+    if ((await header.getAttribute("aria-expanded")) !== "true") {
+      await header.click();
+    }
     await pane.locator(".pane-header[aria-expanded=true]").waitFor();
-    const others = this.page.locator(`.part.sidebar .pane-header[aria-expanded=true]:not([aria-label^="${title} Section"])`);
+    const others = this.page
+      .locator(".part.sidebar .pane-header[aria-expanded=true]")
+      .filter({ hasNot: this.page.locator(".title", { hasText: exactly(title) }) });
     while ((await others.count()) > 0) {
       await others.first().click();
     }
     return pane;
+  }
+
+  /** A pane of the side bar, by the title its header shows (a view may change its title's
+   * description, and with it VS Code's aria-label). */
+  paneTitled(title: string): Locator {
+    return this.page.locator(".part.sidebar .pane", {
+      has: this.page.locator(".pane-header .title", { hasText: exactly(title) }),
+    });
+  }
+
+  /** The description VS Code shows beside a pane's title (e.g. the file a view shows). */
+  async paneDescription(pane: Locator): Promise<string> {
+    const description = pane.locator(".pane-header .description");
+    return (await description.count()) > 0 ? plain((await description.first().textContent()) ?? "") : "";
+  }
+
+  /** Click the pane's title-bar action labelled `label` (its tooltip / aria-label). */
+  async paneAction(pane: Locator, label: string): Promise<void> {
+    await pane.locator(".pane-header").first().hover();
+    await pane.locator(`.pane-header .action-label[aria-label^="${label}"]`).first().click();
+  }
+
+  /** Open the context menu of `row` and choose `entry`. */
+  async contextMenu(row: Locator, entry: string): Promise<void> {
+    await row.click({ button: "right" });
+    const item = this.page.locator(".monaco-menu .action-item .action-label", { hasText: exactly(entry) });
+    await item.first().waitFor();
+    // The menu ignores a click right after it opened (the right button's release); pointing at
+    // the entry focuses it, Enter chooses it, as with the keyboard.
+    await item.first().hover();
+    await this.page.locator(".monaco-menu .action-item.focused .action-label", { hasText: exactly(entry) }).waitFor();
+    await this.page.keyboard.press("Enter");
+    await this.page.locator(".monaco-menu").first().waitFor({ state: "hidden" });
+  }
+
+  /** Drag the side bar's edge until it is `width` pixels wide (wide: its rows' descriptions
+   * show whole, as a person reading them would make room for). */
+  async sideBarWidth(width: number): Promise<void> {
+    const box = await this.page.locator(".part.sidebar").boundingBox();
+    if (box === null || Math.abs(box.width - width) < 8) {
+      return;
+    }
+    const y = box.y + box.height / 2;
+    await this.page.mouse.move(box.x + box.width + 1, y);
+    await this.page.mouse.down();
+    await this.page.mouse.move(box.x + width, y, { steps: 8 });
+    await this.page.mouse.up();
+  }
+
+  /** The label of the active editor tab. */
+  async activeTabLabel(): Promise<string> {
+    const tab = this.page.locator(".editor-group-container.active .tabs-container .tab.active .label-name").first();
+    await tab.waitFor();
+    return plain((await tab.textContent()) ?? "");
   }
 
   /** The rows a tree view shows (label and description), in order. */
