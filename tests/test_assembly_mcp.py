@@ -88,6 +88,12 @@ async def test_mixed_or_bad_arguments_are_tool_errors(env: Env) -> None:
         missing = await failure(
             client, "effective_instructions", {"run_id": "run_01M8Y3HJTQYDNPR8CJ56SS1T0B"}
         )
-    assert [e["code"] for e in (both, neither, budget_alone)] == ["invalid_params"] * 3
+        # An agent's view is of a target: a run's assembly has no agent (issue 20 beside 16).
+        agent_and_run = await failure(
+            client, "effective_instructions", {"run_id": env.run["run_id"], "agent": "codex"}
+        )
+    assert [e["code"] for e in (both, neither, budget_alone, agent_and_run)] == [
+        "invalid_params"
+    ] * 4
     assert (zero["code"], missing["code"]) == ("invalid_budget", "run_not_found")
     assert env.count("context_assemblies") == 0
