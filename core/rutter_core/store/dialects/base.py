@@ -158,9 +158,20 @@ class Dialect(ABC):
         holds `query` as a substring (case-insensitive), and the value to bind to it."""
 
     @abstractmethod
+    def full_text_rebuild(self, table: str) -> tuple[str, ...]:
+        """Statements that rewrite `table`'s index from its rows alone, so that no text of a
+        deleted row remains in its pages (the freed pages are overwritten per the store's
+        secure-delete setting) and an index the engine reports damaged is whole again."""
+
+    @abstractmethod
+    def full_text_repair(self, table: str) -> tuple[str, ...]:
+        """Statements that make `table`'s index whole again even when the engine can no longer
+        open it, rebuilt from its rows (a migration's `full_text_rebuilds`)."""
+
     def full_text_compact(self, conn: Connection, table: str) -> None:
-        """Rewrite `table`'s index so that no text of a deleted row remains in its pages (the
-        freed pages are overwritten per the store's secure-delete setting)."""
+        """Rewrite `table`'s index (`full_text_rebuild`) inside the caller's transaction."""
+        for statement in self.full_text_rebuild(table):
+            conn.exec_driver_sql(statement)
 
     def change_feed(self, engine: Engine) -> ChangeFeed | None:
         """A change counter, or None when the engine has none (callers then re-read)."""

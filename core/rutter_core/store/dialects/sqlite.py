@@ -3,7 +3,7 @@
 WAL journal (the CLI and the language server read while the other writes), a busy timeout,
 `BEGIN IMMEDIATE` for writes, foreign keys and `secure_delete` on, triggers as the append-only
 guard, `PRAGMA data_version` as the change feed, a truncating WAL checkpoint as the purge, and
-FTS5 with the trigram tokenizer as full-text search (its `optimize` as the compaction).
+FTS5 with the trigram tokenizer as full-text search (its `rebuild` as the compaction).
 """
 
 from __future__ import annotations
@@ -338,13 +338,29 @@ class SqliteDialect(Dialect):
         check_identifier(table)
         return f"{table} MATCH :fts_query", '"' + query.replace('"', '""') + '"'
 
-    def full_text_compact(self, conn: Connection, table: str) -> None:
+    def full_text_rebuild(self, table: str) -> tuple[str, ...]:
         # FTS5 keeps a deleted row's tokens in its index segments (a delete only adds a
-        # tombstone) until they are merged; `optimize` merges every segment into one new one,
-        # and the old ones' pages are freed (zeroed: secure_delete is on for every connection).
-        # 3.40 has no `secure-delete` option for FTS5 (3.42+).
+        # tombstone) until they are merged, and 3.40 has no `secure-delete` option for FTS5
+        # (3.42+). `rebuild` drops the whole index and builds it again from the table's own
+        # content, so no segment holds a removed text; the old pages are freed (zeroed:
+        # secure_delete is on for every connection). Not `optimize` or `merge`: on SQLite
+        # 3.40 the index reports itself corrupt after about 1,000 of those (reproduced with
+        # plain sqlite3, whatever the table's size), and every later write to it fails;
+        # `rebuild` also makes such an index whole again (migration 11).
         check_identifier(table)
-        conn.exec_driver_sql(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        return (f"INSERT INTO {table} ({table}) VALUES ('rebuild')",)
+
+    def full_text_repair(self, table: str) -> tuple[str, ...]:
+        # An index damaged by the merges above cannot even be opened ("vtable constructor
+        # failed"): its structure record (row 10 of the `_data` shadow table) lists one more
+        # level per merge, about 2,000 of them. It is replaced by the record of an empty index
+        # (a 4-byte cookie and zero levels, segments and writes), and `rebuild` then deletes
+        # every row of the shadow tables and indexes the table's content again.
+        check_identifier(table)
+        return (
+            f"UPDATE {table}_data SET block = X'00000000000000' WHERE id = 10",
+            *self.full_text_rebuild(table),
+        )
 
     def change_feed(self, engine: Engine) -> ChangeFeed | None:
         return DataVersionFeed(engine)

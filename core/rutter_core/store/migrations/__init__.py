@@ -17,6 +17,7 @@ from rutter_core.store.migrations import (
     m0008_history,
     m0009_http_tokens,
     m0010_assembly_audit,
+    m0011_memory_index_repair,
 )
 from rutter_core.store.migrations.migration import (
     KeyGuard,
@@ -38,6 +39,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0008_history.MIGRATION,
     m0009_http_tokens.MIGRATION,
     m0010_assembly_audit.MIGRATION,
+    m0011_memory_index_repair.MIGRATION,
 )
 
 __all__ = [

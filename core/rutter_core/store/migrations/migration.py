@@ -39,8 +39,10 @@ class Migration:
     definitions, see `TableRebuild`), then after them `append_only` tables get the guard
     refusing UPDATE and DELETE, `key_guards` the guard refusing an INSERT whose key already
     exists; `full_text` tables (one searchable `body`, see `Dialect.full_text_table`) are
-    created after the statements. A migration with rebuilds is applied with reference checks
-    suspended until its end, when every reference is checked at once (see `runner`).
+    created after the statements; `full_text_rebuilds` tables have their index rewritten from
+    their rows last, damaged or not (`Dialect.full_text_repair`). A migration with rebuilds is
+    applied with reference checks suspended until its end, when every reference is checked at
+    once (see `runner`).
     """
 
     version: int
@@ -50,6 +52,7 @@ class Migration:
     key_guards: tuple[KeyGuard, ...] = ()
     rebuilds: tuple[TableRebuild, ...] = ()
     full_text: tuple[str, ...] = ()
+    full_text_rebuilds: tuple[str, ...] = ()
 
     def rendered(self, dialect: Dialect | str) -> tuple[str, ...]:
         """The statements exactly as applied on `dialect`."""
@@ -71,7 +74,10 @@ class Migration:
         full_text = tuple(
             stmt for table in self.full_text for stmt in dialect.full_text_table(table)
         )
-        return rebuilds + self.statements + full_text + guards + key_guards
+        reindex = tuple(
+            stmt for table in self.full_text_rebuilds for stmt in dialect.full_text_repair(table)
+        )
+        return rebuilds + self.statements + full_text + guards + key_guards + reindex
 
 
 def canonical_statement(statement: str) -> str:
