@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from rutter_cli.main import GROUPS, ROOT_HELP, build_app
+from rutter_cli.main import GROUPS, ROOT_HELP, build_app, main, run
 from tests.conftest import write_tree
 
 # Runs the real entry point in a fresh interpreter, then reports what is imported.
@@ -52,15 +52,38 @@ def imported(modules: set[str], *packages: str) -> dict[str, int]:
     return {package: count for package, count in counts.items() if count}
 
 
-def test_help_imports_no_store_no_models_no_redaction_no_rich(tmp_path: Path) -> None:
-    code, out, modules = probe(tmp_path / "home", tmp_path, "--help")
-    assert code == 0
+@pytest.mark.parametrize("args", [["--help"], []])
+def test_help_imports_no_typer_no_store_no_models_no_redaction_no_rich(
+    tmp_path: Path, args: list[str]
+) -> None:
+    code, out, modules = probe(tmp_path / "home", tmp_path, *args)
+    assert code == (0 if args else 2)  # `rutter` alone is a usage error that shows the help
     assert all(name in out for name in GROUPS)
-    assert imported(modules, *HEAVY, "rutter_core.store", "rutter_core.app") == {}
+    assert imported(modules, *HEAVY, "typer", "rutter_core.store", "rutter_core.app") == {}
     # Only the root: no group module was imported to list the groups.
     assert sorted(name for name in modules if name.startswith("rutter_cli.")) == [
-        "rutter_cli.common", "rutter_cli.errors", "rutter_cli.flags", "rutter_cli.main",
+        "rutter_cli.errors", "rutter_cli.main",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+@pytest.mark.parametrize("args", [["--help"], []])
+def test_root_help_without_typer_is_the_help_typer_prints(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    columns: str,
+    args: list[str],
+) -> None:
+    """`main` prints the root's help with click alone; `run` builds the typer tree as every
+    other command does: the same text and exit code, at any terminal width."""
+    monkeypatch.setenv("COLUMNS", columns)
+    code = main(args)
+    printed = capsys.readouterr()
+    typer_code = run(args)
+    from_typer = capsys.readouterr()
+    assert (code, printed.out, printed.err) == (typer_code, from_typer.out, from_typer.err)
+    assert printed.out.startswith("Usage: rutter [OPTIONS] COMMAND [ARGS]...")
+    assert all(f"  {name} " in printed.out for name in [*GROUPS, "serve", "mcp"])
 
 
 def test_workspace_list_imports_the_store_but_no_discovery(tmp_path: Path) -> None:

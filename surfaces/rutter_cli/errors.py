@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 
-from rutter_cli.common import print_json
 from rutter_core.kernel.errors import ErrorCategory, Hint, HintValue, RutterError
 
 EXIT_OK = 0
@@ -160,6 +159,8 @@ def report(error: RutterError, *, as_json: bool) -> int:
     the exit code."""
     message = message_of(error)
     if as_json:
+        from rutter_cli.common import print_json  # common imports typer; `rutter --help` not
+
         document = error.to_json()
         document["message"] = message
         print_json({"error": document})

@@ -1,10 +1,11 @@
 """The `rutter` command line: parses arguments, calls rutter_core, prints JSON or tables.
 
 Only the invoked command group is imported and built: `rutter workspace list` imports neither
-discovery nor runs, `rutter --help` not even the store. The root lists every group from
-`GROUPS` (its name and help) without importing it; `tests/test_cli_startup.py` checks that
-each entry's help is the group's own and that the paths that need no store or redaction do not
-import them.
+discovery nor runs. The root lists every group from `GROUPS` (its name and help) without
+importing it; `rutter --help` (and `rutter` alone) is printed by click alone, without typer,
+the store or any group (`root_help`). `tests/test_cli_startup.py` checks that each entry's
+help is the group's own, that the root's help is the one typer prints, and that the paths that
+need no store or redaction do not import them.
 """
 
 from __future__ import annotations
@@ -12,18 +13,23 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Final
+from typing import TYPE_CHECKING, Final
 
-import typer
+from rutter_cli.errors import EXIT_CODES
+from rutter_core.kernel.errors import ErrorCategory
 
-from rutter_cli.common import CliSettings, settings_of
-from rutter_cli.errors import EXIT_CODES, report
-from rutter_core.kernel.errors import RutterError, UsageError
+if TYPE_CHECKING:
+    import click
+    import typer
 
 ROOT_HELP: Final = "Context continuity for AI coding agents: which instructions apply, and why."
+DATABASE_URL_HELP: Final = (
+    "SQLAlchemy URL of the store (default: $RUTTER_DATABASE_URL, else SQLite in $RUTTER_HOME)."
+)
+SERVE_HELP: Final = "Run the language server (LSP over stdio; the same as `rutter-lsp`)."
+MCP_HELP: Final = "Serve the Model Context Protocol over stdio, for agents (actor: mcp)."
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +69,8 @@ CONTEXT_HELP: Final = "Inspect the context agents are given."
 
 
 def _context(args: list[str]) -> typer.Typer:
+    import typer
+
     context_app = typer.Typer(help=CONTEXT_HELP, no_args_is_help=True)
     wanted = _command_name(args, {"instructions", "memory", "pin", "assemble", "audit", "report"})
     if wanted in (None, "instructions"):
@@ -135,6 +143,10 @@ def _command_name(args: Sequence[str], known: set[str] | dict[str, Group]) -> st
 def build_app(args: Sequence[str] = ()) -> typer.Typer:
     """The `rutter` command tree, with only the group `args` invoke built (every group when
     they name none: the root's help lists them all, each by its help alone)."""
+    import typer
+
+    from rutter_cli.root import mcp_command, root_options, serve_command
+
     app = typer.Typer(
         name="rutter",
         help=ROOT_HELP,
@@ -143,7 +155,7 @@ def build_app(args: Sequence[str] = ()) -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
-    app.callback()(_root)
+    app.callback()(root_options)
     invoked = _command_name(args, GROUPS)
     for name, group in GROUPS.items():
         if name == invoked:
@@ -151,51 +163,50 @@ def build_app(args: Sequence[str] = ()) -> typer.Typer:
             app.add_typer(group.load(rest), name=name)
         else:  # listed by name and help; never run, since `args` do not name it
             app.add_typer(typer.Typer(help=group.help, no_args_is_help=True), name=name)
-    app.command("serve")(serve_command)
-    app.command("mcp")(mcp_command)
+    app.command("serve", help=SERVE_HELP)(serve_command)
+    app.command("mcp", help=MCP_HELP)(mcp_command)
     return app
 
 
-def _root(
-    ctx: typer.Context,
-    database_url: Annotated[
-        str | None,
-        typer.Option(
-            "--database-url",
-            help="SQLAlchemy URL of the store (default: $RUTTER_DATABASE_URL, else "
-            "SQLite in $RUTTER_HOME).",
-        ),
-    ] = None,
-) -> None:
-    ctx.obj = CliSettings(database_url=database_url)
+# -- the root's help, without typer ----------------------------------------------------------
 
 
-# -- language server --------------------------------------------------------------------------
+ROOT_HELP_ARGS: Final[tuple[list[str], ...]] = ([], ["--help"])
+"""The arguments `root_help` answers: `rutter` alone (a usage error) and `rutter --help`."""
 
 
-def serve_command(
-    ctx: typer.Context,
-    tcp: Annotated[
-        str | None,
-        typer.Option(
-            "--tcp", metavar="HOST:PORT", help="Listen on TCP instead of stdio (debugging)."
-        ),
-    ] = None,
-) -> None:
-    """Run the language server (LSP over stdio; the same as `rutter-lsp`)."""
-    from rutter_lsp.serve import serve
+def root_command() -> click.Group:
+    """The root as click shows it in its help: the option and the commands of `build_app`'s
+    tree, each with its help, built with click alone. Importing typer costs more CPU than the
+    rest of `rutter --help`; `tests/test_cli_startup.py` checks the text is typer's."""
+    import click
 
-    raise SystemExit(serve(tcp=tcp, database_url=settings_of(ctx).database_url))
+    class InOrder(click.Group):
+        """Lists its commands in the order they were added, as typer does (click sorts)."""
+
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return list(self.commands)
+
+    root = InOrder(
+        "rutter",
+        help=ROOT_HELP,
+        params=[click.Option(["--database-url"], metavar="<str>", help=DATABASE_URL_HELP)],
+    )
+    # Typer lists the commands before the groups; each group by its help alone.
+    root.add_command(click.Command("serve", help=SERVE_HELP))
+    root.add_command(click.Command("mcp", help=MCP_HELP))
+    for name, group in GROUPS.items():
+        root.add_command(click.Group(name, help=group.help))
+    return root
 
 
-# -- MCP server --------------------------------------------------------------------------------
+def root_help() -> str:
+    """`rutter --help`: the root's usage, help, option and commands (ends in a newline)."""
+    import click
 
-
-def mcp_command(ctx: typer.Context) -> None:
-    """Serve the Model Context Protocol over stdio, for agents (actor: mcp)."""
-    from rutter_mcp.server import serve
-
-    raise SystemExit(serve(database_url=settings_of(ctx).database_url))
+    root = root_command()
+    with click.Context(root, info_name="rutter") as context:
+        return f"{root.get_help(context)}\n"
 
 
 # -- entry point ------------------------------------------------------------------------------
@@ -203,6 +214,19 @@ def mcp_command(ctx: typer.Context) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in ROOT_HELP_ARGS:
+        sys.stdout.write(root_help())
+        return EXIT_CODES[ErrorCategory.USAGE] if not args else 0  # as typer's no_args_is_help
+    return run(args)
+
+
+def run(args: list[str]) -> int:
+    """Build the tree `args` invoke and run it: the exit code, errors reported as the CLI does."""
+    import typer
+
+    from rutter_cli.errors import report
+    from rutter_core.kernel.errors import RutterError, UsageError
+
     as_json = "--json" in args
     try:
         command = typer.main.get_command(build_app(args))
@@ -225,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:  # the last line of defence: typed JSON even for bugs
+        import traceback
+
         traceback.print_exc(file=sys.stderr)
         return report(
             RutterError("internal", f"unexpected failure: {type(exc).__name__}: {exc}"),
