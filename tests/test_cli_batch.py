@@ -158,3 +158,41 @@ def test_workspace_failure_is_one_error_document(repo: Path, tmp_path: Path) -> 
                 "ghost", "--json", stdin=b"a/b/x.go\n")  # fmt: skip
     assert ghost.returncode == 5
     assert json.loads(ghost.stdout)["error"]["code"] == "not_registered"
+
+
+TRICKY_TEXT = [
+    "plain ASCII rules\n",
+    "é ü 中文 🎉 ∑ — non-ASCII as it is\n",
+    'quotes " and \\ backslashes, a / slash, </script>\n',
+    "control characters \x01 \x1b[31m \x7f and \t tabs \r\n",
+    "line and paragraph separators \u2028 \u2029, a BOM-like \ufeff inside\n",
+    "token = 'abcd1234efgh'\npassword: hunter2hunter2\n",  # redacted, with counts
+]
+
+
+@pytest.mark.parametrize("text", TRICKY_TEXT)
+def test_a_json_line_is_the_compact_encoding_of_the_document(tmp_path: Path, text: str) -> None:
+    """`Snapshot.to_json_line` (what a batch prints) is exactly the compact `json.dumps` of
+    `to_json()`: same keys in the same order, non-ASCII as it is, the same escapes."""
+    from rutter_core.discovery.fsread import FileReader
+    from rutter_core.discovery.walk import discover
+
+    root = tmp_path / "répertoire"
+    write_tree(
+        root,
+        {
+            "AGENTS.md": text,
+            "sous dossier/AGENTS.md": f"nested {text}",
+            "sous dossier/AGENTS.override.md": f"override {text}",  # supersedes: ignored
+            ".prayu/rules/règle.md": text,
+            "docs/guide «1».md": f"guide {text}",
+            "sous dossier/ß.go": "",
+        },
+    )
+    (root / "sous dossier" / "CLAUDE.md").symlink_to(root / "docs" / "guide «1».md")
+    snapshot = discover("demo", str(root.resolve()), "sous dossier/ß.go", reader=FileReader())
+    assert snapshot.ignored
+    assert snapshot.conflicts
+    assert any(source.link_target for source in snapshot.sources)
+    encoded = json.dumps(snapshot.to_json(), ensure_ascii=False, separators=(",", ":"))
+    assert snapshot.to_json_line() == encoded

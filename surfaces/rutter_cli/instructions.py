@@ -5,6 +5,7 @@ instructions against the disk (`rutter_cli.runs`, imported only then)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -222,6 +223,10 @@ def _answer_each(
     console = None
     with cli_app(ctx) as rutter:
         answers = rutter.instructions.effective_each(batch)
+        # What exists now (modules, models, the store) lives until the process ends: kept out
+        # of the collector, whose full passes over a heap the answers keep growing would walk
+        # it again each time (about a tenth of a 1,000-target batch's CPU).
+        gc.freeze()
         for line, (target, answer) in zip(lines, answers, strict=True):
             if isinstance(answer, RutterError):
                 failed.add(answer.category)
@@ -233,7 +238,7 @@ def _answer_each(
                 sys.stderr.write(f"rutter: error[{answer.code}]: {target}: {message}\n")
                 continue
             if as_json:
-                out.write(_line(answer.to_json()))
+                out.write(f"{answer.to_json_line()}\n")
                 continue
             from rutter_cli.render import render_snapshot
 

