@@ -8,7 +8,11 @@ process, each against its baseline measured in the same run.
    - `rutter --help`, goal <= 3x the baseline;
    - `rutter workspace list --json`;
    - `rutter context instructions --target T --json` on the discovery benchmark's repository
-     (a depth-12 target, 27 sources), goal <= 4x the baseline.
+     (a depth-12 target, 27 sources), goal <= 4x the baseline;
+   - the floor: processes that only import what that command cannot do without (pydantic's
+     BaseModel for the app's models, typer for the CLI's commands, SQLAlchemy with its SQLite
+     dialect for the store), each alone and all together, with the cyclic collector paused
+     while importing and the result frozen, as `rutter` does (`rutter_cli.main.main`).
 2. Batch. `rutter context instructions --targets-from FILE --json` for N targets (files of
    the same repository, many directories) as one process, against N in-process `discover()`
    calls of the same targets with a warm interpreter and a fresh `FileReader`: goal <= 1.5x.
@@ -74,6 +78,18 @@ def main() -> None:
                 *RUTTER, "context", "instructions", "--target", target, "--json",
             ],
         }  # fmt: skip
+        floor = {
+            "from pydantic import BaseModel": "from pydantic import BaseModel",
+            "import typer": "import typer",
+            "import sqlalchemy (+ sqlite dialect)": "import sqlalchemy.dialects.sqlite",
+            "all three": "import sqlalchemy.dialects.sqlite, typer; from pydantic import BaseModel",
+        }
+        commands.update(
+            {
+                name: [sys.executable, "-c", f"import gc; gc.disable(); {code}; gc.freeze()"]
+                for name, code in floor.items()
+            }
+        )
         samples: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, command in commands.items():
@@ -84,6 +100,8 @@ def main() -> None:
         print(f"1. cold start, whole-process CPU (median), target {target}")
         print(f"  {'command':<38} {'CPU ms':>8} {'x baseline':>10}  goal")
         for name, found in samples.items():
+            if name == next(iter(floor)):
+                print("  the floor: a process that only imports")
             cpu = statistics.median(found)
             goal = f"<= {goals[name]:.0f}x" if name in goals else ""
             print(f"  {name:<38} {cpu * 1e3:>8.1f} {cpu / baseline:>10.2f}  {goal}")

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -17,21 +18,22 @@ from tests.conftest import write_tree
 
 # Runs the real entry point in a fresh interpreter, then reports what is imported.
 PROBE = """
-import contextlib, io, json, sys
+import contextlib, gc, io, json, sys
 from rutter_cli.main import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
 # A module `rutter_core.kernel.deferred` stands in for is not imported (yet): left out.
 modules = sorted(name for name, m in sys.modules.items() if type(m).__name__ != "_Deferred")
-print(json.dumps({"code": code, "out": out.getvalue(), "modules": modules}))
+collector = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": modules, **collector}))
 """
 
 HEAVY = ("sqlalchemy", "pydantic", "detect_secrets", "requests", "urllib3", "rich")
 """Packages some commands need and others must not pay for."""
 
 
-def probe(home: Path, cwd: Path, *args: str) -> tuple[int, str, set[str]]:
+def probe_report(home: Path, cwd: Path, *args: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
     env["RUTTER_HOME"] = str(home)
     result = subprocess.run(
@@ -39,7 +41,12 @@ def probe(home: Path, cwd: Path, *args: str) -> tuple[int, str, set[str]]:
         cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.splitlines()[-1])
+    report: dict[str, Any] = json.loads(result.stdout.splitlines()[-1])
+    return report
+
+
+def probe(home: Path, cwd: Path, *args: str) -> tuple[int, str, set[str]]:
+    report = probe_report(home, cwd, *args)
     return report["code"], report["out"], set(report["modules"])
 
 
@@ -93,6 +100,17 @@ def test_workspace_list_imports_the_store_but_no_discovery(tmp_path: Path) -> No
     assert imported(modules, "sqlalchemy", "rutter_core.store")  # it does need the store
     assert imported(modules, "detect_secrets", "requests", "urllib3", "rutter_core.discovery") == {}
     assert imported(modules, "rutter_cli.runs", "rutter_cli.session", "rutter_cli.memory") == {}
+
+
+def test_a_command_keeps_what_it_built_out_of_the_collector(tmp_path: Path) -> None:
+    """`main` pauses the cyclic collector while it builds the tree (the imports), then freezes
+    what exists and resumes it: the collector runs again, over what the command creates."""
+    report = probe_report(tmp_path / "home", tmp_path, "workspace", "list", "--json")
+    assert report["code"] == 0
+    assert report["enabled"] is True
+    assert report["frozen"] > 10_000  # the modules, the models, typer's tree
+    helped = probe_report(tmp_path / "home", tmp_path, "--help")  # no tree built
+    assert (helped["enabled"], helped["frozen"]) == (True, 0)
 
 
 def test_instructions_redact_without_the_network_client(tmp_path: Path) -> None:
