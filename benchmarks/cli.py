@@ -11,8 +11,9 @@ process, each against its baseline measured in the same run.
      (a depth-12 target, 27 sources), goal <= 4x the baseline;
    - the floor: processes that only import what that command cannot do without (pydantic's
      BaseModel for the app's models, typer for the CLI's commands, SQLAlchemy with its SQLite
-     dialect for the store), each alone and all together, with the cyclic collector paused
-     while importing and the result frozen, as `rutter` does (`rutter_cli.main.main`).
+     dialect for the store), each alone and all together, then with rutter's own modules the
+     command imports (nothing run); the cyclic collector is paused while they import and what
+     they imported frozen, as `rutter` does (`rutter_cli.main.main`).
 2. Batch. `rutter context instructions --targets-from FILE --json` for N targets (files of
    the same repository, many directories) as one process, against N in-process `discover()`
    calls of the same targets with a warm interpreter and a fresh `FileReader`: goal <= 1.5x.
@@ -100,6 +101,9 @@ def main() -> None:
             "import typer": "import typer",
             "import sqlalchemy (+ sqlite dialect)": "import sqlalchemy.dialects.sqlite",
             "all three": "import sqlalchemy.dialects.sqlite, typer; from pydantic import BaseModel",
+            # What the command imports of rutter's own (and, through it, the three): no work.
+            "+ rutter's modules for it": "import rutter_cli.main, rutter_cli.root, "
+            "rutter_cli.instructions, rutter_core.store, rutter_core.app.facade",
         }
         commands.update(
             {
