@@ -100,6 +100,7 @@ def main() -> None:
             "from pydantic import BaseModel": "from pydantic import BaseModel",
             "import typer": "import typer",
             "import sqlalchemy (+ sqlite dialect)": "import sqlalchemy.dialects.sqlite",
+            "pydantic and typer (no store)": "import typer; from pydantic import BaseModel",
             "all three": "import sqlalchemy.dialects.sqlite, typer; from pydantic import BaseModel",
             # What the command imports of rutter's own (and, through it, the three): no work.
             "+ rutter's modules for it": "import rutter_cli.main, rutter_cli.root, "
