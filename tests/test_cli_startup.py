@@ -163,3 +163,18 @@ def test_a_group_not_invoked_is_listed_but_not_built() -> None:
     # `workspace` is the option's value here: the command is `run`.
     assert built.commands["run"].commands  # type: ignore[attr-defined]
     assert not built.commands["workspace"].commands  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("args", [["--help"], []])
+def test_root_help_to_a_closed_pipe_exits_1_quietly(tmp_path: Path, args: list[str]) -> None:
+    """A reader that went away (`rutter --help | head -0`): exit 1, no traceback, as `run`."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # closed before the child writes: its write fails with EPIPE
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "rutter", *args],
+            cwd=tmp_path, stdout=write_end, stderr=subprocess.PIPE, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (1, b"")

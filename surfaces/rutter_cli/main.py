@@ -217,7 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The process's entry point (`rutter`, `python -m rutter`): the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args in ROOT_HELP_ARGS:
-        sys.stdout.write(root_help())
+        try:
+            sys.stdout.write(root_help())
+            sys.stdout.flush()
+        except BrokenPipeError:  # a reader that went away: as `run` answers it
+            return 1
         return EXIT_CODES[ErrorCategory.USAGE] if not args else 0  # as typer's no_args_is_help
     # Building the tree imports the invoked group and what it stands on (the models,
     # discovery, SQLAlchemy): some 50,000 objects that live as long as the process, none of
