@@ -38,6 +38,7 @@ from rutter_core.history.model import HistoryHits
 from rutter_core.kernel.errors import ConflictError, NotFoundError, RutterError, UsageError
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store, open_store
+from rutter_core.store.schema import memory_text_shards
 from tests.conftest import write_tree
 from tests.test_pins_migration import main_store
 
@@ -456,7 +457,11 @@ def test_a_deleted_or_disabled_memory_leaves_no_trace_in_the_index_or_the_files(
         assert all(window not in final for window in _windows())
     raw = sqlite3.connect(db)
     try:
-        assert raw.execute("SELECT count(*) FROM history_memory_text").fetchone()[0] == 30
+        indexed = sum(
+            raw.execute(f"SELECT count(*) FROM {shard}").fetchone()[0]
+            for shard in memory_text_shards
+        )
+        assert indexed == 30
     finally:
         raw.close()
 

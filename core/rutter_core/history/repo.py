@@ -1,14 +1,16 @@
 """The history tables (`history_entries`, `history_state`, and the full-text tables
-`history_memory_text` and `history_text`): the only module that reads or writes them.
+`history_text` and the memory shards `history_memory_text_NN`): the only module that reads or
+writes them.
 
-Every function runs in the caller's transaction. Memories are indexed apart from thread content
-(`history_memory_text`): that table is compacted whenever a memory text leaves it, so a deleted,
-disabled or replaced memory body stays in none of its pages.
+Every function runs in the caller's transaction. Memories are indexed apart from thread content,
+in shards by entry ID (`shard_of`): the shard that held a memory text is compacted whenever that
+text leaves it, so a deleted, disabled or replaced memory body stays in none of its pages, and
+the compaction rewrites that shard only. A search of memories asks every shard.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -18,15 +20,26 @@ from sqlalchemy.engine import Connection
 
 from rutter_core.history.model import SourceKind
 from rutter_core.store import fulltext
-from rutter_core.store.schema import full_text_tables, history_entries, history_state
+from rutter_core.store.schema import (
+    full_text_tables,
+    history_entries,
+    history_state,
+    memory_text_shards,
+)
 
-MEMORY_TABLE: Final = "history_memory_text"
+MEMORY_TABLES: Final = memory_text_shards
 THREAD_TABLE: Final = "history_text"
 _FULL_TEXT: Final = frozenset(full_text_tables)
 
 
-def table_of(kind: SourceKind) -> str:
-    return MEMORY_TABLE if kind == "memory" else THREAD_TABLE
+def shard_of(entry_id: int) -> str:
+    """The memory shard that holds the text of entry `entry_id`."""
+    return MEMORY_TABLES[entry_id % len(MEMORY_TABLES)]
+
+
+def table_of(kind: SourceKind, entry_id: int) -> str:
+    """The full-text table that holds the text of entry `entry_id` of kind `kind`."""
+    return shard_of(entry_id) if kind == "memory" else THREAD_TABLE
 
 
 _ENTRY_COLUMNS: Final = (
@@ -80,33 +93,59 @@ def _statements(engine: str, table: str, column: str) -> _Statements:
     )
 
 
+def _each(
+    tables: Sequence[str], arm: Callable[[str], str], order: Callable[[str], str], tail: str
+) -> str:
+    """One statement over the full-text tables `tables`: `arm(table)` ordered newest first by
+    `order(table)` then `tail`, alone, or for each table as one UNION ALL of them (each its
+    own subquery) merged newest first by entry ID, then `tail` again."""
+    if len(tables) == 1:
+        return f"{arm(tables[0])} ORDER BY {order(tables[0])} DESC{tail}"
+    union = " UNION ALL ".join(
+        f"SELECT * FROM ({arm(table)} ORDER BY {order(table)} DESC{tail})" for table in tables
+    )
+    return f"{union} ORDER BY entry_id DESC{tail}"
+
+
 @cache
 def _search_statement(
-    engine: str, table: str, column: str, match: str, owners: int, kinds: int
-) -> TextClause:
-    # The index drives the loop (it yields keys in descending order), so the cost follows the
-    # matches, not the table.
+    engine: str, tables: tuple[str, ...], column: str, matches: tuple[str, ...], owners: int,
+    kinds: int,
+) -> TextClause:  # fmt: skip
+    # The index drives the loop of each table (it yields keys in descending order), so the
+    # cost follows the matches, not the table; the shards' pages of hits are merged by key.
     del engine
-    key = f"{table}.{column}"
-    return text(
-        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM {table} "
-        f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
-        f"WHERE {match} AND {key} < :before AND {key} <= :horizon "
-        f"AND {_visible(owners, kinds)} ORDER BY {key} DESC LIMIT :limit"
-    )
+    match_of = dict(zip(tables, matches, strict=True))
+
+    def arm(table: str) -> str:
+        key = f"{table}.{column}"
+        return (
+            f"SELECT {_ENTRY_COLUMNS}, {table}.body AS body FROM {table} "
+            f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
+            f"WHERE {match_of[table]} AND {key} < :before AND {key} <= :horizon "
+            f"AND {_visible(owners, kinds)}"
+        )
+
+    return text(_each(tables, arm, lambda table: f"{table}.{column}", " LIMIT :limit"))
 
 
 @cache
-def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: int) -> TextClause:
+def _scan_statement(
+    engine: str, tables: tuple[str, ...], column: str, owners: int, kinds: int
+) -> TextClause:
     # By the owner index: for each visible owner, its entries from `low` up to the cursor are
     # exactly the ones `scan` examined (it kept the newest `bound` of all of them).
     del engine
-    return text(
-        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
-        f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
-        "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
-        f"AND {_visible(owners, kinds)} ORDER BY e.entry_id DESC"
-    )
+
+    def arm(table: str) -> str:
+        return (
+            f"SELECT {_ENTRY_COLUMNS}, {table}.body AS body FROM history_entries AS e "
+            f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
+            "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
+            f"AND {_visible(owners, kinds)}"
+        )
+
+    return text(_each(tables, arm, lambda _table: "e.entry_id", ""))
 
 
 def _sql(conn: Connection, table: str) -> _Statements:
@@ -210,7 +249,7 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
         return
     first = _allocate(conn, len(entries))
     rows = []
-    bodies: dict[str, list[dict[str, Any]]] = {MEMORY_TABLE: [], THREAD_TABLE: []}
+    bodies: dict[str, list[dict[str, Any]]] = {}
     for offset, entry in enumerate(entries):
         entry_id = first + offset
         rows.append(
@@ -225,11 +264,12 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
                 "expires_at": entry.expires_at,
             }
         )
-        bodies[table_of(entry.source_kind)].append({"key": entry_id, "body": entry.body})
+        bodies.setdefault(table_of(entry.source_kind, entry_id), []).append(
+            {"key": entry_id, "body": entry.body}
+        )
     conn.execute(insert(history_entries), rows)
     for name, values in bodies.items():
-        if values:
-            conn.execute(_sql(conn, name).insert, values)
+        conn.execute(_sql(conn, name).insert, values)
 
 
 def replace_entry(conn: Connection, entry_id: int, entry: NewEntry, *, body_changed: bool) -> None:
@@ -246,17 +286,21 @@ def replace_entry(conn: Connection, entry_id: int, entry: NewEntry, *, body_chan
         )
     )
     if body_changed:
-        statements = _sql(conn, table_of(entry.source_kind))
+        statements = _sql(conn, table_of(entry.source_kind, entry_id))
         conn.execute(statements.delete, {"keys": [entry_id]})
         conn.execute(statements.insert, {"key": entry_id, "body": entry.body})
 
 
-def delete_entries(conn: Connection, kind_table: str, entry_ids: Sequence[int]) -> int:
-    """Remove entries and their text; how many."""
+def delete_entries(conn: Connection, kind: SourceKind, entry_ids: Sequence[int]) -> int:
+    """Remove entries of `kind` (memory or thread content) and their text; how many."""
     if not entry_ids:
         return 0
     ids = list(entry_ids)
-    conn.execute(_sql(conn, kind_table).delete, {"keys": ids})
+    by_table: dict[str, list[int]] = {}
+    for entry_id in ids:
+        by_table.setdefault(table_of(kind, entry_id), []).append(entry_id)
+    for table, keys in by_table.items():
+        conn.execute(_sql(conn, table).delete, {"keys": keys})
     done = conn.execute(delete(history_entries).where(history_entries.c.entry_id.in_(ids)))
     return int(done.rowcount)
 
@@ -273,8 +317,10 @@ def entries_owned(conn: Connection, owner_ids: Sequence[str]) -> list[tuple[int,
     return [(int(row[0]), str(row[1])) for row in rows]
 
 
-def compact(conn: Connection, kind_table: str) -> None:
-    fulltext.compact(conn, kind_table)
+def compact_memory_shards(conn: Connection, entry_ids: Sequence[int]) -> None:
+    """Compact the memory shards that held the text of `entry_ids` (and only those)."""
+    for table in sorted({shard_of(entry_id) for entry_id in entry_ids}):
+        fulltext.compact(conn, table)
 
 
 # -- reads -------------------------------------------------------------------------------------
@@ -303,13 +349,14 @@ def read_entry(conn: Connection, source_id: str) -> Entry | None:
     ).first()
     if row is None:
         return None
-    found = conn.execute(_sql(conn, table_of(row[1])).read, {"entry_id": int(row[0])}).first()
+    table = table_of(row[1], int(row[0]))
+    found = conn.execute(_sql(conn, table).read, {"entry_id": int(row[0])}).first()
     return None if found is None else _entry(found)
 
 
 def search(
     conn: Connection,
-    table: str,
+    tables: Sequence[str],
     query: str,
     *,
     owners: Sequence[str],
@@ -319,12 +366,14 @@ def search(
     now: str,
     limit: int,
 ) -> list[Entry]:
-    """Up to `limit` visible entries of `table` below `before` (and at most `horizon`) whose
-    text holds `query`, newest first, by the full-text index."""
-    match, value = fulltext.match(conn, table, query)
+    """Up to `limit` visible entries of the full-text tables `tables` below `before` (and at
+    most `horizon`) whose text holds `query`, newest first, by the full-text index."""
+    matches = [fulltext.match(conn, table, query) for table in tables]
+    value = matches[0][1]
     statement = _search_statement(
-        conn.dialect.name, table, fulltext.key(conn), match.text, len(owners), len(kinds)
-    )
+        conn.dialect.name, tuple(tables), fulltext.key(conn),
+        tuple(match.text for match, _ in matches), len(owners), len(kinds),
+    )  # fmt: skip
     rows = conn.execute(
         statement,
         {
@@ -353,7 +402,7 @@ _OWNED_BELOW: Final = (
 
 def scan(
     conn: Connection,
-    table: str,
+    tables: Sequence[str],
     *,
     owners: Sequence[str],
     kinds: Sequence[str],
@@ -362,7 +411,7 @@ def scan(
     now: str,
     bound: int,
 ) -> tuple[list[Entry], int | None]:
-    """The bounded scan for a query the index cannot answer: the visible entries of `table`
+    """The bounded scan for a query the index cannot answer: the visible entries of `tables`
     among the newest `bound` entries of `owners` below `before` (by the owner index, so other
     owners' entries cost nothing), newest first, with the lowest entry ID examined (None when
     no more than `bound` were left: the scan reached the end)."""
@@ -381,7 +430,7 @@ def scan(
         return [], None
     lowest = ids[-1] if len(found) > bound else None
     statement = _scan_statement(
-        conn.dialect.name, table, fulltext.key(conn), len(owners), len(kinds)
+        conn.dialect.name, tuple(tables), fulltext.key(conn), len(owners), len(kinds)
     )
     window = {"low": ids[-1], "before": before, "horizon": horizon, "now": now}
     rows = conn.execute(statement, {**window, **_bound(owners, kinds)})
