@@ -223,23 +223,43 @@ def last_entry_id(conn: Connection) -> int:
     return int(conn.execute(select(history_state.c.last_entry_id)).scalar_one())
 
 
+_ALLOCATE: Final = (
+    update(history_state)
+    .values(last_entry_id=history_state.c.last_entry_id + bindparam("count"))
+    .returning(history_state.c.last_entry_id)
+)
+
+
 def _allocate(conn: Connection, count: int) -> int:
-    """Take `count` new entry IDs (never given out before); the first."""
-    last = last_entry_id(conn)
-    conn.execute(update(history_state).values(last_entry_id=last + count))
-    return last + 1
+    """Take `count` new entry IDs (never given out before); the first. One statement: the
+    write lock is held, so no other writer moves the counter between reading and setting."""
+    last = int(conn.execute(_ALLOCATE, {"count": count}).scalar_one())
+    return last - count + 1
 
 
 # -- writes ------------------------------------------------------------------------------------
 
 
+_FIND: Final = select(history_entries.c.entry_id, history_entries.c.content_sha256).where(
+    history_entries.c.source_id == bindparam("source_id")
+)
+_INSERT_ENTRIES: Final = insert(history_entries)
+_REPLACE: Final = (
+    update(history_entries)
+    .where(history_entries.c.entry_id == bindparam("where_entry_id"))
+    .values(
+        {
+            name: bindparam(name)
+            for name in ("owner_id", "workspace_id", "version", "content_sha256", "expires_at")
+        }
+    )
+)
+"""Statements built once (their values bound per call)."""
+
+
 def find_entry_id(conn: Connection, source_id: str) -> tuple[int, str] | None:
     """(entry ID, content hash) of the source's entry, if it is indexed."""
-    row = conn.execute(
-        select(history_entries.c.entry_id, history_entries.c.content_sha256).where(
-            history_entries.c.source_id == source_id
-        )
-    ).first()
+    row = conn.execute(_FIND, {"source_id": source_id}).first()
     return None if row is None else (int(row[0]), str(row[1]))
 
 
@@ -267,7 +287,7 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
         bodies.setdefault(table_of(entry.source_kind, entry_id), []).append(
             {"key": entry_id, "body": entry.body}
         )
-    conn.execute(insert(history_entries), rows)
+    conn.execute(_INSERT_ENTRIES, rows)
     for name, values in bodies.items():
         conn.execute(_sql(conn, name).insert, values)
 
@@ -275,15 +295,15 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
 def replace_entry(conn: Connection, entry_id: int, entry: NewEntry, *, body_changed: bool) -> None:
     """Re-index a source in place (same entry ID): its metadata, and its text when changed."""
     conn.execute(
-        update(history_entries)
-        .where(history_entries.c.entry_id == entry_id)
-        .values(
-            owner_id=entry.owner_id,
-            workspace_id=entry.workspace_id,
-            version=entry.version,
-            content_sha256=entry.content_sha256,
-            expires_at=entry.expires_at,
-        )
+        _REPLACE,
+        {
+            "where_entry_id": entry_id,
+            "owner_id": entry.owner_id,
+            "workspace_id": entry.workspace_id,
+            "version": entry.version,
+            "content_sha256": entry.content_sha256,
+            "expires_at": entry.expires_at,
+        },
     )
     if body_changed:
         statements = _sql(conn, table_of(entry.source_kind, entry_id))

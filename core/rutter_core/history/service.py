@@ -87,9 +87,11 @@ def index_memory(
     content: str,
     retention_until: str | None,
     active: bool,
+    new: bool = False,
 ) -> None:
-    """Bring the memory's entry in step with the memory as just written."""
-    found = repo.find_entry_id(conn, memory_id)
+    """Bring the memory's entry in step with the memory as just written (`new`: just created,
+    so not indexed yet: nothing to look up)."""
+    found = None if new else repo.find_entry_id(conn, memory_id)
     if not active:
         if found is not None:
             repo.delete_entries(conn, "memory", [found[0]])
