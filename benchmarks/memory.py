@@ -200,15 +200,18 @@ def main() -> None:
                 ("list(100)", lambda t: t.list),
                 ("mixed", mixed),
             ):
-                for rates, target in zip(figures[name], (api, raw, indexed), strict=True):
+                targets: tuple[Raw | Api, ...] = (api, raw, indexed)
+                for rates, target in zip(figures[name], targets, strict=True):
                     rates.append(ops_per_second(pick(target), args.ops))
         print(f"load average {os.getloadavg()[0]:.2f}; {args.ops} ops x {args.rounds} rounds")
         print(
             f"{'operation':<10} {'API ops/s':>10} {'raw ops/s':>10} {'ratio':>6} "
             f"{'raw+index':>10} {'ratio':>6}  goal"
         )
-        for name, rates in figures.items():
-            mine, base, base_indexed = (statistics.median(r) for r in rates)
+        for name, (api_rates, raw_rates, indexed_rates) in figures.items():
+            mine, base, base_indexed = (
+                statistics.median(rates) for rates in (api_rates, raw_rates, indexed_rates)
+            )
             goal = ">= 0.5x" + (" and >= 2000 ops/s" if name == "mixed" else "")
             print(
                 f"{name:<10} {mine:>10.0f} {base:>10.0f} {mine / base:>6.2f} "

@@ -10,7 +10,7 @@ the compaction rewrites that shard only. A search of memories asks every shard.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -42,10 +42,11 @@ def table_of(kind: SourceKind, entry_id: int) -> str:
     return shard_of(entry_id) if kind == "memory" else THREAD_TABLE
 
 
-_ENTRY_COLUMNS: Final = (
-    "e.entry_id, e.source_kind, e.source_id, e.owner_id, e.workspace_id, e.version, "
-    "e.content_sha256, e.expires_at"
+_ENTRY_COLUMNS_AFTER_ID: Final = (
+    "e.source_kind, e.source_id, e.owner_id, e.workspace_id, e.version, e.content_sha256, "
+    "e.expires_at"
 )
+_ENTRY_COLUMNS: Final = f"e.entry_id, {_ENTRY_COLUMNS_AFTER_ID}"
 
 
 def _visible(owners: int, kinds: int) -> str:
@@ -93,20 +94,6 @@ def _statements(engine: str, table: str, column: str) -> _Statements:
     )
 
 
-def _each(
-    tables: Sequence[str], arm: Callable[[str], str], order: Callable[[str], str], tail: str
-) -> str:
-    """One statement over the full-text tables `tables`: `arm(table)` ordered newest first by
-    `order(table)` then `tail`, alone, or for each table as one UNION ALL of them (each its
-    own subquery) merged newest first by entry ID, then `tail` again."""
-    if len(tables) == 1:
-        return f"{arm(tables[0])} ORDER BY {order(tables[0])} DESC{tail}"
-    union = " UNION ALL ".join(
-        f"SELECT * FROM ({arm(table)} ORDER BY {order(table)} DESC{tail})" for table in tables
-    )
-    return f"{union} ORDER BY entry_id DESC{tail}"
-
-
 @cache
 def _search_statement(
     engine: str, tables: tuple[str, ...], column: str, matches: tuple[str, ...], owners: int,
@@ -117,35 +104,62 @@ def _search_statement(
     del engine
     match_of = dict(zip(tables, matches, strict=True))
 
-    def arm(table: str) -> str:
+    def arm(table: str, *, key_first: bool) -> str:
         key = f"{table}.{column}"
+        # Keyed by the table's own key (the same value as the entry ID) when the arms are
+        # merged: each then comes in key order straight from its index.
+        columns = f"{key} AS entry_id, {_ENTRY_COLUMNS_AFTER_ID}" if key_first else _ENTRY_COLUMNS
         return (
-            f"SELECT {_ENTRY_COLUMNS}, {table}.body AS body FROM {table} "
+            f"SELECT {columns}, {table}.body AS body FROM {table} "
             f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
             f"WHERE {match_of[table]} AND {key} < :before AND {key} <= :horizon "
             f"AND {_visible(owners, kinds)}"
         )
 
-    return text(_each(tables, arm, lambda table: f"{table}.{column}", " LIMIT :limit"))
+    if len(tables) == 1:
+        (table,) = tables
+        return text(f"{arm(table, key_first=False)} ORDER BY {table}.{column} DESC LIMIT :limit")
+    # The engine merges the arms as they come and stops at the limit.
+    union = " UNION ALL ".join(arm(table, key_first=True) for table in tables)
+    return text(f"{union} ORDER BY 1 DESC LIMIT :limit")
 
 
 @cache
-def _scan_statement(
-    engine: str, tables: tuple[str, ...], column: str, owners: int, kinds: int
-) -> TextClause:
+def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: int) -> TextClause:
     # By the owner index: for each visible owner, its entries from `low` up to the cursor are
     # exactly the ones `scan` examined (it kept the newest `bound` of all of them).
     del engine
+    return text(
+        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
+        f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
+        "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
+        f"AND {_visible(owners, kinds)} ORDER BY e.entry_id DESC"
+    )
 
-    def arm(table: str) -> str:
-        return (
-            f"SELECT {_ENTRY_COLUMNS}, {table}.body AS body FROM history_entries AS e "
-            f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
-            "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
-            f"AND {_visible(owners, kinds)}"
+
+@cache
+def _scan_entries_statement(engine: str, owners: int, kinds: int) -> TextClause:
+    # `_scan_statement` without the text: for tables in shards, whose texts are read after.
+    del engine
+    return text(
+        f"SELECT {_ENTRY_COLUMNS} FROM history_entries AS e "
+        "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
+        f"AND {_visible(owners, kinds)} ORDER BY e.entry_id DESC"
+    )
+
+
+@cache
+def _texts_statement(engine: str, tables: tuple[str, ...], column: str) -> TextClause:
+    """(entry ID, text) of every entry of `tables` in the scan's window of entry IDs (by key
+    range: the engine's index answers it directly)."""
+    del engine
+    return text(
+        " UNION ALL ".join(
+            f"SELECT {table}.{column}, {table}.body FROM {table} WHERE {table}.{column} >= :low "
+            f"AND {table}.{column} < :before AND {table}.{column} <= :horizon"
+            for table in tables
         )
-
-    return text(_each(tables, arm, lambda _table: "e.entry_id", ""))
+    )
 
 
 def _sql(conn: Connection, table: str) -> _Statements:
@@ -449,9 +463,25 @@ def scan(
     if not ids:
         return [], None
     lowest = ids[-1] if len(found) > bound else None
-    statement = _scan_statement(
-        conn.dialect.name, tuple(tables), fulltext.key(conn), len(owners), len(kinds)
-    )
-    window = {"low": ids[-1], "before": before, "horizon": horizon, "now": now}
-    rows = conn.execute(statement, {**window, **_bound(owners, kinds)})
-    return [_entry(row) for row in rows], lowest
+    window = {
+        "low": ids[-1],
+        "before": before,
+        "horizon": horizon,
+        "now": now,
+        **_bound(owners, kinds),
+    }
+    if len(tables) == 1:
+        statement = _scan_statement(
+            conn.dialect.name, tables[0], fulltext.key(conn), len(owners), len(kinds)
+        )
+        return [_entry(row) for row in conn.execute(statement, window)], lowest
+    # Sharded (memories): the visible entries first, then the texts of the window's entries
+    # from every shard, one statement for all; an entry is a hit only when its text is there.
+    entries = conn.execute(
+        _scan_entries_statement(conn.dialect.name, len(owners), len(kinds)), window
+    ).all()
+    if not entries:
+        return [], lowest
+    statement = _texts_statement(conn.dialect.name, tuple(tables), fulltext.key(conn))
+    texts: dict[int, str] = {int(row[0]): str(row[1]) for row in conn.execute(statement, window)}
+    return [_entry((*row, texts[row[0]])) for row in entries if row[0] in texts], lowest

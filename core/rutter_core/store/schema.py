@@ -276,7 +276,7 @@ history_state = Table(
 )
 
 memory_text_shards: tuple[str, ...] = tuple(
-    f"history_memory_text_{number:02d}" for number in range(32)
+    f"history_memory_text_{number:02d}" for number in range(16)
 )
 """The memory index of history search, in shards: an entry's text is in
 `memory_text_shards[entry_id % len(memory_text_shards)]` (migration 12)."""
