@@ -29,9 +29,6 @@ from rutter_core.store.dialects.base import (
     check_identifier,
 )
 
-# Execution option read by the `begin` hook; set per connection by `SqliteDialect.begin`.
-BEGIN_MODE_OPTION = "rutter_sqlite_begin"
-
 _FAILURES: dict[int, StoreFailure] = {
     sqlite3.SQLITE_BUSY: "busy",
     sqlite3.SQLITE_LOCKED: "busy",
@@ -106,7 +103,8 @@ def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
     Python 3.11's sqlite3 has no `autocommit` attribute and, in its legacy mode, neither
     begins a transaction for SELECT nor lets us choose BEGIN IMMEDIATE. Following the
     SQLAlchemy SQLite docs ("Enabling Non-Legacy SQLite Transactional Modes"), we set
-    `isolation_level = None` on each DBAPI connection and emit BEGIN ourselves.
+    `isolation_level = None` on each DBAPI connection and emit BEGIN ourselves
+    (`begin_on`).
     """
 
     @event.listens_for(engine, "connect")
@@ -134,22 +132,27 @@ def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
                 hint=Hint("choose_store"),
             )
 
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        mode = conn.get_execution_options().get(BEGIN_MODE_OPTION, "write")
-        # query_only makes an accidental write inside `read()` fail loudly instead of silently
-        # upgrading the lock (and risking SQLITE_BUSY_SNAPSHOT). It is a setting of the
-        # connection: set only when the mode changes from the last transaction's on it.
-        read_only = mode == "read"
-        pooled = conn.connection
-        dbapi = pooled.dbapi_connection
-        info = pooled.info
-        if info.get(_QUERY_ONLY) is not read_only:
-            _execute_directly(dbapi, f"PRAGMA query_only = {'ON' if read_only else 'OFF'}")
-            info[_QUERY_ONLY] = read_only
-        # A write takes the write lock up front (IMMEDIATE): no deadlock-prone lock upgrade
-        # halfway through.
-        _execute_directly(dbapi, "BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+def begin_on(conn: Connection, kind: TransactionKind) -> RootTransaction:
+    """Begin a transaction of `kind` on `conn`: the BEGIN issued on the DBAPI connection, then
+    SQLAlchemy's transaction object for it (whose own begin does nothing with this driver).
+
+    Not in a `begin` event: an engine with connection events runs every statement through
+    their dispatch, a few µs each."""
+    # query_only makes an accidental write inside `read()` fail loudly instead of silently
+    # upgrading the lock (and risking SQLITE_BUSY_SNAPSHOT). It is a setting of the
+    # connection: set only when the mode changes from the last transaction's on it.
+    read_only = kind == "read"
+    pooled = conn.connection
+    dbapi = pooled.dbapi_connection
+    info = pooled.info
+    if info.get(_QUERY_ONLY) is not read_only:
+        _execute_directly(dbapi, f"PRAGMA query_only = {'ON' if read_only else 'OFF'}")
+        info[_QUERY_ONLY] = read_only
+    # A write takes the write lock up front (IMMEDIATE): no deadlock-prone lock upgrade
+    # halfway through.
+    _execute_directly(dbapi, "BEGIN" if read_only else "BEGIN IMMEDIATE")
+    return conn.begin()
 
 
 def _execute_directly(dbapi_connection: Any, statement: str) -> None:
@@ -243,8 +246,7 @@ class SqliteDialect(Dialect):
         install_hooks(engine, busy_timeout_ms=busy_timeout_ms)
 
     def begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
-        conn.execution_options(**{BEGIN_MODE_OPTION: kind})
-        return conn.begin()
+        return begin_on(conn, kind)
 
     def failure(self, exc: DatabaseError) -> StoreFailure | None:
         if is_busy_error(exc):
