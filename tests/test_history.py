@@ -33,11 +33,13 @@ from rutter_core.app.memory import (
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams, RemoveWorkspaceParams
 from rutter_core.continuity import repo as continuity_repo
+from rutter_core.history import repo as history_repo
 from rutter_core.history import service as history_service
 from rutter_core.history.model import HistoryHits
 from rutter_core.kernel.errors import ConflictError, NotFoundError, RutterError, UsageError
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store, open_store
+from rutter_core.store.schema import memory_text_shards
 from tests.conftest import write_tree
 from tests.test_pins_migration import main_store
 
@@ -456,7 +458,11 @@ def test_a_deleted_or_disabled_memory_leaves_no_trace_in_the_index_or_the_files(
         assert all(window not in final for window in _windows())
     raw = sqlite3.connect(db)
     try:
-        assert raw.execute("SELECT count(*) FROM history_memory_text").fetchone()[0] == 30
+        indexed = sum(
+            raw.execute(f"SELECT count(*) FROM {shard}").fetchone()[0]
+            for shard in memory_text_shards
+        )
+        assert indexed == 30
     finally:
         raw.close()
 
@@ -535,3 +541,35 @@ def test_a_forked_run_sees_its_lineage_and_its_source_does_not_see_the_fork(
     # handle for the fork's message does not exist, and a forged one would not verify.
     (hit,) = [h for h in forked.search("ibis").hits if h.source_id == before.message_id]
     assert forked.read(hit.handle).text == "ibis before the fork"
+
+
+def test_memories_in_every_shard_page_newest_first_once_each(world: World) -> None:
+    """Memories are indexed in shards by entry ID; a search merges them: paged with a cursor,
+    by the index (a 3+ character query) and by the bounded scan (shorter), every memory comes
+    exactly once, newest first, and an edited one only by its new text."""
+    made = [world.remember(f"sharded kiwi {n:03d}", scope="user") for n in range(3 * 16 + 5)]
+    shards = {history_repo.shard_of(entry_id) for entry_id in _entry_ids(world, made)}
+    assert shards == set(memory_text_shards)
+    edited = world.app.memory.edit(
+        EditMemoryParams(id=made[7].memory_id, version=1, content="sharded plum"), actor="cli"
+    )
+    world.app.memory.delete(DeleteMemoryParams(id=made[8].memory_id, version=1), actor="cli")
+    gone = {made[7].memory_id, made[8].memory_id}
+    expected = [m.memory_id for m in reversed(made) if m.memory_id not in gone]
+    for query in ("sharded kiwi", "ki"):
+        seen: list[str] = []
+        cursor = None
+        while True:
+            page = world.search(query, limit=7, cursor=cursor, scopes=["memory"])
+            seen.extend(ids(page))
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        assert seen == expected, query
+    assert ids(world.search("sharded plum", scopes=["memory"])) == [edited.memory_id]
+
+
+def _entry_ids(world: World, memories: list[Any]) -> list[int]:
+    with world.store.read() as conn:
+        found = [history_repo.find_entry_id(conn, m.memory_id) for m in memories]
+    return [entry[0] for entry in found if entry is not None]

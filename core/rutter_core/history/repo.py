@@ -1,9 +1,11 @@
 """The history tables (`history_entries`, `history_state`, and the full-text tables
-`history_memory_text` and `history_text`): the only module that reads or writes them.
+`history_text` and the memory shards `history_memory_text_NN`): the only module that reads or
+writes them.
 
-Every function runs in the caller's transaction. Memories are indexed apart from thread content
-(`history_memory_text`): that table is compacted whenever a memory text leaves it, so a deleted,
-disabled or replaced memory body stays in none of its pages.
+Every function runs in the caller's transaction. Memories are indexed apart from thread content,
+in shards by entry ID (`shard_of`): the shard that held a memory text is compacted whenever that
+text leaves it, so a deleted, disabled or replaced memory body stays in none of its pages, and
+the compaction rewrites that shard only. A search of memories asks every shard.
 """
 
 from __future__ import annotations
@@ -18,21 +20,33 @@ from sqlalchemy.engine import Connection
 
 from rutter_core.history.model import SourceKind
 from rutter_core.store import fulltext
-from rutter_core.store.schema import full_text_tables, history_entries, history_state
+from rutter_core.store.schema import (
+    full_text_tables,
+    history_entries,
+    history_state,
+    memory_text_shards,
+)
 
-MEMORY_TABLE: Final = "history_memory_text"
+MEMORY_TABLES: Final = memory_text_shards
 THREAD_TABLE: Final = "history_text"
 _FULL_TEXT: Final = frozenset(full_text_tables)
 
 
-def table_of(kind: SourceKind) -> str:
-    return MEMORY_TABLE if kind == "memory" else THREAD_TABLE
+def shard_of(entry_id: int) -> str:
+    """The memory shard that holds the text of entry `entry_id`."""
+    return MEMORY_TABLES[entry_id % len(MEMORY_TABLES)]
 
 
-_ENTRY_COLUMNS: Final = (
-    "e.entry_id, e.source_kind, e.source_id, e.owner_id, e.workspace_id, e.version, "
-    "e.content_sha256, e.expires_at"
+def table_of(kind: SourceKind, entry_id: int) -> str:
+    """The full-text table that holds the text of entry `entry_id` of kind `kind`."""
+    return shard_of(entry_id) if kind == "memory" else THREAD_TABLE
+
+
+_ENTRY_COLUMNS_AFTER_ID: Final = (
+    "e.source_kind, e.source_id, e.owner_id, e.workspace_id, e.version, e.content_sha256, "
+    "e.expires_at"
 )
+_ENTRY_COLUMNS: Final = f"e.entry_id, {_ENTRY_COLUMNS_AFTER_ID}"
 
 
 def _visible(owners: int, kinds: int) -> str:
@@ -82,18 +96,32 @@ def _statements(engine: str, table: str, column: str) -> _Statements:
 
 @cache
 def _search_statement(
-    engine: str, table: str, column: str, match: str, owners: int, kinds: int
-) -> TextClause:
-    # The index drives the loop (it yields keys in descending order), so the cost follows the
-    # matches, not the table.
+    engine: str, tables: tuple[str, ...], column: str, matches: tuple[str, ...], owners: int,
+    kinds: int,
+) -> TextClause:  # fmt: skip
+    # The index drives the loop of each table (it yields keys in descending order), so the
+    # cost follows the matches, not the table; the shards' pages of hits are merged by key.
     del engine
-    key = f"{table}.{column}"
-    return text(
-        f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM {table} "
-        f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
-        f"WHERE {match} AND {key} < :before AND {key} <= :horizon "
-        f"AND {_visible(owners, kinds)} ORDER BY {key} DESC LIMIT :limit"
-    )
+    match_of = dict(zip(tables, matches, strict=True))
+
+    def arm(table: str, *, key_first: bool) -> str:
+        key = f"{table}.{column}"
+        # Keyed by the table's own key (the same value as the entry ID) when the arms are
+        # merged: each then comes in key order straight from its index.
+        columns = f"{key} AS entry_id, {_ENTRY_COLUMNS_AFTER_ID}" if key_first else _ENTRY_COLUMNS
+        return (
+            f"SELECT {columns}, {table}.body AS body FROM {table} "
+            f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
+            f"WHERE {match_of[table]} AND {key} < :before AND {key} <= :horizon "
+            f"AND {_visible(owners, kinds)}"
+        )
+
+    if len(tables) == 1:
+        (table,) = tables
+        return text(f"{arm(table, key_first=False)} ORDER BY {table}.{column} DESC LIMIT :limit")
+    # The engine merges the arms as they come and stops at the limit.
+    union = " UNION ALL ".join(arm(table, key_first=True) for table in tables)
+    return text(f"{union} ORDER BY 1 DESC LIMIT :limit")
 
 
 @cache
@@ -106,6 +134,31 @@ def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: in
         f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
         "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
         f"AND {_visible(owners, kinds)} ORDER BY e.entry_id DESC"
+    )
+
+
+@cache
+def _scan_entries_statement(engine: str, owners: int, kinds: int) -> TextClause:
+    # `_scan_statement` without the text: for tables in shards, whose texts are read after.
+    del engine
+    return text(
+        f"SELECT {_ENTRY_COLUMNS} FROM history_entries AS e "
+        "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
+        f"AND {_visible(owners, kinds)} ORDER BY e.entry_id DESC"
+    )
+
+
+@cache
+def _texts_statement(engine: str, tables: tuple[str, ...], column: str) -> TextClause:
+    """(entry ID, text) of every entry of `tables` in the scan's window of entry IDs (by key
+    range: the engine's index answers it directly)."""
+    del engine
+    return text(
+        " UNION ALL ".join(
+            f"SELECT {table}.{column}, {table}.body FROM {table} WHERE {table}.{column} >= :low "
+            f"AND {table}.{column} < :before AND {table}.{column} <= :horizon"
+            for table in tables
+        )
     )
 
 
@@ -184,23 +237,43 @@ def last_entry_id(conn: Connection) -> int:
     return int(conn.execute(select(history_state.c.last_entry_id)).scalar_one())
 
 
+_ALLOCATE: Final = (
+    update(history_state)
+    .values(last_entry_id=history_state.c.last_entry_id + bindparam("count"))
+    .returning(history_state.c.last_entry_id)
+)
+
+
 def _allocate(conn: Connection, count: int) -> int:
-    """Take `count` new entry IDs (never given out before); the first."""
-    last = last_entry_id(conn)
-    conn.execute(update(history_state).values(last_entry_id=last + count))
-    return last + 1
+    """Take `count` new entry IDs (never given out before); the first. One statement: the
+    write lock is held, so no other writer moves the counter between reading and setting."""
+    last = int(conn.execute(_ALLOCATE, {"count": count}).scalar_one())
+    return last - count + 1
 
 
 # -- writes ------------------------------------------------------------------------------------
 
 
+_FIND: Final = select(history_entries.c.entry_id, history_entries.c.content_sha256).where(
+    history_entries.c.source_id == bindparam("source_id")
+)
+_INSERT_ENTRIES: Final = insert(history_entries)
+_REPLACE: Final = (
+    update(history_entries)
+    .where(history_entries.c.entry_id == bindparam("where_entry_id"))
+    .values(
+        {
+            name: bindparam(name)
+            for name in ("owner_id", "workspace_id", "version", "content_sha256", "expires_at")
+        }
+    )
+)
+"""Statements built once (their values bound per call)."""
+
+
 def find_entry_id(conn: Connection, source_id: str) -> tuple[int, str] | None:
     """(entry ID, content hash) of the source's entry, if it is indexed."""
-    row = conn.execute(
-        select(history_entries.c.entry_id, history_entries.c.content_sha256).where(
-            history_entries.c.source_id == source_id
-        )
-    ).first()
+    row = conn.execute(_FIND, {"source_id": source_id}).first()
     return None if row is None else (int(row[0]), str(row[1]))
 
 
@@ -210,7 +283,7 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
         return
     first = _allocate(conn, len(entries))
     rows = []
-    bodies: dict[str, list[dict[str, Any]]] = {MEMORY_TABLE: [], THREAD_TABLE: []}
+    bodies: dict[str, list[dict[str, Any]]] = {}
     for offset, entry in enumerate(entries):
         entry_id = first + offset
         rows.append(
@@ -225,38 +298,43 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
                 "expires_at": entry.expires_at,
             }
         )
-        bodies[table_of(entry.source_kind)].append({"key": entry_id, "body": entry.body})
-    conn.execute(insert(history_entries), rows)
+        bodies.setdefault(table_of(entry.source_kind, entry_id), []).append(
+            {"key": entry_id, "body": entry.body}
+        )
+    conn.execute(_INSERT_ENTRIES, rows)
     for name, values in bodies.items():
-        if values:
-            conn.execute(_sql(conn, name).insert, values)
+        conn.execute(_sql(conn, name).insert, values)
 
 
 def replace_entry(conn: Connection, entry_id: int, entry: NewEntry, *, body_changed: bool) -> None:
     """Re-index a source in place (same entry ID): its metadata, and its text when changed."""
     conn.execute(
-        update(history_entries)
-        .where(history_entries.c.entry_id == entry_id)
-        .values(
-            owner_id=entry.owner_id,
-            workspace_id=entry.workspace_id,
-            version=entry.version,
-            content_sha256=entry.content_sha256,
-            expires_at=entry.expires_at,
-        )
+        _REPLACE,
+        {
+            "where_entry_id": entry_id,
+            "owner_id": entry.owner_id,
+            "workspace_id": entry.workspace_id,
+            "version": entry.version,
+            "content_sha256": entry.content_sha256,
+            "expires_at": entry.expires_at,
+        },
     )
     if body_changed:
-        statements = _sql(conn, table_of(entry.source_kind))
+        statements = _sql(conn, table_of(entry.source_kind, entry_id))
         conn.execute(statements.delete, {"keys": [entry_id]})
         conn.execute(statements.insert, {"key": entry_id, "body": entry.body})
 
 
-def delete_entries(conn: Connection, kind_table: str, entry_ids: Sequence[int]) -> int:
-    """Remove entries and their text; how many."""
+def delete_entries(conn: Connection, kind: SourceKind, entry_ids: Sequence[int]) -> int:
+    """Remove entries of `kind` (memory or thread content) and their text; how many."""
     if not entry_ids:
         return 0
     ids = list(entry_ids)
-    conn.execute(_sql(conn, kind_table).delete, {"keys": ids})
+    by_table: dict[str, list[int]] = {}
+    for entry_id in ids:
+        by_table.setdefault(table_of(kind, entry_id), []).append(entry_id)
+    for table, keys in by_table.items():
+        conn.execute(_sql(conn, table).delete, {"keys": keys})
     done = conn.execute(delete(history_entries).where(history_entries.c.entry_id.in_(ids)))
     return int(done.rowcount)
 
@@ -273,8 +351,10 @@ def entries_owned(conn: Connection, owner_ids: Sequence[str]) -> list[tuple[int,
     return [(int(row[0]), str(row[1])) for row in rows]
 
 
-def compact(conn: Connection, kind_table: str) -> None:
-    fulltext.compact(conn, kind_table)
+def compact_memory_shards(conn: Connection, entry_ids: Sequence[int]) -> None:
+    """Compact the memory shards that held the text of `entry_ids` (and only those)."""
+    for table in sorted({shard_of(entry_id) for entry_id in entry_ids}):
+        fulltext.compact(conn, table)
 
 
 # -- reads -------------------------------------------------------------------------------------
@@ -303,13 +383,14 @@ def read_entry(conn: Connection, source_id: str) -> Entry | None:
     ).first()
     if row is None:
         return None
-    found = conn.execute(_sql(conn, table_of(row[1])).read, {"entry_id": int(row[0])}).first()
+    table = table_of(row[1], int(row[0]))
+    found = conn.execute(_sql(conn, table).read, {"entry_id": int(row[0])}).first()
     return None if found is None else _entry(found)
 
 
 def search(
     conn: Connection,
-    table: str,
+    tables: Sequence[str],
     query: str,
     *,
     owners: Sequence[str],
@@ -319,12 +400,14 @@ def search(
     now: str,
     limit: int,
 ) -> list[Entry]:
-    """Up to `limit` visible entries of `table` below `before` (and at most `horizon`) whose
-    text holds `query`, newest first, by the full-text index."""
-    match, value = fulltext.match(conn, table, query)
+    """Up to `limit` visible entries of the full-text tables `tables` below `before` (and at
+    most `horizon`) whose text holds `query`, newest first, by the full-text index."""
+    matches = [fulltext.match(conn, table, query) for table in tables]
+    value = matches[0][1]
     statement = _search_statement(
-        conn.dialect.name, table, fulltext.key(conn), match.text, len(owners), len(kinds)
-    )
+        conn.dialect.name, tuple(tables), fulltext.key(conn),
+        tuple(match.text for match, _ in matches), len(owners), len(kinds),
+    )  # fmt: skip
     rows = conn.execute(
         statement,
         {
@@ -353,7 +436,7 @@ _OWNED_BELOW: Final = (
 
 def scan(
     conn: Connection,
-    table: str,
+    tables: Sequence[str],
     *,
     owners: Sequence[str],
     kinds: Sequence[str],
@@ -362,7 +445,7 @@ def scan(
     now: str,
     bound: int,
 ) -> tuple[list[Entry], int | None]:
-    """The bounded scan for a query the index cannot answer: the visible entries of `table`
+    """The bounded scan for a query the index cannot answer: the visible entries of `tables`
     among the newest `bound` entries of `owners` below `before` (by the owner index, so other
     owners' entries cost nothing), newest first, with the lowest entry ID examined (None when
     no more than `bound` were left: the scan reached the end)."""
@@ -380,9 +463,25 @@ def scan(
     if not ids:
         return [], None
     lowest = ids[-1] if len(found) > bound else None
-    statement = _scan_statement(
-        conn.dialect.name, table, fulltext.key(conn), len(owners), len(kinds)
-    )
-    window = {"low": ids[-1], "before": before, "horizon": horizon, "now": now}
-    rows = conn.execute(statement, {**window, **_bound(owners, kinds)})
-    return [_entry(row) for row in rows], lowest
+    window = {
+        "low": ids[-1],
+        "before": before,
+        "horizon": horizon,
+        "now": now,
+        **_bound(owners, kinds),
+    }
+    if len(tables) == 1:
+        statement = _scan_statement(
+            conn.dialect.name, tables[0], fulltext.key(conn), len(owners), len(kinds)
+        )
+        return [_entry(row) for row in conn.execute(statement, window)], lowest
+    # Sharded (memories): the visible entries first, then the texts of the window's entries
+    # from every shard, one statement for all; an entry is a hit only when its text is there.
+    entries = conn.execute(
+        _scan_entries_statement(conn.dialect.name, len(owners), len(kinds)), window
+    ).all()
+    if not entries:
+        return [], lowest
+    statement = _texts_statement(conn.dialect.name, tuple(tables), fulltext.key(conn))
+    texts: dict[int, str] = {int(row[0]): str(row[1]) for row in conn.execute(statement, window)}
+    return [_entry((*row, texts[row[0]])) for row in entries if row[0] in texts], lowest

@@ -5,8 +5,9 @@ from their repos with the connection of the write, so the index changes in the s
 as the source and cannot drift from it: memories (indexed while active; an expiry is checked at
 read time), notes (while active; `summary` notes are the `summary` scope), messages (`tool`
 messages are the `receipt` scope), and checkpoint snapshots (title and summary). A memory text
-that leaves the index (edit, disable, delete) is followed by a compaction of the memory index,
-so none of its tokens stay in the store's pages; the memory service then purges the log.
+that leaves the index (edit, disable, delete) is followed by a compaction of the memory index
+shard that held it, so none of its tokens stay in the store's pages; the memory service then
+purges the log.
 
 **Search.** Memories of the visible owners first, then the thread content of the run's lineage,
 each newest first by entry ID (the keyset). A cursor signs the query, scopes, run, workspace,
@@ -86,13 +87,15 @@ def index_memory(
     content: str,
     retention_until: str | None,
     active: bool,
+    new: bool = False,
 ) -> None:
-    """Bring the memory's entry in step with the memory as just written."""
-    found = repo.find_entry_id(conn, memory_id)
+    """Bring the memory's entry in step with the memory as just written (`new`: just created,
+    so not indexed yet: nothing to look up)."""
+    found = None if new else repo.find_entry_id(conn, memory_id)
     if not active:
         if found is not None:
-            repo.delete_entries(conn, repo.MEMORY_TABLE, [found[0]])
-            repo.compact(conn, repo.MEMORY_TABLE)
+            repo.delete_entries(conn, "memory", [found[0]])
+            repo.compact_memory_shards(conn, [found[0]])
         return
     body = f"{title}\n{content}"
     entry = repo.NewEntry(
@@ -111,15 +114,15 @@ def index_memory(
     changed = found[1] != entry.content_sha256
     repo.replace_entry(conn, found[0], entry, body_changed=changed)
     if changed:
-        repo.compact(conn, repo.MEMORY_TABLE)
+        repo.compact_memory_shards(conn, [found[0]])
 
 
 def unindex_memories(conn: Connection, memory_ids: Sequence[str]) -> None:
     """Remove deleted memories from the index, leaving none of their tokens."""
     ids = [found[0] for m in memory_ids if (found := repo.find_entry_id(conn, m)) is not None]
     if ids:
-        repo.delete_entries(conn, repo.MEMORY_TABLE, ids)
-        repo.compact(conn, repo.MEMORY_TABLE)
+        repo.delete_entries(conn, "memory", ids)
+        repo.compact_memory_shards(conn, ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +170,7 @@ def index_note(conn: Connection, item: ThreadText, *, active: bool) -> None:
     found = repo.find_entry_id(conn, item.source_id)
     if not active:
         if found is not None:
-            repo.delete_entries(conn, repo.THREAD_TABLE, [found[0]])
+            repo.delete_entries(conn, "note", [found[0]])
         return
     if found is None:
         index_thread_texts(conn, [item])
@@ -211,10 +214,10 @@ def unindex_owners(conn: Connection, owner_ids: Sequence[str]) -> int:
     owned = repo.entries_owned(conn, owner_ids)
     memory = [entry_id for entry_id, kind in owned if kind == "memory"]
     thread = [entry_id for entry_id, kind in owned if kind != "memory"]
-    removed = repo.delete_entries(conn, repo.THREAD_TABLE, thread)
+    removed = repo.delete_entries(conn, "message", thread)
     if memory:
-        removed += repo.delete_entries(conn, repo.MEMORY_TABLE, memory)
-        repo.compact(conn, repo.MEMORY_TABLE)
+        removed += repo.delete_entries(conn, "memory", memory)
+        repo.compact_memory_shards(conn, memory)
     return removed
 
 
@@ -377,7 +380,7 @@ def _collect(
     thread_kinds = [k for k in kinds if k != "memory"]
     hits: list[repo.Entry] = []
     while True:
-        table = repo.MEMORY_TABLE if phase == "m" else repo.THREAD_TABLE
+        tables = repo.MEMORY_TABLES if phase == "m" else (repo.THREAD_TABLE,)
         phase_kinds = ["memory"] if phase == "m" else thread_kinds
         owners = seen.memory_owners if phase == "m" else seen.thread_owners
         if phase_kinds and owners:
@@ -387,10 +390,10 @@ def _collect(
                 "horizon": horizon, "now": now,
             }  # fmt: skip
             if short:
-                rows, lowest = repo.scan(conn, table, bound=SCAN_BOUND, **window)
+                rows, lowest = repo.scan(conn, tables, bound=SCAN_BOUND, **window)
                 rows = [row for row in rows if folded in row.body.casefold()]
             else:
-                rows, lowest = repo.search(conn, table, query, limit=left + 1, **window), None
+                rows, lowest = repo.search(conn, tables, query, limit=left + 1, **window), None
             if len(rows) > left:
                 hits.extend(rows[:left])
                 return hits, (phase, hits[-1].entry_id)

@@ -84,11 +84,11 @@ def insert_memory(
     }
     conn.execute(_INSERT, values)
     record = _record(tuple(values[name] for name in _COLUMN_NAMES), now_text)
-    _index(conn, record)
+    _index(conn, record, new=True)
     return record
 
 
-def _index(conn: Connection, record: MemoryRecord) -> None:
+def _index(conn: Connection, record: MemoryRecord, *, new: bool = False) -> None:
     """The history index follows every write of a memory, in its transaction."""
     history.index_memory(
         conn,
@@ -100,6 +100,7 @@ def _index(conn: Connection, record: MemoryRecord) -> None:
         content=record.content,
         retention_until=record.retention_until,
         active=record.status == "active",
+        new=new,
     )
 
 
@@ -200,7 +201,8 @@ def select_memories(
     if limit is not None:
         bound["limit"] = limit
     statement = _list_statement(kind, include_inactive=include_inactive, limited=limit is not None)
-    return [_record(tuple(row), now_text) for row in conn.execute(statement, bound)]
+    # All rows in one fetch (not one round through the result per row).
+    return [_record(tuple(row), now_text) for row in conn.execute(statement, bound).all()]
 
 
 @cache
@@ -409,7 +411,7 @@ def _record(row: tuple[Any, ...], now_text: str) -> MemoryRecord:
             "content_sha256": content_sha256,
             "status": status,
             "source_kind": source_kind,
-            "references": json.loads(references_json),
+            "references": [] if references_json == "[]" else json.loads(references_json),
             "retention_until": retention,
             "expired": retention is not None and retention <= now_text,
             "redacted": bool(redacted),

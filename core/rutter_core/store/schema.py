@@ -275,7 +275,13 @@ history_state = Table(
     Column("backfill_pending", Integer, nullable=False),
 )
 
-full_text_tables: tuple[str, ...] = ("history_memory_text", "history_text")
+memory_text_shards: tuple[str, ...] = tuple(
+    f"history_memory_text_{number:02d}" for number in range(16)
+)
+"""The memory index of history search, in shards: an entry's text is in
+`memory_text_shards[entry_id % len(memory_text_shards)]` (migration 12)."""
+
+full_text_tables: tuple[str, ...] = ("history_text", *memory_text_shards)
 """Full-text tables: made by the dialect (`Dialect.full_text_table`), one searchable `body`
 and an integer key (`Dialect.full_text_key`), the entry's ID. Their engine-made companion
 tables are not described here; `store.fulltext` is how repos use them."""

@@ -168,6 +168,12 @@ class Dialect(ABC):
         """Statements that make `table`'s index whole again even when the engine can no longer
         open it, rebuilt from its rows (a migration's `full_text_rebuilds`)."""
 
+    @abstractmethod
+    def full_text_split(self, table: str, shards: Sequence[str]) -> tuple[str, ...]:
+        """Statements that move every row of the full-text table `table` into the existing
+        full-text tables `shards` (the row with key k into `shards[k % len(shards)]`, key kept)
+        and then drop `table` with its index (a migration's `full_text_splits`)."""
+
     def full_text_compact(self, conn: Connection, table: str) -> None:
         """Rewrite `table`'s index (`full_text_rebuild`) inside the caller's transaction."""
         for statement in self.full_text_rebuild(table):

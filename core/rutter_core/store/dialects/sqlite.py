@@ -29,9 +29,6 @@ from rutter_core.store.dialects.base import (
     check_identifier,
 )
 
-# Execution option read by the `begin` hook; set per connection by `SqliteDialect.begin`.
-BEGIN_MODE_OPTION = "rutter_sqlite_begin"
-
 _FAILURES: dict[int, StoreFailure] = {
     sqlite3.SQLITE_BUSY: "busy",
     sqlite3.SQLITE_LOCKED: "busy",
@@ -106,7 +103,8 @@ def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
     Python 3.11's sqlite3 has no `autocommit` attribute and, in its legacy mode, neither
     begins a transaction for SELECT nor lets us choose BEGIN IMMEDIATE. Following the
     SQLAlchemy SQLite docs ("Enabling Non-Legacy SQLite Transactional Modes"), we set
-    `isolation_level = None` on each DBAPI connection and emit BEGIN ourselves.
+    `isolation_level = None` on each DBAPI connection and emit BEGIN ourselves
+    (`begin_on`).
     """
 
     @event.listens_for(engine, "connect")
@@ -134,20 +132,38 @@ def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
                 hint=Hint("choose_store"),
             )
 
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        mode = conn.get_execution_options().get(BEGIN_MODE_OPTION, "write")
-        # query_only makes an accidental write inside `read()` fail loudly instead of silently
-        # upgrading the lock (and risking SQLITE_BUSY_SNAPSHOT). It is a setting of the
-        # connection: set only when the mode changes from the last transaction's on it.
-        read_only = mode == "read"
-        info = conn.connection.info
-        if info.get(_QUERY_ONLY) is not read_only:
-            conn.exec_driver_sql(f"PRAGMA query_only = {'ON' if read_only else 'OFF'}")
-            info[_QUERY_ONLY] = read_only
-        # A write takes the write lock up front (IMMEDIATE): no deadlock-prone lock upgrade
-        # halfway through.
-        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+def begin_on(conn: Connection, kind: TransactionKind) -> RootTransaction:
+    """Begin a transaction of `kind` on `conn`: the BEGIN issued on the DBAPI connection, then
+    SQLAlchemy's transaction object for it (whose own begin does nothing with this driver).
+
+    Not in a `begin` event: an engine with connection events runs every statement through
+    their dispatch, a few µs each."""
+    # query_only makes an accidental write inside `read()` fail loudly instead of silently
+    # upgrading the lock (and risking SQLITE_BUSY_SNAPSHOT). It is a setting of the
+    # connection: set only when the mode changes from the last transaction's on it.
+    read_only = kind == "read"
+    pooled = conn.connection
+    dbapi = pooled.dbapi_connection
+    info = pooled.info
+    if info.get(_QUERY_ONLY) is not read_only:
+        _execute_directly(dbapi, f"PRAGMA query_only = {'ON' if read_only else 'OFF'}")
+        info[_QUERY_ONLY] = read_only
+    # A write takes the write lock up front (IMMEDIATE): no deadlock-prone lock upgrade
+    # halfway through.
+    _execute_directly(dbapi, "BEGIN" if read_only else "BEGIN IMMEDIATE")
+    return conn.begin()
+
+
+def _execute_directly(dbapi_connection: Any, statement: str) -> None:
+    """Run a statement without parameters or rows on the DBAPI connection itself (about 50 µs
+    less than SQLAlchemy's execution path, per transaction), failing as SQLAlchemy would: a
+    sqlite3 error comes out wrapped in its SQLAlchemy class (`DBAPIError.instance`), so the
+    store maps it as any other (a busy `BEGIN IMMEDIATE` is `store_busy`)."""
+    try:
+        dbapi_connection.execute(statement)
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance(statement, (), exc, sqlite3.Error, dialect=None) from exc
 
 
 def checkpoint_truncate(engine: Engine) -> bool:
@@ -230,8 +246,7 @@ class SqliteDialect(Dialect):
         install_hooks(engine, busy_timeout_ms=busy_timeout_ms)
 
     def begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
-        conn.execution_options(**{BEGIN_MODE_OPTION: kind})
-        return conn.begin()
+        return begin_on(conn, kind)
 
     def failure(self, exc: DatabaseError) -> StoreFailure | None:
         if is_busy_error(exc):
@@ -360,6 +375,20 @@ class SqliteDialect(Dialect):
         return (
             f"UPDATE {table}_data SET block = X'00000000000000' WHERE id = 10",
             *self.full_text_rebuild(table),
+        )
+
+    def full_text_split(self, table: str, shards: Sequence[str]) -> tuple[str, ...]:
+        # DROP TABLE of an FTS5 table drops its shadow tables too; their pages are freed
+        # (zeroed: secure_delete). The copies index the rows again in each shard.
+        check_identifier(table)
+        count = len(shards)
+        return (
+            *(
+                f"INSERT INTO {check_identifier(shard)} (rowid, body) "
+                f"SELECT rowid, body FROM {table} WHERE rowid % {count} = {number}"
+                for number, shard in enumerate(shards)
+            ),
+            f"DROP TABLE {table}",
         )
 
     def change_feed(self, engine: Engine) -> ChangeFeed | None:

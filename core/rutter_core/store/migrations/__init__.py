@@ -18,8 +18,10 @@ from rutter_core.store.migrations import (
     m0009_http_tokens,
     m0010_assembly_audit,
     m0011_memory_index_repair,
+    m0012_memory_index_shards,
 )
 from rutter_core.store.migrations.migration import (
+    FullTextSplit,
     KeyGuard,
     Migration,
     TableRebuild,
@@ -40,10 +42,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0009_http_tokens.MIGRATION,
     m0010_assembly_audit.MIGRATION,
     m0011_memory_index_repair.MIGRATION,
+    m0012_memory_index_shards.MIGRATION,
 )
 
 __all__ = [
     "MIGRATIONS",
+    "FullTextSplit",
     "KeyGuard",
     "Migration",
     "TableRebuild",

@@ -31,6 +31,16 @@ class TableRebuild:
 
 
 @dataclass(frozen=True)
+class FullTextSplit:
+    """Move every row of the full-text table `table` into the full-text tables `shards` (by
+    key: the row with key k into `shards[k % len(shards)]`), then drop `table`. The shards are
+    the migration's own `full_text` tables."""
+
+    table: str
+    shards: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Migration:
     """One schema step.
 
@@ -39,10 +49,11 @@ class Migration:
     definitions, see `TableRebuild`), then after them `append_only` tables get the guard
     refusing UPDATE and DELETE, `key_guards` the guard refusing an INSERT whose key already
     exists; `full_text` tables (one searchable `body`, see `Dialect.full_text_table`) are
-    created after the statements; `full_text_rebuilds` tables have their index rewritten from
-    their rows last, damaged or not (`Dialect.full_text_repair`). A migration with rebuilds is
-    applied with reference checks suspended until its end, when every reference is checked at
-    once (see `runner`).
+    created after the statements; `full_text_splits` move a full-text table's rows into such
+    tables right after they are created (see `FullTextSplit`); `full_text_rebuilds` tables
+    have their index rewritten from their rows last, damaged or not
+    (`Dialect.full_text_repair`). A migration with rebuilds is applied with reference checks
+    suspended until its end, when every reference is checked at once (see `runner`).
     """
 
     version: int
@@ -53,6 +64,7 @@ class Migration:
     rebuilds: tuple[TableRebuild, ...] = ()
     full_text: tuple[str, ...] = ()
     full_text_rebuilds: tuple[str, ...] = ()
+    full_text_splits: tuple[FullTextSplit, ...] = ()
 
     def rendered(self, dialect: Dialect | str) -> tuple[str, ...]:
         """The statements exactly as applied on `dialect`."""
@@ -74,10 +86,15 @@ class Migration:
         full_text = tuple(
             stmt for table in self.full_text for stmt in dialect.full_text_table(table)
         )
+        splits = tuple(
+            stmt
+            for split in self.full_text_splits
+            for stmt in dialect.full_text_split(split.table, split.shards)
+        )
         reindex = tuple(
             stmt for table in self.full_text_rebuilds for stmt in dialect.full_text_repair(table)
         )
-        return rebuilds + self.statements + full_text + guards + key_guards + reindex
+        return rebuilds + self.statements + full_text + splits + guards + key_guards + reindex
 
 
 def canonical_statement(statement: str) -> str:

@@ -53,6 +53,7 @@ def check_migration_list(migrations: Sequence[Migration]) -> None:
             or migration.key_guards
             or migration.rebuilds
             or migration.full_text_rebuilds
+            or migration.full_text_splits
         ):
             raise ValueError(f"migration {migration.version} needs a name and statements")
         previous = migration.version
