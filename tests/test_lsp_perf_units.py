@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from rutter_core.app.facade import Rutter
 from rutter_core.discovery.assemble import snapshot_of
+from rutter_core.discovery.chain import walk_chain
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import classify
 from rutter_core.discovery.shared import SharedLevels
@@ -321,6 +322,84 @@ def test_workspace_cache_follows_the_store_and_expires(store: Store, tmp_path: P
     cache.put(store, workspace, now[0])
     cache.clear()
     assert cache.get(store, "demo") is None
+
+
+def chain_outcome(
+    root: Path, target: str, limits: Limits, shared: SharedLevels | None
+) -> list[tuple[str, str, int]] | tuple[Any, ...]:
+    try:
+        if shared is None:
+            levels = walk_chain(str(root), target, limits)
+        else:
+            levels = shared.chain(str(root), target, limits)
+    except RutterError as error:
+        return (error.code, error.message, error.path, error.details)
+    return [(level.scope, level.path, level.depth) for level in levels]
+
+
+class CountingLevels(SharedLevels):
+    """Shared levels that record every lookup the chain walks ask of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looked_up: list[str] = []
+
+    def lstat(self, path: str) -> Any:
+        self.looked_up.append(path)
+        return super().lstat(path)
+
+
+CHAIN_TARGETS = [
+    "a/b/c/d/x.go",
+    "a/b/c/y.go",
+    "a/b/c/d",
+    "a/b/c/d/e/f/too-deep.go",  # over max_depth below directories the pass has checked
+    "a/b/linked/z.go",  # through a linked directory below a checked one
+    "a/b/linked",
+    "a/b/file.txt/w.go",  # through a file
+    "a/b/missing/v.go",
+    "a/b/new.go",
+    "a/other/u.go",
+    ".",
+]
+
+
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_shared_chains_are_the_chains_of_separate_walks(workspace_root: Path, order: str) -> None:
+    """A directory checked on the way to one target of a pass is not checked again on the way
+    to another, and every target still gets the levels (or the error naming it) that its own
+    walk gives."""
+    write_tree(
+        workspace_root,
+        {"a/b/c/d/e/f/g.go": "", "a/b/file.txt": "", "a/other/u.go": "", "elsewhere/k.go": ""},
+    )
+    (workspace_root / "a/b/linked").symlink_to(
+        workspace_root / "elsewhere", target_is_directory=True
+    )
+    limits = Limits(max_depth=6)
+    targets = CHAIN_TARGETS if order == "forward" else CHAIN_TARGETS[::-1]
+    shared = CountingLevels()
+    for target in targets:
+        alone = chain_outcome(workspace_root, target, limits, None)
+        assert chain_outcome(workspace_root, target, limits, shared) == alone, target
+    errors = {
+        target: chain_outcome(workspace_root, target, limits, shared)[0]
+        for target in CHAIN_TARGETS[3:8]
+    }
+    assert errors == {
+        "a/b/c/d/e/f/too-deep.go": "too_deep",
+        "a/b/linked/z.go": "symlink",
+        "a/b/linked": "symlink",  # a linked target must end at a file
+        "a/b/file.txt/w.go": "not_found",
+        "a/b/missing/v.go": "not_found",
+    }
+    # Each directory of the pass's chains was looked up once (links and files on the way are
+    # not directories, so they are looked up again for each target that meets them).
+    directories = [
+        path for path in shared.looked_up if Path(path).is_dir() and not Path(path).is_symlink()
+    ]
+    assert len(directories) == len(set(directories))
+    assert str(workspace_root / "a/b") in directories
 
 
 def test_shared_levels_refuse_a_linked_root_for_every_target(tmp_path: Path) -> None:

@@ -32,12 +32,18 @@ def walk_chain(
     *,
     lstat: Callable[[str], os.stat_result | None] = lstat_or_none,
     root_checked: bool = False,
+    walked: tuple[Level, ...] = (),
 ) -> list[Level]:
     """The directories from the root to the target's directory, each checked on the way.
 
     For a batch of targets at one moment (`shared.SharedLevels`): `lstat` may answer from what
-    the batch already looked up, and `root_checked` says the root was found to be its own real
-    path earlier in the batch (one `realpath` per root, not per target)."""
+    the batch already looked up, `root_checked` says the root was found to be its own real
+    path earlier in the batch (one `realpath` per root, not per target), and `walked` are the
+    levels of a directory on the way to `target` that the batch already checked (from the
+    root down): only the segments below it are looked at."""
+    if walked:
+        _require_depth(target, limits)
+        return _walk_down(root, target, list(walked), lstat)
     if not root_checked and os.path.realpath(root) != root:
         raise discovery_error(
             "symlink",
@@ -54,19 +60,34 @@ def walk_chain(
             path=".",
             hint=Hint("move_workspace"),
         )
-    levels = [Level(".", root, root_st, 0)]
+    _require_depth(target, limits)
+    return _walk_down(root, target, [Level(".", root, root_st, 0)], lstat)
+
+
+def _require_depth(target: str, limits: Limits) -> None:
     if target == ".":
-        return levels
-    segments = target.split("/")
-    if len(segments) > limits.max_depth:
+        return
+    depth = target.count("/") + 1
+    if depth > limits.max_depth:
         raise discovery_error(
             "too_deep",
-            f"target {target} is {len(segments)} levels deep, over the limit of {limits.max_depth}",
+            f"target {target} is {depth} levels deep, over the limit of {limits.max_depth}",
             path=target,
             details={"limit": limits.max_depth},
         )
-    path = root
-    for index, segment in enumerate(segments):
+
+
+def _walk_down(
+    root: str, target: str, levels: list[Level], lstat: Callable[[str], os.stat_result | None]
+) -> list[Level]:
+    """`levels` (checked, from the root down to a directory on the way to `target`) extended
+    with the directories below it on the way to `target`, each checked."""
+    if target == ".":
+        return levels
+    segments = target.split("/")
+    path = levels[-1].path
+    for index in range(len(levels) - 1, len(segments)):
+        segment = segments[index]
         rel = "/".join(segments[: index + 1])
         path = os.path.join(path, segment)
         st = lstat(path)

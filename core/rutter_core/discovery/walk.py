@@ -171,6 +171,8 @@ class _Walk:
 
     def level(self, level: Level) -> None:
         entries = self.reader.probe(level.path, level.st, LEVEL_NAMES)
+        if not entries:
+            return  # most directories hold no instruction file: nothing to look at
         claude_dir = self.subdir(level, CLAUDE_DIR, entries, CLAUDE_DIR_NAMES)
         prayu_dir = self.subdir(level, PRAYU_DIR, entries, PRAYU_NAMES)
         prayu = prayu_dir[1] if prayu_dir else {}
@@ -413,14 +415,24 @@ def discover_stack(
 
 
 def _walk_shared(walk: _Walk, levels: list[Level], shared: SharedLevels) -> tuple[StackSource, ...]:
-    keys = [shared.key(walk.workspace_root, walk.limits, level.scope) for level in levels]
-    start = shared.resume(walk, keys)
-    sources = shared.sources(keys[start - 1]) if start else ()
+    states = shared.states(walk.workspace_root, walk.limits)
+    start = shared.resume(walk, levels, states)
+    sources = states[levels[start - 1].scope].sources if start else ()
     for index in range(start, len(levels)):
-        before = len(walk.found)
+        found, ignored, ignore = len(walk.found), len(walk.ignored), walk.ignore
         walk.level(levels[index])
-        sources = sources + tuple(_frozen(item) for item in walk.found[before:])
-        shared.keep(walk, keys[index], sources)
+        if (
+            index
+            and len(walk.found) == found
+            and len(walk.ignored) == ignored
+            and walk.ignore is ignore
+        ):
+            # The level added nothing (a walk only appends, and only a level's own sources
+            # get notes): its state is its parent's.
+            shared.reuse(states, levels[index - 1].scope, levels[index].scope)
+            continue
+        sources = sources + tuple(_frozen(item) for item in walk.found[found:])
+        shared.keep(walk, states, levels[index].scope, sources)
     return sources
 
 
