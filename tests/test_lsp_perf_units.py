@@ -39,7 +39,13 @@ from rutter_lsp.features.instructions.instructions import (
     WorkspaceCache,
 )
 from rutter_lsp.index.paths import Folder
-from rutter_lsp.index.refresh import level_of, reach
+from rutter_lsp.index.refresh import (
+    CHANGE_DEBOUNCE_SECONDS,
+    DEBOUNCE_SECONDS,
+    _Pending,
+    level_of,
+    reach,
+)
 from rutter_lsp.protocol import EncodedResult
 from rutter_lsp.server import create_server
 from rutter_lsp.worker import DiskWorker
@@ -464,6 +470,20 @@ def test_a_change_reaches_only_its_level_and_below(workspace_root: Path) -> None
         assert all(reached.reaches(folder, d) for d in moved), (rel, moved)
         if level_of(rel) != ".":  # a change below the root does not reach a sibling tree
             assert not reached.reaches(folder, "lib"), rel
+
+
+def test_only_changes_on_disk_wait_the_short_debounce() -> None:
+    """A batch of changes on disk starts its round after the short debounce; anything that
+    comes in bursts (documents opened or closed, folders, settings, the store) after the
+    longer one, so the burst is one rebuild."""
+    assert _Pending(changes={"demo": {"AGENTS.md"}}, invalidate={"/x"}).debounce() == (
+        CHANGE_DEBOUNCE_SECONDS
+    )
+    assert _Pending(agents=True, diagnostics={"file:///x"}).debounce() == CHANGE_DEBOUNCE_SECONDS
+    for burst in ({"docs": True}, {"index": True}, {"all_diagnostics": True}, {"runs": True}):
+        pending = _Pending(changes={"demo": {"AGENTS.md"}}, **burst)  # type: ignore[arg-type]
+        assert pending.debounce() == DEBOUNCE_SECONDS
+    assert CHANGE_DEBOUNCE_SECONDS < DEBOUNCE_SECONDS
 
 
 def test_reach_compares_whole_path_components(tmp_path: Path) -> None:
