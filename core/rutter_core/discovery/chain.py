@@ -86,9 +86,10 @@ def _walk_down(
         return levels
     segments = target.split("/")
     path = levels[-1].path
+    scope = levels[-1].scope
     for index in range(len(levels) - 1, len(segments)):
         segment = segments[index]
-        rel = "/".join(segments[: index + 1])
+        rel = scope = segment if scope == "." else f"{scope}/{segment}"
         path = os.path.join(path, segment)
         st = lstat(path)
         last = index == len(segments) - 1

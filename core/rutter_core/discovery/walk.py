@@ -358,6 +358,8 @@ def _aliases(
 ) -> tuple[StackSource, ...]:
     """Links whose final file turned out to be a source delivered later in the walk (a root
     link to a nested AGENTS.md): listed as aliases, not delivered twice (contract 5.6)."""
+    if all(item.link_target is None for item in sources):
+        return sources  # no link among them (the usual case)
     delivered = {item.path for item in sources}
     kept: list[StackSource] = []
     for item in sources:
