@@ -24,7 +24,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -36,6 +36,7 @@ from rutter_core.discovery.shared import SharedLevels
 from rutter_lsp.features.diagnostics import diagnostics
 from rutter_lsp.features.runs.runs import RUNS_CHANGED
 from rutter_lsp.index.analysis import (
+    DirKey,
     DirResult,
     Index,
     OpenDoc,
@@ -99,9 +100,11 @@ class Reach:
 
     def reaches(self, folder: Folder, directory: str) -> bool:
         """`directory`: canonical and workspace-relative (as `OpenDoc.directory` is); its path is
-        joined here rather than through `Folder.path_of`, as this runs on the event loop for
-        every open document's directory of every change."""
-        path = folder.root if directory == "." else os.path.join(folder.root, *directory.split("/"))
+        joined here rather than through `Folder.path_of`, as this runs for every open
+        document's directory of every change."""
+        path = folder.root
+        if directory != ".":
+            path = path.rstrip(os.sep) + os.sep + directory.replace("/", os.sep)
         return any(path == level or path.startswith(prefix) for level, prefix in self._prefixes)
 
     def __post_init__(self) -> None:
@@ -147,6 +150,27 @@ def _settle_remaining_s(paths: Sequence[str]) -> float:
             newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
     remaining = newest + SETTLE_NS - time.time_ns()
     return min(SETTLE_NS, max(0, remaining)) / 1e9
+
+
+def _stale_jobs(
+    docs: Sequence[OpenDoc], previous: Mapping[DirKey, DirResult], reached: Reach | None
+) -> tuple[list[tuple[Folder, str]], list[DirResult]]:
+    """The directories of `docs` to discover again (all of them without `reached`, else
+    those the changes reach and those not indexed yet), and the kept results of the others."""
+    jobs = sorted(
+        {(doc.folder, doc.directory) for doc in docs}, key=lambda job: (job[0].uri, job[1])
+    )
+    if reached is None:
+        return jobs, []
+    stale: list[tuple[Folder, str]] = []
+    kept: list[DirResult] = []
+    for folder, directory in jobs:
+        result = previous.get((folder.workspace_id, directory))
+        if result is None or reached.reaches(folder, directory):
+            stale.append((folder, directory))
+        else:
+            kept.append(result)
+    return stale, kept
 
 
 def _discover_slice(
@@ -307,20 +331,11 @@ class Refresher:
         """The index of `docs`: every directory discovered again, or with `reached` (what the
         changed files can reach) only those directories; the others keep their results."""
         server = self._server
-        jobs = sorted(
-            {(doc.folder, doc.directory) for doc in docs}, key=lambda job: (job[0].uri, job[1])
+        # Which directories to walk is worked out on the worker too: it is a pass over every
+        # open document, and the event loop keeps answering meanwhile.
+        jobs, results = await server.session.worker.run_background(
+            _stale_jobs, docs, server.session.index.dirs, reached
         )
-        results: list[DirResult] = []
-        if reached is not None:
-            previous = server.session.index.dirs
-            stale: list[tuple[Folder, str]] = []
-            for folder, directory in jobs:
-                kept = previous.get((folder.workspace_id, directory))
-                if kept is None or reached.reaches(folder, directory):
-                    stale.append((folder, directory))
-                else:
-                    results.append(kept)
-            jobs = stale
         shared = SharedLevels()  # one pass: the levels directories have in common, walked once
         start = 0
         while start < len(jobs):
