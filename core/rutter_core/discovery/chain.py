@@ -90,7 +90,8 @@ def _walk_down(
     for index in range(len(levels) - 1, len(segments)):
         segment = segments[index]
         rel = scope = segment if scope == "." else f"{scope}/{segment}"
-        path = os.path.join(path, segment)
+        # `os.path.join` without its generality: `path` is absolute, `segment` one plain name.
+        path = f"{path}{segment}" if path.endswith(os.sep) else f"{path}{os.sep}{segment}"
         st = lstat(path)
         last = index == len(segments) - 1
         if st is None:
