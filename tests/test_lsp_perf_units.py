@@ -9,6 +9,7 @@ registration cache. No timing is asserted anywhere.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import threading
 from datetime import UTC, datetime
@@ -42,6 +43,7 @@ from rutter_lsp.index.paths import Folder
 from rutter_lsp.index.refresh import (
     CHANGE_DEBOUNCE_SECONDS,
     DEBOUNCE_SECONDS,
+    _collections_paused,
     _Pending,
     level_of,
     reach,
@@ -484,6 +486,28 @@ def test_only_changes_on_disk_wait_the_short_debounce() -> None:
         pending = _Pending(changes={"demo": {"AGENTS.md"}}, **burst)  # type: ignore[arg-type]
         assert pending.debounce() == DEBOUNCE_SECONDS
     assert CHANGE_DEBOUNCE_SECONDS < DEBOUNCE_SECONDS
+
+
+def test_a_pass_pauses_garbage_collection_and_always_restores_it() -> None:
+    assert gc.isenabled()
+    seen: list[bool] = []
+
+    def failing_pass() -> None:
+        with _collections_paused():
+            seen.append(gc.isenabled())
+            raise RuntimeError("a pass that fails")
+
+    with pytest.raises(RuntimeError):
+        failing_pass()
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()  # someone else's choice is left alone
+    try:
+        with _collections_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_reach_compares_whole_path_components(tmp_path: Path) -> None:
