@@ -26,8 +26,15 @@ the server's requests to the client, and measures:
    and to the last `textDocument/publishDiagnostics` of the change (no more for 0.3 s);
    meanwhile one trivial request and one effectiveInstructions request are kept in flight, a
    few milliseconds apart, and their p95 and max show whether the server stays responsive.
-   Medians over `--changes` rounds, each started 2.2 s after the previous one so that the
-   files are past the reader's racy window again.
+   Each of the `--changes` rounds is made twice: (a) the notification sent right after the
+   write, as editors send it (the round includes the reader's settle wait: a file stamped
+   less than `SETTLED_MS` ago is read again once it is that old, so a write in progress is
+   refused rather than delivered half-written), and (b) the notification sent once the file's
+   stamp is `SETTLED_MS` old, which is propagation proper and what the goal is about. Medians
+   per variant, each round started 2.2 s after the previous one so that the files are past
+   the reader's racy window again. After each round the syscall floor of the affected paths
+   (an lstat of each directory on the way to an open document, one read of each instruction
+   file they hold) is timed in the same process, and the ratio is taken against it.
 
 Times are client round trips (perf_counter from writing the request to having parsed the
 answer). No timing is asserted: this prints numbers.
@@ -62,7 +69,7 @@ from urllib.parse import unquote, urlparse
 
 from discovery import build_repo
 
-from rutter_core.discovery.fsread import DEFAULT_RACY_WINDOW_NS
+from rutter_core.discovery.fsread import DEFAULT_RACY_WINDOW_NS, SETTLE_NS, SETTLED_MS
 
 Json = dict[str, Any]
 
@@ -79,6 +86,8 @@ QUIET_SECONDS: Final = 0.3
 TIMEOUT: Final = 300.0
 INSTRUCTION_NAMES: Final = frozenset({"AGENTS.md", "AGENTS.override.md", "CLAUDE.md"})
 HERE: Final = Path(__file__).resolve().parent
+CLOCK_TICK_NS: Final = 5_000_000
+"""Filesystem timestamps come from a coarse clock that lags by up to a tick (~4 ms)."""
 
 
 class RpcError(Exception):
@@ -509,11 +518,21 @@ class ChangeRound:
 
 
 async def change_round(
-    client: Client, work: Workload, round_: int, watchers: list[str]
+    client: Client, work: Workload, round_: int, watchers: list[str], *, settled: bool
 ) -> ChangeRound:
+    """One rewrite of the root AGENTS.md. `settled=False`: the notification goes right after
+    the write, as editors send it, so the round includes the reader's settle wait (a file
+    stamped less than `SETTLED_MS` ago is read again once it is that old). `settled=True`: it
+    goes once the file's stamp is that old, so the round is propagation proper."""
     agents = work.root / "AGENTS.md"
     text = agents.read_text().rstrip("\n") + f"\n- Change {round_}: keep the build green.\n"
     agents.write_text(text)
+    if settled:
+        st = agents.stat()
+        stamped = max(st.st_mtime_ns, st.st_ctime_ns)
+        wait_ns = stamped + SETTLE_NS + CLOCK_TICK_NS - time.time_ns()
+        if wait_ns > 0:
+            await asyncio.sleep(wait_ns / 1e9)
     arrived = client.expect(lambda n: n.method == CHANGED)
     start = time.perf_counter()
     if watchers:  # a client reports only what a registered watcher covers
@@ -601,6 +620,14 @@ def create_runs(home: Path, work: Workload, count: int) -> None:
     print(f"created {count} active runs on the targets")
 
 
+def load_average() -> str:
+    """The machine's load, printed with the figures: other work on the cores inflates them."""
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def server_command(profile: str | None) -> list[str]:
     if profile is None:
         return [sys.executable, "-m", "rutter_lsp.server"]
@@ -610,6 +637,7 @@ def server_command(profile: str | None) -> list[str]:
 async def run(args: argparse.Namespace, scratch: Path) -> None:
     root = scratch / "repo"
     root.mkdir()
+    print(f"load average (1/5/15 min): {load_average()} on {os.cpu_count()} cores")
     work = prepare(root, dirs=args.dirs, files=args.files, open_count=args.open)
     root_uri = root.as_uri()
     # Files younger than the racy window are (correctly) never cached; let them age.
@@ -707,16 +735,19 @@ async def measure(client: Client, work: Workload, args: argparse.Namespace) -> N
     effective_open.label = f"{EFFECTIVE} warm"
     baseline_open.label = f"{TRIVIAL} on a .go file"
 
+    at_once: list[ChangeRound] = []
     rounds: list[ChangeRound] = []
     floor_run, floor_dirs, floor_files = syscall_floor(work)
     floors: list[float] = []
     for round_ in range(args.changes):
-        await asyncio.sleep(DEFAULT_RACY_WINDOW_NS / 1e9 + 0.2)  # from a cached state
-        rounds.append(await change_round(client, work, round_, watchers))
-        for _ in range(3):  # the same machine, moments after the round
-            began = time.perf_counter()
-            floor_run()
-            floors.append(time.perf_counter() - began)
+        for settled, kept in ((False, at_once), (True, rounds)):
+            await asyncio.sleep(DEFAULT_RACY_WINDOW_NS / 1e9 + 0.2)  # from a cached state
+            number = 2 * round_ + int(settled)
+            kept.append(await change_round(client, work, number, watchers, settled=settled))
+            for _ in range(3):  # the same machine, moments after the round
+                began = time.perf_counter()
+                floor_run()
+                floors.append(time.perf_counter() - began)
 
     # -- report ----------------------------------------------------------------------------
     print(
@@ -750,11 +781,15 @@ async def measure(client: Client, work: Workload, args: argparse.Namespace) -> N
 
     print(
         f"\n3. change propagation: root AGENTS.md rewritten, {WATCHED} sent, "
-        f"{len(work.open_docs)} open ({len(rounds)} rounds)"
+        f"{len(work.open_docs)} open ({len(rounds)} rounds of each variant)\n"
+        f"  (a) notification right after the write, as editors send it: includes the settle "
+        f"wait (a file stamped less than {SETTLED_MS} ms ago is read again once it is that old)"
+        f"\n  (b) notification once the file is settled (stamp at least {SETTLED_MS} ms old): "
+        "propagation proper; the goal applies to (b)"
     )
-    print(
-        f"  {'round':>5} {'→instructionsChanged ms':>24} {'→last publish ms':>17} {'publishes':>9}"
-        f" {'trivial p95/max ms':>19} {'effective p95/max ms':>21}"
+    header = (
+        f"  {'round':>8} {'→instructionsChanged ms':>24} {'→last publish ms':>17} "
+        f"{'publishes':>9} {'trivial p95/max ms':>19} {'effective p95/max ms':>21}"
     )
 
     def row(label: str, cells: Sequence[list[float]], publishes: float) -> str:
@@ -762,7 +797,7 @@ async def measure(client: Client, work: Workload, args: argparse.Namespace) -> N
             ms(statistics.median(cell)) if cell else "nan" for cell in cells
         )
         return (
-            f"  {label:>5} {to_changed:>24} {to_publish:>17} {publishes:>9g} "
+            f"  {label:>8} {to_changed:>24} {to_publish:>17} {publishes:>9g} "
             f"{t95 + '/' + tmax:>19} {e95 + '/' + emax:>21}"
         )
 
@@ -776,11 +811,15 @@ async def measure(client: Client, work: Workload, args: argparse.Namespace) -> N
             [max(c.effective.samples, default=math.nan) for c in changes],
         ]
 
-    for number, change in enumerate(rounds, start=1):
-        print(row(str(number), cells([change]), change.publishes))
-    if rounds:
-        print(row("median", cells(rounds), statistics.median(c.publishes for c in rounds)))
-    samples = [len(c.trivial.samples) for c in rounds]
+    print(header)
+    for variant, changes in (("a", at_once), ("b", rounds)):
+        for number, change in enumerate(changes, start=1):
+            print(row(f"{variant}{number}", cells([change]), change.publishes))
+        if changes:
+            median_publishes = statistics.median(c.publishes for c in changes)
+            print(row(f"{variant} median", cells(changes), median_publishes))
+    everything = at_once + rounds
+    samples = [len(c.trivial.samples) for c in everything]
     print(
         f"  probes: one {TRIVIAL} and one {EFFECTIVE} in flight at a time, "
         f"{PROBE_INTERVAL * 1e3:.0f} ms apart; {min(samples, default=0)} to "
@@ -789,13 +828,19 @@ async def measure(client: Client, work: Workload, args: argparse.Namespace) -> N
     if rounds:
         floor = statistics.median(floors)
         last = statistics.median(c.to_last_publish for c in rounds)
+        last_at_once = statistics.median(c.to_last_publish for c in at_once)
+        met = last <= 3 * floor and last < 0.1
         print(
             f"  syscall floor of the affected paths (lstat of the {floor_dirs} directories on "
             f"the way, one read of each of the {floor_files} instruction files), median: "
             f"{ms(floor)} ms\n"
-            f"  change → last publish: {ms(last)} ms = {last / floor:.2f}x the floor"
-            "   (goal: <= 3x and < 100 ms)"
+            f"  (b) change → last publish: {ms(last)} ms = {last / floor:.2f}x the floor"
+            f"   (goal: <= 3x and < 100 ms: {'met' if met else 'not met'})\n"
+            f"  (a) change → last publish: {ms(last_at_once)} ms = "
+            f"{last_at_once / floor:.2f}x the floor (settle wait included)"
         )
+    reported = sorted({path for change in everything for path in change.paths})
+    print(f"  load average after the rounds (1/5/15 min): {load_average()}")
     reported = sorted({path for change in rounds for path in change.paths})
     print(f"  {CHANGED} paths: {reported}")
     print(f"  server requests answered: {dict(sorted(client.server_requests.items()))}")

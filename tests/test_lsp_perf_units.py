@@ -9,6 +9,7 @@ registration cache. No timing is asserted anywhere.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import threading
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from lsprotocol import types
 
 from rutter_core.app.facade import Rutter
 from rutter_core.discovery.assemble import snapshot_of
+from rutter_core.discovery.chain import walk_chain
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import classify
 from rutter_core.discovery.shared import SharedLevels
@@ -38,7 +40,14 @@ from rutter_lsp.features.instructions.instructions import (
     WorkspaceCache,
 )
 from rutter_lsp.index.paths import Folder
-from rutter_lsp.index.refresh import level_of, reach
+from rutter_lsp.index.refresh import (
+    CHANGE_DEBOUNCE_SECONDS,
+    DEBOUNCE_SECONDS,
+    _collections_paused,
+    _Pending,
+    level_of,
+    reach,
+)
 from rutter_lsp.protocol import EncodedResult
 from rutter_lsp.server import create_server
 from rutter_lsp.worker import DiskWorker
@@ -323,6 +332,84 @@ def test_workspace_cache_follows_the_store_and_expires(store: Store, tmp_path: P
     assert cache.get(store, "demo") is None
 
 
+def chain_outcome(
+    root: Path, target: str, limits: Limits, shared: SharedLevels | None
+) -> list[tuple[str, str, int]] | tuple[Any, ...]:
+    try:
+        if shared is None:
+            levels = walk_chain(str(root), target, limits)
+        else:
+            levels = shared.chain(str(root), target, limits)
+    except RutterError as error:
+        return (error.code, error.message, error.path, error.details)
+    return [(level.scope, level.path, level.depth) for level in levels]
+
+
+class CountingLevels(SharedLevels):
+    """Shared levels that record every lookup the chain walks ask of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looked_up: list[str] = []
+
+    def lstat(self, path: str) -> Any:
+        self.looked_up.append(path)
+        return super().lstat(path)
+
+
+CHAIN_TARGETS = [
+    "a/b/c/d/x.go",
+    "a/b/c/y.go",
+    "a/b/c/d",
+    "a/b/c/d/e/f/too-deep.go",  # over max_depth below directories the pass has checked
+    "a/b/linked/z.go",  # through a linked directory below a checked one
+    "a/b/linked",
+    "a/b/file.txt/w.go",  # through a file
+    "a/b/missing/v.go",
+    "a/b/new.go",
+    "a/other/u.go",
+    ".",
+]
+
+
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_shared_chains_are_the_chains_of_separate_walks(workspace_root: Path, order: str) -> None:
+    """A directory checked on the way to one target of a pass is not checked again on the way
+    to another, and every target still gets the levels (or the error naming it) that its own
+    walk gives."""
+    write_tree(
+        workspace_root,
+        {"a/b/c/d/e/f/g.go": "", "a/b/file.txt": "", "a/other/u.go": "", "elsewhere/k.go": ""},
+    )
+    (workspace_root / "a/b/linked").symlink_to(
+        workspace_root / "elsewhere", target_is_directory=True
+    )
+    limits = Limits(max_depth=6)
+    targets = CHAIN_TARGETS if order == "forward" else CHAIN_TARGETS[::-1]
+    shared = CountingLevels()
+    for target in targets:
+        alone = chain_outcome(workspace_root, target, limits, None)
+        assert chain_outcome(workspace_root, target, limits, shared) == alone, target
+    errors = {
+        target: chain_outcome(workspace_root, target, limits, shared)[0]
+        for target in CHAIN_TARGETS[3:8]
+    }
+    assert errors == {
+        "a/b/c/d/e/f/too-deep.go": "too_deep",
+        "a/b/linked/z.go": "symlink",
+        "a/b/linked": "symlink",  # a linked target must end at a file
+        "a/b/file.txt/w.go": "not_found",
+        "a/b/missing/v.go": "not_found",
+    }
+    # Each directory of the pass's chains was looked up once (links and files on the way are
+    # not directories, so they are looked up again for each target that meets them).
+    directories = [
+        path for path in shared.looked_up if Path(path).is_dir() and not Path(path).is_symlink()
+    ]
+    assert len(directories) == len(set(directories))
+    assert str(workspace_root / "a/b") in directories
+
+
 def test_shared_levels_refuse_a_linked_root_for_every_target(tmp_path: Path) -> None:
     """The root is resolved once per pass only once it passed: a root that is a link fails
     each target of the pass, as separate walks do."""
@@ -385,6 +472,42 @@ def test_a_change_reaches_only_its_level_and_below(workspace_root: Path) -> None
         assert all(reached.reaches(folder, d) for d in moved), (rel, moved)
         if level_of(rel) != ".":  # a change below the root does not reach a sibling tree
             assert not reached.reaches(folder, "lib"), rel
+
+
+def test_only_changes_on_disk_wait_the_short_debounce() -> None:
+    """A batch of changes on disk starts its round after the short debounce; anything that
+    comes in bursts (documents opened or closed, folders, settings, the store) after the
+    longer one, so the burst is one rebuild."""
+    assert _Pending(changes={"demo": {"AGENTS.md"}}, invalidate={"/x"}).debounce() == (
+        CHANGE_DEBOUNCE_SECONDS
+    )
+    assert _Pending(agents=True, diagnostics={"file:///x"}).debounce() == CHANGE_DEBOUNCE_SECONDS
+    for burst in ({"docs": True}, {"index": True}, {"all_diagnostics": True}, {"runs": True}):
+        pending = _Pending(changes={"demo": {"AGENTS.md"}}, **burst)  # type: ignore[arg-type]
+        assert pending.debounce() == DEBOUNCE_SECONDS
+    assert CHANGE_DEBOUNCE_SECONDS < DEBOUNCE_SECONDS
+
+
+def test_a_pass_pauses_garbage_collection_and_always_restores_it() -> None:
+    assert gc.isenabled()
+    seen: list[bool] = []
+
+    def failing_pass() -> None:
+        with _collections_paused():
+            seen.append(gc.isenabled())
+            raise RuntimeError("a pass that fails")
+
+    with pytest.raises(RuntimeError):
+        failing_pass()
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()  # someone else's choice is left alone
+    try:
+        with _collections_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_reach_compares_whole_path_components(tmp_path: Path) -> None:

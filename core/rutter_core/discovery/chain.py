@@ -32,12 +32,18 @@ def walk_chain(
     *,
     lstat: Callable[[str], os.stat_result | None] = lstat_or_none,
     root_checked: bool = False,
+    walked: tuple[Level, ...] = (),
 ) -> list[Level]:
     """The directories from the root to the target's directory, each checked on the way.
 
     For a batch of targets at one moment (`shared.SharedLevels`): `lstat` may answer from what
-    the batch already looked up, and `root_checked` says the root was found to be its own real
-    path earlier in the batch (one `realpath` per root, not per target)."""
+    the batch already looked up, `root_checked` says the root was found to be its own real
+    path earlier in the batch (one `realpath` per root, not per target), and `walked` are the
+    levels of a directory on the way to `target` that the batch already checked (from the
+    root down): only the segments below it are looked at."""
+    if walked:
+        _require_depth(target, limits)
+        return _walk_down(root, target, list(walked), lstat)
     if not root_checked and os.path.realpath(root) != root:
         raise discovery_error(
             "symlink",
@@ -54,21 +60,38 @@ def walk_chain(
             path=".",
             hint=Hint("move_workspace"),
         )
-    levels = [Level(".", root, root_st, 0)]
+    _require_depth(target, limits)
+    return _walk_down(root, target, [Level(".", root, root_st, 0)], lstat)
+
+
+def _require_depth(target: str, limits: Limits) -> None:
     if target == ".":
-        return levels
-    segments = target.split("/")
-    if len(segments) > limits.max_depth:
+        return
+    depth = target.count("/") + 1
+    if depth > limits.max_depth:
         raise discovery_error(
             "too_deep",
-            f"target {target} is {len(segments)} levels deep, over the limit of {limits.max_depth}",
+            f"target {target} is {depth} levels deep, over the limit of {limits.max_depth}",
             path=target,
             details={"limit": limits.max_depth},
         )
-    path = root
-    for index, segment in enumerate(segments):
-        rel = "/".join(segments[: index + 1])
-        path = os.path.join(path, segment)
+
+
+def _walk_down(
+    root: str, target: str, levels: list[Level], lstat: Callable[[str], os.stat_result | None]
+) -> list[Level]:
+    """`levels` (checked, from the root down to a directory on the way to `target`) extended
+    with the directories below it on the way to `target`, each checked."""
+    if target == ".":
+        return levels
+    segments = target.split("/")
+    path = levels[-1].path
+    scope = levels[-1].scope
+    for index in range(len(levels) - 1, len(segments)):
+        segment = segments[index]
+        rel = scope = segment if scope == "." else f"{scope}/{segment}"
+        # `os.path.join` without its generality: `path` is absolute, `segment` one plain name.
+        path = f"{path}{segment}" if path.endswith(os.sep) else f"{path}{os.sep}{segment}"
         st = lstat(path)
         last = index == len(segments) - 1
         if st is None:

@@ -223,6 +223,8 @@ class FileReader:
         cached = self._probes.get(dir_path, dir_identity)
         if cached is not None and cached[0] == names:
             known = cached[1]
+            if not known:
+                return {}  # most directories hold none of the names: nothing to re-check
             found: dict[str, os.stat_result] = {}
             for name in names:
                 if name in known:

@@ -3,9 +3,11 @@ targets at one moment (the language server re-indexing the directories of its op
 documents, `rutter context instructions --targets-from`).
 
 Within a pass the root's files are read once instead of once per target, each directory on
-the way is looked up (`lstat`) once, the workspace root resolved (`realpath`) once, and the
-conflicts of a list of sources worked out once. Because a directory is looked up once per
-pass, a walked prefix of levels is known by its workspace-relative path alone.
+the way is looked up (`lstat`) and checked once (a later target's chain starts below the
+deepest directory an earlier one reached), the workspace root resolved (`realpath`) once,
+and the conflicts of a list of sources worked out once. Because a directory is looked up once
+per pass, a walked prefix of levels is known by its workspace-relative path alone, and a level
+that adds nothing (most directories hold no instruction file) shares its parent's state.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from rutter_core.discovery.stack import StackSource, conflicts_of
 if TYPE_CHECKING:
     from rutter_core.discovery.walk import _Found, _Walk
 
-LevelKey = tuple[str, int, str]
-"""(workspace root, which limits, level scope)"""
+StatesKey = tuple[str, int]
+"""(workspace root, which limits): the walk states of one root under one set of limits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,16 +45,22 @@ class SharedLevels:
 
     What a level read is not checked again for later targets, and each directory is looked up
     once, so use a fresh one for each pass. A level that fails is never kept: the error is
-    raised again for each target, naming it.
+    raised again for each target, naming it. The same goes for the chain of directories: a
+    directory checked on the way to one target is not checked again on the way to another,
+    only the segments below it are.
     """
 
-    __slots__ = ("_conflicts", "_limits", "_real_roots", "_states", "_stats")
+    __slots__ = (
+        "_chains", "_conflicts", "_limits", "_linked", "_real_roots", "_states", "_stats",
+    )  # fmt: skip
 
     def __init__(self) -> None:
-        self._states: dict[LevelKey, _LevelState] = {}
+        self._states: dict[StatesKey, dict[str, _LevelState]] = {}
         self._stats: dict[str, os.stat_result | None] = {}
         self._real_roots: set[str] = set()
+        self._chains: dict[tuple[str, str], tuple[Level, ...]] = {}
         self._conflicts: dict[int, tuple[tuple[StackSource, ...], tuple[Conflict, ...]]] = {}
+        self._linked: dict[int, tuple[tuple[StackSource, ...], bool]] = {}
         self._limits: list[Limits] = []
 
     def lstat(self, path: str) -> os.stat_result | None:
@@ -64,15 +72,29 @@ class SharedLevels:
             return found
 
     def chain(self, workspace_root: str, target: str, limits: Limits) -> list[Level]:
-        """`walk_chain`, its lookups shared with the pass's earlier targets."""
+        """`walk_chain`, from the deepest directory on the way to `target` that an earlier
+        target of the pass reached (each directory checked once per pass)."""
+        walked: tuple[Level, ...] = ()
+        scope = target
+        while True:
+            known = self._chains.get((workspace_root, scope))
+            if known is not None:
+                walked = known
+                break
+            if scope == ".":
+                break
+            scope = scope.rpartition("/")[0] or "."
         levels = walk_chain(
             workspace_root,
             target,
             limits,
             lstat=self.lstat,
             root_checked=workspace_root in self._real_roots,
+            walked=walked,
         )
         self._real_roots.add(workspace_root)  # reached only when the root passed the check
+        for depth in range(len(walked), len(levels)):
+            self._chains[(workspace_root, levels[depth].scope)] = tuple(levels[: depth + 1])
         return levels
 
     def conflicts(self, sources: tuple[StackSource, ...]) -> tuple[Conflict, ...]:
@@ -84,18 +106,30 @@ class SharedLevels:
         self._conflicts[id(sources)] = (sources, found)  # the tuple is kept: its id stays unique
         return found
 
-    def key(self, workspace_root: str, limits: Limits, scope: str) -> LevelKey:
-        """How the walk's state after the level `scope` is known within this pass."""
-        for index, known in enumerate(self._limits):
-            if known is limits:
-                return (workspace_root, index, scope)
-        self._limits.append(limits)
-        return (workspace_root, len(self._limits) - 1, scope)
+    def linked(self, sources: tuple[StackSource, ...]) -> bool:
+        """Whether any of `sources` is a link (then it may alias a later one), once per list."""
+        kept = self._linked.get(id(sources))
+        if kept is not None and kept[0] is sources:
+            return kept[1]
+        found = any(source.link_target is not None for source in sources)
+        self._linked[id(sources)] = (sources, found)  # the tuple is kept: its id stays unique
+        return found
 
-    def resume(self, walk: _Walk, keys: list[LevelKey]) -> int:
-        """Restore `walk` after the longest kept prefix; the index of the next level."""
-        for index in range(len(keys) - 1, -1, -1):
-            state = self._states.get(keys[index])
+    def states(self, workspace_root: str, limits: Limits) -> dict[str, _LevelState]:
+        """The walk's states after each level walked in this pass under `limits`, by scope
+        (limits are told apart by identity: the same object for a whole batch)."""
+        index = next((i for i, known in enumerate(self._limits) if known is limits), None)
+        if index is None:
+            self._limits.append(limits)
+            index = len(self._limits) - 1
+        return self._states.setdefault((workspace_root, index), {})
+
+    @staticmethod
+    def resume(walk: _Walk, levels: list[Level], states: dict[str, _LevelState]) -> int:
+        """Restore `walk` after the longest kept prefix of `levels`; the index of the next
+        level."""
+        for index in range(len(levels) - 1, -1, -1):
+            state = states.get(levels[index].scope)
             if state is not None:
                 walk.ignore = state.ignore
                 walk.found = list(state.found)
@@ -104,10 +138,18 @@ class SharedLevels:
                 return index + 1
         return 0
 
-    def keep(self, walk: _Walk, key: LevelKey, sources: tuple[StackSource, ...]) -> None:
-        self._states[key] = _LevelState(
+    @staticmethod
+    def keep(
+        walk: _Walk,
+        states: dict[str, _LevelState],
+        scope: str,
+        sources: tuple[StackSource, ...],
+    ) -> None:
+        states[scope] = _LevelState(
             walk.ignore, tuple(walk.found), sources, tuple(walk.ignored), walk.total_bytes
         )
 
-    def sources(self, key: LevelKey) -> tuple[StackSource, ...]:
-        return self._states[key].sources
+    @staticmethod
+    def reuse(states: dict[str, _LevelState], parent: str, scope: str) -> None:
+        """The level `scope` added nothing to the walk after `parent`: the same state."""
+        states[scope] = states[parent]

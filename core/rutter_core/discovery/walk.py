@@ -171,6 +171,8 @@ class _Walk:
 
     def level(self, level: Level) -> None:
         entries = self.reader.probe(level.path, level.st, LEVEL_NAMES)
+        if not entries:
+            return  # most directories hold no instruction file: nothing to look at
         claude_dir = self.subdir(level, CLAUDE_DIR, entries, CLAUDE_DIR_NAMES)
         prayu_dir = self.subdir(level, PRAYU_DIR, entries, PRAYU_NAMES)
         prayu = prayu_dir[1] if prayu_dir else {}
@@ -356,6 +358,8 @@ def _aliases(
 ) -> tuple[StackSource, ...]:
     """Links whose final file turned out to be a source delivered later in the walk (a root
     link to a nested AGENTS.md): listed as aliases, not delivered twice (contract 5.6)."""
+    if all(item.link_target is None for item in sources):
+        return sources  # no link among them (the usual case)
     delivered = {item.path for item in sources}
     kept: list[StackSource] = []
     for item in sources:
@@ -396,7 +400,9 @@ def discover_stack(
     except OSError as exc:
         raise _unreadable(exc, workspace_root) from exc
     ignored = list(walk.ignored)
-    resolved = _aliases(sources, ignored)
+    resolved = (
+        sources if shared is not None and not shared.linked(sources) else _aliases(sources, ignored)
+    )
     if len(resolved) != len(sources):  # a late alias left the sources: they layer anew
         conflicts = conflicts_of(resolved)
     sources = resolved
@@ -413,14 +419,24 @@ def discover_stack(
 
 
 def _walk_shared(walk: _Walk, levels: list[Level], shared: SharedLevels) -> tuple[StackSource, ...]:
-    keys = [shared.key(walk.workspace_root, walk.limits, level.scope) for level in levels]
-    start = shared.resume(walk, keys)
-    sources = shared.sources(keys[start - 1]) if start else ()
+    states = shared.states(walk.workspace_root, walk.limits)
+    start = shared.resume(walk, levels, states)
+    sources = states[levels[start - 1].scope].sources if start else ()
     for index in range(start, len(levels)):
-        before = len(walk.found)
+        found, ignored, ignore = len(walk.found), len(walk.ignored), walk.ignore
         walk.level(levels[index])
-        sources = sources + tuple(_frozen(item) for item in walk.found[before:])
-        shared.keep(walk, keys[index], sources)
+        if (
+            index
+            and len(walk.found) == found
+            and len(walk.ignored) == ignored
+            and walk.ignore is ignore
+        ):
+            # The level added nothing (a walk only appends, and only a level's own sources
+            # get notes): its state is its parent's.
+            shared.reuse(states, levels[index - 1].scope, levels[index].scope)
+            continue
+        sources = sources + tuple(_frozen(item) for item in walk.found[found:])
+        shared.keep(walk, states, levels[index].scope, sources)
     return sources
 
 

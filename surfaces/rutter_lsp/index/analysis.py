@@ -136,17 +136,21 @@ def build_index(results: Iterable[DirResult], docs: Sequence[OpenDoc]) -> Index:
             conflicts[(workspace_id, conflict.higher_precedence_path)][key] = conflict
         for entry in result.stack.ignored:
             ignored[(workspace_id, entry.path)] = entry
-    for doc in docs:
+    # In URI order, each URI once: every list of URIs below comes out sorted, with no sort of
+    # its own (a source of the root reaches nearly every open document).
+    unique = {doc.uri: doc for doc in docs}
+    for uri in sorted(unique):
+        doc = unique[uri]
         if doc.instruction is not None:
             continue  # instruction files are not targets people count
         found = dirs.get(doc.dir_key)
         if found is None or found.stack is None:
             continue  # fail closed: nothing reaches this document
         for source in found.stack.sources:
-            applies[(doc.folder.workspace_id, source.path)].append(doc.uri)
+            applies[(doc.folder.workspace_id, source.path)].append(uri)
     return Index(
         dirs=dirs,
-        applies={key: tuple(sorted(set(uris))) for key, uris in applies.items()},
+        applies={key: tuple(uris) for key, uris in applies.items()},
         conflicts={key: tuple(found.values()) for key, found in conflicts.items()},
         ignored=ignored,
     )
