@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from lsprotocol import types
 
 from rutter_core.app.facade import Rutter
+from rutter_core.discovery import fsread
 from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.chain import walk_chain
 from rutter_core.discovery.fsread import FileReader
@@ -518,3 +520,37 @@ def test_reach_compares_whole_path_components(tmp_path: Path) -> None:
     assert not reached.reaches(folder, "ab")
     assert not reached.reaches(folder, ".")
     assert not reached.reaches(folder, "b")
+
+
+@pytest.mark.asyncio
+async def test_worker_waits_for_a_file_to_settle_off_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request whose discovery meets a file stamped moments ago (here: ahead, so it stays
+    unsettled) does not sleep on the worker: a request queued after it is answered first, and
+    its own answer comes from the next attempt, whose read is the settle check's third."""
+    write_tree(tmp_path, {"a/AGENTS.md": "a\n", "b/AGENTS.md": "b\n"})
+    ahead = datetime.now(UTC).timestamp() + 3600
+    os.utime(tmp_path / "a/AGENTS.md", (ahead, ahead))
+
+    def no_settle(seconds: float) -> None:
+        raise AssertionError("the disk worker slept to let a file settle")
+
+    monkeypatch.setattr(fsread, "settle", no_settle)
+    reader = FileReader()
+    worker = DiskWorker(reader)
+    order: list[str] = []
+
+    def stack(rel: str) -> list[str]:
+        found = discover("w", str(tmp_path), rel, reader=reader)
+        order.append(rel)
+        return [source.content for source in found.sources]
+
+    try:
+        first = asyncio.ensure_future(worker.run(stack, "a/x.go"))
+        second = asyncio.ensure_future(worker.run(stack, "b/y.go"))
+        answers = await asyncio.wait_for(asyncio.gather(first, second), 30)
+        assert list(answers) == [["a\n"], ["b\n"]]
+        assert order == ["b/y.go", "a/x.go"]
+    finally:
+        worker.shutdown()
