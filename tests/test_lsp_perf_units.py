@@ -52,7 +52,7 @@ from rutter_lsp.index.refresh import (
 )
 from rutter_lsp.protocol import EncodedResult
 from rutter_lsp.server import create_server
-from rutter_lsp.worker import DiskWorker
+from rutter_lsp.worker import SETTLE_ROUNDS, DiskWorker
 from tests.conftest import write_tree
 
 TREE: dict[str, str | bytes] = {
@@ -554,3 +554,33 @@ async def test_worker_waits_for_a_file_to_settle_off_the_worker(
         assert order == ["b/y.go", "a/x.go"]
     finally:
         worker.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_worker_defers_a_settle_wait_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job that meets a new unsettled file on every attempt is queued again at most
+    `SETTLE_ROUNDS` times; its last attempt waits in place, so it still gets its answer."""
+    waits: list[float] = []
+    monkeypatch.setattr(fsread, "settle", waits.append)
+    reader = FileReader()
+    worker = DiskWorker(reader)
+    attempts: list[int] = []
+
+    def job() -> str:
+        attempts.append(len(attempts))
+        directory = f"d{len(attempts)}"
+        write_tree(tmp_path, {f"{directory}/AGENTS.md": f"{directory}\n"})
+        ahead = datetime.now(UTC).timestamp() + 3600
+        os.utime(tmp_path / directory / "AGENTS.md", (ahead, ahead))
+        found = discover("w", str(tmp_path), f"{directory}/x.go", reader=reader)
+        return found.sources[0].content
+
+    try:
+        answer = await asyncio.wait_for(worker.run(job), 30)
+    finally:
+        worker.shutdown()
+    assert len(attempts) == SETTLE_ROUNDS + 1
+    assert answer == f"d{SETTLE_ROUNDS + 1}\n"
+    assert len(waits) == 1
