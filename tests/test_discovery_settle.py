@@ -10,9 +10,11 @@ The writer is a real process writing the file in two halves with a pause between
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +23,13 @@ from pathlib import Path
 import pytest
 
 from rutter_core.discovery import fsread
-from rutter_core.discovery.fsread import SETTLE_NS, SETTLED_MS, FileReader
+from rutter_core.discovery.fsread import (
+    SETTLE_NS,
+    SETTLED_MS,
+    FileReader,
+    NotSettled,
+    SettleLater,
+)
 from rutter_core.discovery.walk import discover
 from rutter_core.kernel.errors import RutterError
 from tests.conftest import write_tree
@@ -154,3 +162,76 @@ def _outcome(root: Path) -> str:
         return error.code
     content = found.sources[0].content
     return "whole" if content in (OLD.decode(), NEW.decode()) else "mixed"
+
+
+# The server's reader leaves the settle wait to its caller (`FileReader.settling_later`). A file
+# stamped in the future stays unsettled however slow the machine (it waits the full interval).
+
+
+def _stamped_ahead(path: Path) -> None:
+    ahead = time.time() + 3600
+    os.utime(path, (ahead, ahead))
+
+
+def _no_settle_here(seconds: float) -> None:
+    raise AssertionError("the settle wait was left to the caller, yet the reader slept")
+
+
+def test_a_deferred_settle_is_the_callers_and_the_next_attempt_delivers(
+    workspace_root: Path, agents: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stamped_ahead(agents)
+    reader, later = FileReader(), SettleLater()
+    monkeypatch.setattr(fsread, "settle", _no_settle_here)
+    with reader.settling_later(later), pytest.raises(NotSettled) as pending:
+        discover("settle", str(workspace_root), "x.go", reader=reader)
+    assert pending.value.rel == "AGENTS.md"
+    assert 0 < pending.value.wait_s * 1e9 <= SETTLE_NS
+    time.sleep(pending.value.wait_s)  # the caller's wait (the server's is on its event loop)
+    with reader.settling_later(later):
+        found = discover("settle", str(workspace_root), "x.go", reader=reader)
+    assert found.sources[0].content == OLD.decode()
+    with reader.settling_later(SettleLater()), pytest.raises(NotSettled):  # other work waits
+        discover("settle", str(workspace_root), "x.go", reader=reader)
+
+
+def test_a_writer_resuming_between_the_attempts_is_caught(
+    workspace_root: Path, agents: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails closed: the first attempt read the half-written file (twice, identically) and
+    left the wait to the caller; the writer finishes before the next attempt."""
+    reader, later = FileReader(), SettleLater()
+    monkeypatch.setattr(fsread, "settle", _no_settle_here)
+    with writer_process(agents, "step", 0, 1) as writer:
+        assert writer.stdin is not None
+        assert writer.stdout is not None
+        assert writer.stdout.readline() == "half\n"
+        _stamped_ahead(agents)  # unsettled, however long the machine took to get here
+        with reader.settling_later(later), pytest.raises(NotSettled) as pending:
+            discover("settle", str(workspace_root), "x.go", reader=reader)
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        assert writer.stdout.readline().startswith("done")
+        assert writer.wait(timeout=60) == 0
+    time.sleep(pending.value.wait_s)
+    for attempt in (True, False):  # a later attempt, and the last one (waiting in place)
+        later.defer = attempt
+        with reader.settling_later(later), pytest.raises(RutterError) as caught:
+            discover("settle", str(workspace_root), "x.go", reader=reader)
+        assert (caught.value.code, caught.value.path) == ("concurrent_modification", "AGENTS.md")
+    monkeypatch.undo()
+    found = discover("settle", str(workspace_root), "x.go", reader=FileReader())
+    assert found.sources[0].content == NEW.decode()
+
+
+def test_the_last_attempt_waits_in_place(
+    workspace_root: Path, agents: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stamped_ahead(agents)
+    waits: list[float] = []
+    monkeypatch.setattr(fsread, "settle", waits.append)
+    reader = FileReader()
+    with reader.settling_later(SettleLater(defer=False)):
+        found = discover("settle", str(workspace_root), "x.go", reader=reader)
+    assert found.sources[0].content == OLD.decode()
+    assert len(waits) == 1

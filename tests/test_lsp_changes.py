@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from lsprotocol import types
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.walk import discover
+from rutter_lsp.settings import plain
 from tests.conftest import write_tree
 from tests.test_lsp_helpers import (
     CLIENTS,
@@ -448,6 +450,47 @@ async def test_opening_and_closing_discover_only_new_directories_with_current_an
     assert await lens(b_agents) == "rutter: applies to 1 open file"
     for doc in (x, y, root_agents, b_agents):
         close(client, doc)
+    session.remove_folder(root)
+
+
+async def test_a_request_waiting_for_a_file_to_settle_lets_others_through(
+    session: Session,
+) -> None:
+    """Issue 12 item 3: a request whose discovery meets an instruction file written moments
+    ago waits for it to settle off the disk worker, so a request sent after it (that needs no
+    such file) is answered first; its own answer is that of a fresh discovery of the file. The
+    file is stamped ahead, so it is still unsettled however slow the machine is."""
+    client = session.client
+    root = await session.add_folder(
+        {"a/AGENTS.md": "a before\n", "a/x.go": "", "b/AGENTS.md": "b\n", "b/y.go": ""}
+    )
+    a_uri, b_uri = uri(root / "a/x.go"), uri(root / "b/y.go")
+    await session.served(b_uri)  # b's files are settled from here on
+    agents = root / "a/AGENTS.md"
+    agents.write_text("a after\n")
+    ahead = time.time() + 3600
+    os.utime(agents, (ahead, ahead))
+
+    protocol: Any = client.protocol
+    answered: list[str] = []
+    pending: list[asyncio.Future[Any]] = []
+    for name, doc in (("a", a_uri), ("b", b_uri)):
+        future = asyncio.ensure_future(  # tasks start, and so send, in creation order
+            protocol.send_request_async(
+                "rutter/effectiveInstructions", {"textDocument": {"uri": doc}}
+            )
+        )
+        future.add_done_callback(lambda _, name=name: answered.append(name))
+        pending.append(future)
+    first, second = await within(asyncio.gather(*pending))
+    assert answered == ["b", "a"]
+    assert [s["content"] for s in plain(second)["sources"]] == ["b\n"]
+    fresh = discover(workspace_id_of(session, root), str(root), "a/x.go", reader=FileReader())
+    assert [s["content"] for s in plain(first)["sources"]] == ["a after\n"]
+    assert [s.content for s in fresh.sources] == ["a after\n"]
+    assert [(s["path"], s["content"]) for s in plain(first)["sources"]] == [
+        (s.path, s.content) for s in fresh.sources
+    ]
     session.remove_folder(root)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from lsprotocol import types
 
 from rutter_core.app.facade import Rutter
+from rutter_core.discovery import fsread
 from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.chain import walk_chain
 from rutter_core.discovery.fsread import FileReader
@@ -50,7 +52,7 @@ from rutter_lsp.index.refresh import (
 )
 from rutter_lsp.protocol import EncodedResult
 from rutter_lsp.server import create_server
-from rutter_lsp.worker import DiskWorker
+from rutter_lsp.worker import SETTLE_ROUNDS, DiskWorker
 from tests.conftest import write_tree
 
 TREE: dict[str, str | bytes] = {
@@ -518,3 +520,67 @@ def test_reach_compares_whole_path_components(tmp_path: Path) -> None:
     assert not reached.reaches(folder, "ab")
     assert not reached.reaches(folder, ".")
     assert not reached.reaches(folder, "b")
+
+
+@pytest.mark.asyncio
+async def test_worker_waits_for_a_file_to_settle_off_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request whose discovery meets a file stamped moments ago (here: ahead, so it stays
+    unsettled) does not sleep on the worker: a request queued after it is answered first, and
+    its own answer comes from the next attempt, whose read is the settle check's third."""
+    write_tree(tmp_path, {"a/AGENTS.md": "a\n", "b/AGENTS.md": "b\n"})
+    ahead = datetime.now(UTC).timestamp() + 3600
+    os.utime(tmp_path / "a/AGENTS.md", (ahead, ahead))
+
+    def no_settle(seconds: float) -> None:
+        raise AssertionError("the disk worker slept to let a file settle")
+
+    monkeypatch.setattr(fsread, "settle", no_settle)
+    reader = FileReader()
+    worker = DiskWorker(reader)
+    order: list[str] = []
+
+    def stack(rel: str) -> list[str]:
+        found = discover("w", str(tmp_path), rel, reader=reader)
+        order.append(rel)
+        return [source.content for source in found.sources]
+
+    try:
+        first = asyncio.ensure_future(worker.run(stack, "a/x.go"))
+        second = asyncio.ensure_future(worker.run(stack, "b/y.go"))
+        answers = await asyncio.wait_for(asyncio.gather(first, second), 30)
+        assert list(answers) == [["a\n"], ["b\n"]]
+        assert order == ["b/y.go", "a/x.go"]
+    finally:
+        worker.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_worker_defers_a_settle_wait_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job that meets a new unsettled file on every attempt is queued again at most
+    `SETTLE_ROUNDS` times; its last attempt waits in place, so it still gets its answer."""
+    waits: list[float] = []
+    monkeypatch.setattr(fsread, "settle", waits.append)
+    reader = FileReader()
+    worker = DiskWorker(reader)
+    attempts: list[int] = []
+
+    def job() -> str:
+        attempts.append(len(attempts))
+        directory = f"d{len(attempts)}"
+        write_tree(tmp_path, {f"{directory}/AGENTS.md": f"{directory}\n"})
+        ahead = datetime.now(UTC).timestamp() + 3600
+        os.utime(tmp_path / directory / "AGENTS.md", (ahead, ahead))
+        found = discover("w", str(tmp_path), f"{directory}/x.go", reader=reader)
+        return found.sources[0].content
+
+    try:
+        answer = await asyncio.wait_for(worker.run(job), 30)
+    finally:
+        worker.shutdown()
+    assert len(attempts) == SETTLE_ROUNDS + 1
+    assert answer == f"d{SETTLE_ROUNDS + 1}\n"
+    assert len(waits) == 1

@@ -43,7 +43,8 @@ class Session:
     store_url: str | None = None
     reader: FileReader = field(default_factory=FileReader)
     """One for the server's lifetime: its identity caches make repeated discovery cheap."""
-    worker: DiskWorker = field(default_factory=DiskWorker)
+    worker: DiskWorker = field(init=False)
+    """Leaves the reader's settle waits to the event loop (see `rutter_lsp.worker`)."""
     folders: dict[str, Folder] = field(default_factory=dict)
     """Served workspace folders by folder URI."""
     initial_folders: list[types.WorkspaceFolder] = field(default_factory=list)
@@ -74,6 +75,7 @@ class Session:
     _app: Rutter | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.worker = DiskWorker(self.reader)
         self.store_watch = StoreWatch(self.worker, lambda: self.store, lambda: bool(self.folders))
 
     @property

@@ -10,6 +10,12 @@ and `run_background` (refresh work, submitted in time-sliced pieces of ~15 ms). 
 background slice that is running, not for the whole refresh. Jobs within a lane run in
 submission order, so an invalidation submitted before a request's discovery is applied
 before it.
+
+A `run` job never sleeps on the worker for a file that must settle (one written moments ago,
+`fsread.SETTLE_NS`): the reader leaves that wait to `run`, which waits on the event loop and
+queues the job again (other jobs run meanwhile), at most `SETTLE_ROUNDS` times; the last attempt
+waits in place. Every answer comes from an attempt whose reads did the full settle check. A job
+may therefore run more than once: store writes roll back when it is interrupted.
 """
 
 from __future__ import annotations
@@ -19,16 +25,23 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
+
+from rutter_core.discovery.fsread import FileReader, NotSettled, SettleLater
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 _Job = tuple[Future[Any], Callable[[], Any]]
 
+SETTLE_ROUNDS: Final = 3
+"""Attempts of a `run` job that may wait on the event loop for files to settle."""
+
 
 class DiskWorker:
-    def __init__(self) -> None:
+    def __init__(self, reader: FileReader | None = None) -> None:
+        self._reader = reader
+        """The reader whose settle waits `run` takes off the worker (None: none are)."""
         self._urgent: deque[_Job] = deque()
         self._background: deque[_Job] = deque()
         self._ready = threading.Condition(threading.Lock())
@@ -36,8 +49,24 @@ class DiskWorker:
         self._thread: threading.Thread | None = None
 
     async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run `fn` on the worker ahead of queued background work."""
-        return await self._submit(self._urgent, lambda: fn(*args, **kwargs))
+        """Run `fn` on the worker ahead of queued background work (again, after waiting on
+        the event loop, when a file it reads must settle first)."""
+        reader = self._reader
+        if reader is None:
+            return await self._submit(self._urgent, lambda: fn(*args, **kwargs))
+        later = SettleLater()
+
+        def attempt() -> T:
+            with reader.settling_later(later):
+                return fn(*args, **kwargs)
+
+        for _ in range(SETTLE_ROUNDS):
+            try:
+                return await self._submit(self._urgent, attempt)
+            except NotSettled as pending:
+                await asyncio.sleep(pending.wait_s)
+        later.defer = False
+        return await self._submit(self._urgent, attempt)
 
     async def run_background(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run `fn` on the worker once no `run` job is waiting (keep `fn` short: ~15 ms)."""

@@ -17,8 +17,9 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar, cast
 
 from rutter_core.kernel.errors import discovery_error
@@ -41,6 +42,43 @@ SETTLED_MS = SETTLE_NS // 1_000_000
 def settle(seconds: float) -> None:
     """The settle wait of a recently written file (a seam: tests drive a paused writer)."""
     time.sleep(seconds)
+
+
+class NotSettled(Exception):
+    """A read under `FileReader.settling_later` met a file that must settle first.
+
+    Raised instead of the settle wait, so the caller can wait elsewhere (`wait_s`, at most
+    `SETTLE_NS`) and run the same work again with the same `SettleLater`. Nothing read by the
+    interrupted attempt is delivered; it is never a `RutterError`.
+    """
+
+    def __init__(self, rel: str, wait_s: float) -> None:
+        super().__init__(f"{rel} was written moments ago; read it again in {wait_s:.3f} s")
+        self.rel = rel
+        self.wait_s = wait_s
+
+
+@dataclass(frozen=True, slots=True)
+class _Unsettled:
+    identity: FileIdentity
+    content: bytes
+    ready_ns: int
+
+
+@dataclass(slots=True)
+class SettleLater:
+    """The settle waits of one piece of work, done by its caller between attempts.
+
+    An attempt that meets a file stamped less than `SETTLE_NS` ago records the file's identity
+    and bytes (read twice, identically) and raises `NotSettled`. On the next attempt, once the
+    wait is over, that file's read is the third read of `_read_verified`: it must show the same
+    identity and bytes, else `concurrent_modification`, exactly as a change during the wait.
+    With `defer` False (the last attempt) a file still to settle waits in place (`settle`).
+    """
+
+    defer: bool = True
+    seen: dict[tuple[str, int], _Unsettled] = field(default_factory=dict, repr=False)
+    """What each deferred file showed, by path and read length."""
 
 
 # Directories whose st_size is at most this are listed rather than probed name by name. On
@@ -183,6 +221,18 @@ class FileReader:
         self._decoders: set[str] = set()
         self._derived: dict[Hashable, tuple[object, object]] = {}
         self._derived_lock = threading.Lock()
+        self._local = threading.local()
+
+    @contextmanager
+    def settling_later(self, later: SettleLater) -> Iterator[None]:
+        """Reads on this thread inside the block leave settle waits to the caller (see
+        `SettleLater`): for a server whose one disk thread must not sleep."""
+        previous = getattr(self._local, "later", None)
+        self._local.later = later
+        try:
+            yield
+        finally:
+            self._local.later = previous
 
     def clear(self) -> None:
         self._probes.clear()
@@ -362,9 +412,24 @@ class FileReader:
             # The kernel stamps mtime when a write starts; a large write can stall between pages
             # with both our reads inside the stall. A file stamped moments ago gets a settle
             # delay and a third read, so a write that is still going on shows up as a change.
-            age_ns = self._clock_ns() - max(expected.mtime_ns, expected.ctime_ns)
+            now = self._clock_ns()
+            age_ns = now - max(expected.mtime_ns, expected.ctime_ns)
+            later: SettleLater | None = getattr(self._local, "later", None)
+            if later is not None:
+                seen = later.seen.get((path, wanted))
+                if seen is not None:  # waited for by the caller: these reads are the third
+                    if seen.identity != expected or seen.content != first:
+                        raise changed()
+                    if now >= seen.ready_ns:
+                        age_ns = SETTLE_NS
             if age_ns < SETTLE_NS:  # a future stamp (clock skew) waits the full delay, no more
-                settle(min(SETTLE_NS, SETTLE_NS - age_ns) / 1e9)
+                wait_ns = min(SETTLE_NS, SETTLE_NS - age_ns)
+                if later is not None and later.defer:
+                    if first != second or identity_of(os.fstat(fd)) != expected:
+                        raise changed()
+                    later.seen[(path, wanted)] = _Unsettled(expected, first, now + wait_ns)
+                    raise NotSettled(rel, wait_ns / 1e9)
+                settle(wait_ns / 1e9)
                 second = _pread_all(fd, wanted)
             after = os.fstat(fd)
         finally:
