@@ -51,7 +51,7 @@ class SharedLevels:
     """
 
     __slots__ = (
-        "_chains", "_conflicts", "_limits", "_linked", "_real_roots", "_states", "_stats",
+        "_chains", "_conflicts", "_limits", "_real_roots", "_states", "_stats",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -60,7 +60,6 @@ class SharedLevels:
         self._real_roots: set[str] = set()
         self._chains: dict[tuple[str, str], tuple[Level, ...]] = {}
         self._conflicts: dict[int, tuple[tuple[StackSource, ...], tuple[Conflict, ...]]] = {}
-        self._linked: dict[int, tuple[tuple[StackSource, ...], bool]] = {}
         self._limits: list[Limits] = []
 
     def lstat(self, path: str) -> os.stat_result | None:
@@ -104,15 +103,6 @@ class SharedLevels:
             return kept[1]
         found = conflicts_of(sources)
         self._conflicts[id(sources)] = (sources, found)  # the tuple is kept: its id stays unique
-        return found
-
-    def linked(self, sources: tuple[StackSource, ...]) -> bool:
-        """Whether any of `sources` is a link (then it may alias a later one), once per list."""
-        kept = self._linked.get(id(sources))
-        if kept is not None and kept[0] is sources:
-            return kept[1]
-        found = any(source.link_target is not None for source in sources)
-        self._linked[id(sources)] = (sources, found)  # the tuple is kept: its id stays unique
         return found
 
     def states(self, workspace_root: str, limits: Limits) -> dict[str, _LevelState]:

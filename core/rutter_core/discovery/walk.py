@@ -400,9 +400,7 @@ def discover_stack(
     except OSError as exc:
         raise _unreadable(exc, workspace_root) from exc
     ignored = list(walk.ignored)
-    resolved = (
-        sources if shared is not None and not shared.linked(sources) else _aliases(sources, ignored)
-    )
+    resolved = _aliases(sources, ignored)
     if len(resolved) != len(sources):  # a late alias left the sources: they layer anew
         conflicts = conflicts_of(resolved)
     sources = resolved
