@@ -522,13 +522,18 @@ def test_reach_compares_whole_path_components(tmp_path: Path) -> None:
     assert not reached.reaches(folder, "b")
 
 
+LANES = ("run", "run_background")
+"""The worker's two lanes: requests, and the refresher's slices (both defer settle waits)."""
+
+
 @pytest.mark.asyncio
+@pytest.mark.parametrize("lane", LANES)
 async def test_worker_waits_for_a_file_to_settle_off_the_worker(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lane: str
 ) -> None:
-    """A request whose discovery meets a file stamped moments ago (here: ahead, so it stays
-    unsettled) does not sleep on the worker: a request queued after it is answered first, and
-    its own answer comes from the next attempt, whose read is the settle check's third."""
+    """A job whose discovery meets a file stamped moments ago (here: ahead, so it stays
+    unsettled) does not sleep on the worker: a job queued after it in its lane is done first,
+    and its own answer comes from the next attempt, whose read is the settle check's third."""
     write_tree(tmp_path, {"a/AGENTS.md": "a\n", "b/AGENTS.md": "b\n"})
     ahead = datetime.now(UTC).timestamp() + 3600
     os.utime(tmp_path / "a/AGENTS.md", (ahead, ahead))
@@ -547,8 +552,9 @@ async def test_worker_waits_for_a_file_to_settle_off_the_worker(
         return [source.content for source in found.sources]
 
     try:
-        first = asyncio.ensure_future(worker.run(stack, "a/x.go"))
-        second = asyncio.ensure_future(worker.run(stack, "b/y.go"))
+        run = getattr(worker, lane)
+        first = asyncio.ensure_future(run(stack, "a/x.go"))
+        second = asyncio.ensure_future(run(stack, "b/y.go"))
         answers = await asyncio.wait_for(asyncio.gather(first, second), 30)
         assert list(answers) == [["a\n"], ["b\n"]]
         assert order == ["b/y.go", "a/x.go"]
@@ -557,8 +563,9 @@ async def test_worker_waits_for_a_file_to_settle_off_the_worker(
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("lane", LANES)
 async def test_worker_defers_a_settle_wait_a_bounded_number_of_times(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lane: str
 ) -> None:
     """A job that meets a new unsettled file on every attempt is queued again at most
     `SETTLE_ROUNDS` times; its last attempt waits in place, so it still gets its answer."""
@@ -578,7 +585,7 @@ async def test_worker_defers_a_settle_wait_a_bounded_number_of_times(
         return found.sources[0].content
 
     try:
-        answer = await asyncio.wait_for(worker.run(job), 30)
+        answer = await asyncio.wait_for(getattr(worker, lane)(job), 30)
     finally:
         worker.shutdown()
     assert len(attempts) == SETTLE_ROUNDS + 1

@@ -11,11 +11,12 @@ background slice that is running, not for the whole refresh. Jobs within a lane 
 submission order, so an invalidation submitted before a request's discovery is applied
 before it.
 
-A `run` job never sleeps on the worker for a file that must settle (one written moments ago,
-`fsread.SETTLE_NS`): the reader leaves that wait to `run`, which waits on the event loop and
-queues the job again (other jobs run meanwhile), at most `SETTLE_ROUNDS` times; the last attempt
-waits in place. Every answer comes from an attempt whose reads did the full settle check. A job
-may therefore run more than once: store writes roll back when it is interrupted.
+No job sleeps on the worker for a file that must settle (one written moments ago,
+`fsread.SETTLE_NS`): the reader leaves that wait to the lane, which waits on the event loop and
+queues the job again in the same lane (other jobs run meanwhile), at most `SETTLE_ROUNDS`
+times; the last attempt waits in place. Every answer comes from an attempt whose reads did the
+full settle check. A job may therefore run more than once: store writes roll back when it is
+interrupted, and background jobs are pure functions of their inputs.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ T = TypeVar("T")
 _Job = tuple[Future[Any], Callable[[], Any]]
 
 SETTLE_ROUNDS: Final = 3
-"""Attempts of a `run` job that may wait on the event loop for files to settle."""
+"""Attempts of a job that may wait on the event loop for files to settle."""
 
 
 class DiskWorker:
@@ -51,26 +52,30 @@ class DiskWorker:
     async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run `fn` on the worker ahead of queued background work (again, after waiting on
         the event loop, when a file it reads must settle first)."""
+        return await self._attempts(self._urgent, lambda: fn(*args, **kwargs))
+
+    async def run_background(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run `fn` on the worker once no `run` job is waiting (keep `fn` short: ~15 ms), again
+        after waiting on the event loop when a file it reads must settle first."""
+        return await self._attempts(self._background, lambda: fn(*args, **kwargs))
+
+    async def _attempts(self, lane: deque[_Job], call: Callable[[], T]) -> T:
         reader = self._reader
         if reader is None:
-            return await self._submit(self._urgent, lambda: fn(*args, **kwargs))
+            return await self._submit(lane, call)
         later = SettleLater()
 
         def attempt() -> T:
             with reader.settling_later(later):
-                return fn(*args, **kwargs)
+                return call()
 
         for _ in range(SETTLE_ROUNDS):
             try:
-                return await self._submit(self._urgent, attempt)
+                return await self._submit(lane, attempt)
             except NotSettled as pending:
                 await asyncio.sleep(pending.wait_s)
         later.defer = False
-        return await self._submit(self._urgent, attempt)
-
-    async def run_background(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run `fn` on the worker once no `run` job is waiting (keep `fn` short: ~15 ms)."""
-        return await self._submit(self._background, lambda: fn(*args, **kwargs))
+        return await self._submit(lane, attempt)
 
     def discard(self, box: list[Any]) -> None:
         """Empty `box` on the worker, in the background lane: for big structures whose last

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 
 from lsprotocol import types
 
-from rutter_core.discovery.fsread import SETTLE_NS, FileReader, lstat_or_none
+from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR, classify
 from rutter_core.discovery.shared import SharedLevels
 from rutter_lsp.features.diagnostics import diagnostics
@@ -140,18 +140,6 @@ def reach(changes: dict[str, set[str]], folders: Iterable[Folder]) -> Reach:
 def _invalidate(reader: FileReader, paths: Sequence[str]) -> None:
     for path in paths:
         reader.invalidate(path)
-
-
-def _settle_remaining_s(paths: Sequence[str]) -> float:
-    """How long until the newest of `paths` is older than the reader's settle delay (a file
-    stamped moments ago is read a third time once it is that old: `fsread.SETTLE_NS`)."""
-    newest = 0
-    for path in paths:
-        st = lstat_or_none(path)
-        if st is not None:
-            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
-    remaining = newest + SETTLE_NS - time.time_ns()
-    return min(SETTLE_NS, max(0, remaining)) / 1e9
 
 
 @contextlib.contextmanager
@@ -308,15 +296,11 @@ class Refresher:
         if not server.session.ready.is_set():
             await server.session.ready.wait()
         if pending.invalidate:
+            # A file saved moments ago is read once it has settled: the worker waits for that on
+            # the event loop, between attempts of the job that met it, so requests go on.
             await server.session.worker.run(
                 _invalidate, server.session.reader, sorted(pending.invalidate)
             )
-        if pending.invalidate:
-            # A file saved moments ago makes its read wait until it has settled; wait here,
-            # off the disk worker, so requests are answered meanwhile.
-            wait = await server.session.worker.run(_settle_remaining_s, sorted(pending.invalidate))
-            if wait > 0:
-                await asyncio.sleep(wait)
         rebuild = pending.index or pending.all_diagnostics or pending.docs or bool(pending.changes)
         docs = server.open_docs()
         if rebuild:
