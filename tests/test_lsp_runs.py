@@ -394,6 +394,31 @@ async def test_runs_ended_from_the_cli_leave_the_editor(session: Session) -> Non
     )
 
 
+async def test_a_run_created_just_before_a_change_gets_its_drift(session: Session) -> None:
+    """A change on disk re-inspects the runs the server last read from the store (it reads
+    them again only after a commit); a run another process created just before the change
+    still gets its drift, once the store watch has seen the commit."""
+    root, workspace_id, first = await created_run(session)
+    agents = root / "src" / "AGENTS.md"
+    agents_uri = open_text(session.client, agents)
+    await wait_for_diagnostics(session.client, agents_uri, lambda found: not by_code(found, DRIFT))
+    second = session.cli(
+        "run", "create", "--workspace", workspace_id, "--goal", "and the lexer",
+        "--target", "src/main.go",
+    )["run_id"]  # fmt: skip
+    agents.write_text("src rules\nkeep functions tiny\n")
+    notify_changed(session, agents, types.FileChangeType.Changed)
+
+    def drifted_runs(found: list[types.Diagnostic]) -> set[str]:
+        return {drift.data["run_id"] for drift in by_code(found, DRIFT) if drift.data}
+
+    await wait_for_diagnostics(
+        session.client, agents_uri, lambda found: drifted_runs(found) == {first, second}
+    )
+    listed = await session.runs(workspace_id)
+    assert {run["run_id"]: run["stale"] for run in listed} == {first: True, second: True}
+
+
 async def test_run_requests_fail_with_typed_errors(session: Session) -> None:
     with pytest.raises(Exception, match="run_id"):
         await request(session.client, "rutter/runInstructions", {})

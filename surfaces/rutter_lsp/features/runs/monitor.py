@@ -52,6 +52,10 @@ class RunsMonitor:
         self._server = server
         self.drifts: tuple[RunDrift, ...] = ()
         self.placed: dict[str, list[types.Diagnostic]] = {}
+        self._active: tuple[object, frozenset[str], tuple[RunRecord, ...]] | None = None
+        """The active runs as last read: (app, served workspaces, runs). Only a commit (the
+        store watch) or a new store or served set changes them, and each of those reads them
+        again; a change on disk reuses them."""
 
     async def store_changed(self, changed: bool) -> None:
         """A tick of the session's store watch: after a commit, inspect the runs again."""
@@ -75,11 +79,22 @@ class RunsMonitor:
         drifts: tuple[RunDrift, ...] = ()
         if app is not None:
             runs = app.runs
-            served = {folder.workspace_id for folder in server.session.folders.values()}
+            served = frozenset(folder.workspace_id for folder in server.session.folders.values())
             try:
-                active = await server.session.worker.run_background(
-                    runs.active, ActiveRunsParams(), served=served
-                )
+                cached = self._active
+                if (
+                    changed is not None
+                    and cached is not None
+                    and cached[0] is app
+                    and cached[1] == served
+                ):
+                    active = cached[2]
+                else:
+                    self._active = None  # not kept if the read fails
+                    active = await server.session.worker.run_background(
+                        runs.active, ActiveRunsParams(), served=served
+                    )
+                    self._active = (app, served, active)
                 found: list[RunDrift | None] = []
                 for run in active[-MAX_MONITORED_RUNS:]:  # the newest (oldest first)
                     kept = known.get(run.run_id)
