@@ -325,14 +325,17 @@ def replace_entry(conn: Connection, entry_id: int, entry: NewEntry, *, body_chan
         conn.execute(statements.insert, {"key": entry_id, "body": entry.body})
 
 
-def delete_entries(conn: Connection, kind: SourceKind, entry_ids: Sequence[int]) -> int:
-    """Remove entries of `kind` (memory or thread content) and their text; how many."""
+def delete_entries(conn: Connection, entry_ids: Sequence[int], *, memory: bool) -> int:
+    """Remove entries and their text, all of them memories (`memory`: their text is in the
+    memory shards) or all thread content (messages, notes, checkpoints: the thread table);
+    how many."""
     if not entry_ids:
         return 0
     ids = list(entry_ids)
     by_table: dict[str, list[int]] = {}
     for entry_id in ids:
-        by_table.setdefault(table_of(kind, entry_id), []).append(entry_id)
+        table = shard_of(entry_id) if memory else THREAD_TABLE
+        by_table.setdefault(table, []).append(entry_id)
     for table, keys in by_table.items():
         conn.execute(_sql(conn, table).delete, {"keys": keys})
     done = conn.execute(delete(history_entries).where(history_entries.c.entry_id.in_(ids)))

@@ -94,7 +94,7 @@ def index_memory(
     found = None if new else repo.find_entry_id(conn, memory_id)
     if not active:
         if found is not None:
-            repo.delete_entries(conn, "memory", [found[0]])
+            repo.delete_entries(conn, [found[0]], memory=True)
             repo.compact_memory_shards(conn, [found[0]])
         return
     body = f"{title}\n{content}"
@@ -121,7 +121,7 @@ def unindex_memories(conn: Connection, memory_ids: Sequence[str]) -> None:
     """Remove deleted memories from the index, leaving none of their tokens."""
     ids = [found[0] for m in memory_ids if (found := repo.find_entry_id(conn, m)) is not None]
     if ids:
-        repo.delete_entries(conn, "memory", ids)
+        repo.delete_entries(conn, ids, memory=True)
         repo.compact_memory_shards(conn, ids)
 
 
@@ -170,7 +170,7 @@ def index_note(conn: Connection, item: ThreadText, *, active: bool) -> None:
     found = repo.find_entry_id(conn, item.source_id)
     if not active:
         if found is not None:
-            repo.delete_entries(conn, "note", [found[0]])
+            repo.delete_entries(conn, [found[0]], memory=False)
         return
     if found is None:
         index_thread_texts(conn, [item])
@@ -214,9 +214,9 @@ def unindex_owners(conn: Connection, owner_ids: Sequence[str]) -> int:
     owned = repo.entries_owned(conn, owner_ids)
     memory = [entry_id for entry_id, kind in owned if kind == "memory"]
     thread = [entry_id for entry_id, kind in owned if kind != "memory"]
-    removed = repo.delete_entries(conn, "message", thread)
+    removed = repo.delete_entries(conn, thread, memory=False)
     if memory:
-        removed += repo.delete_entries(conn, "memory", memory)
+        removed += repo.delete_entries(conn, memory, memory=True)
         repo.compact_memory_shards(conn, memory)
     return removed
 
