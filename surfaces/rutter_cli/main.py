@@ -1,11 +1,12 @@
 """The `rutter` command line: parses arguments, calls rutter_core, prints JSON or tables.
 
 Only the invoked command group is imported and built: `rutter workspace list` imports neither
-discovery nor runs. The root lists every group from `GROUPS` (its name and help) without
-importing it; `rutter --help` (and `rutter` alone) is printed by click alone, without typer,
-the store or any group (`root_help`). `tests/test_cli_startup.py` checks that each entry's
-help is the group's own, that the root's help is the one typer prints, and that the paths that
-need no store or redaction do not import them.
+discovery nor runs. The root lists every group from `GROUPS` and every other command from
+`COMMANDS` (its name and help) without importing it; `rutter --help` (and `rutter` alone) is
+printed by click alone, without typer, the store or any group (`root_help`).
+`tests/test_cli_startup.py` checks that each entry's help is the group's own, that the root's
+help is the one typer prints, and that the paths that need no store or redaction do not import
+them.
 """
 
 from __future__ import annotations
@@ -29,8 +30,28 @@ ROOT_HELP: Final = "Context continuity for AI coding agents: which instructions 
 DATABASE_URL_HELP: Final = (
     "SQLAlchemy URL of the store (default: $RUTTER_DATABASE_URL, else SQLite in $RUTTER_HOME)."
 )
-SERVE_HELP: Final = "Run the language server (LSP over stdio; the same as `rutter-lsp`)."
-MCP_HELP: Final = "Serve the Model Context Protocol over stdio, for agents (actor: mcp)."
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A command of the root that is not a group: its help, and its function's name in
+    `rutter_cli.root` (imported only once a command runs)."""
+
+    help: str
+    function: str
+
+
+COMMANDS: Final[dict[str, Command]] = {
+    "serve": Command(
+        "Run the language server (LSP over stdio; the same as `rutter-lsp`).", "serve_command"
+    ),
+    "mcp": Command(
+        "Serve the Model Context Protocol over stdio, for agents (actor: mcp).", "mcp_command"
+    ),
+}
+"""The root's commands that are not groups, in the order the help lists them (before the
+groups, as typer lists them): both the typer tree (`build_app`) and the root's help
+(`root_command`) are built from this table."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +167,7 @@ def build_app(args: Sequence[str] = ()) -> typer.Typer:
     they name none: the root's help lists them all, each by its help alone)."""
     import typer
 
-    from rutter_cli.root import mcp_command, root_options, serve_command
+    from rutter_cli import root
 
     app = typer.Typer(
         name="rutter",
@@ -156,7 +177,7 @@ def build_app(args: Sequence[str] = ()) -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
-    app.callback()(root_options)
+    app.callback()(root.root_options)
     invoked = _command_name(args, GROUPS)
     for name, group in GROUPS.items():
         if name == invoked:
@@ -164,8 +185,8 @@ def build_app(args: Sequence[str] = ()) -> typer.Typer:
             app.add_typer(group.load(rest), name=name)
         else:  # listed by name and help; never run, since `args` do not name it
             app.add_typer(typer.Typer(help=group.help, no_args_is_help=True), name=name)
-    app.command("serve", help=SERVE_HELP)(serve_command)
-    app.command("mcp", help=MCP_HELP)(mcp_command)
+    for name, command in COMMANDS.items():
+        app.command(name, help=command.help)(getattr(root, command.function))
     return app
 
 
@@ -194,8 +215,8 @@ def root_command() -> click.Group:
         params=[click.Option(["--database-url"], metavar="<str>", help=DATABASE_URL_HELP)],
     )
     # Typer lists the commands before the groups; each group by its help alone.
-    root.add_command(click.Command("serve", help=SERVE_HELP))
-    root.add_command(click.Command("mcp", help=MCP_HELP))
+    for name, command in COMMANDS.items():
+        root.add_command(click.Command(name, help=command.help))
     for name, group in GROUPS.items():
         root.add_command(click.Group(name, help=group.help))
     return root

@@ -11,8 +11,8 @@ import typer
 from rutter_cli.common import CliSettings, settings_of
 from rutter_cli.main import DATABASE_URL_HELP
 
-# The help of `serve` and `mcp` is `rutter_cli.main`'s (SERVE_HELP, MCP_HELP): the root's help
-# lists it without importing this module.
+# The root's commands are named, with their help, in `rutter_cli.main.COMMANDS` (the root's help
+# lists them without importing this module); the functions are here.
 
 
 def root_options(
