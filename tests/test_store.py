@@ -369,6 +369,14 @@ def test_only_a_purging_write_commits_with_synchronous_normal(store_of_one: Stor
     assert len(connections) == 1  # one pooled connection throughout
 
 
+def test_a_purging_write_on_a_uri_mode_store_commits_with_full(db_path: Path) -> None:
+    # The store cannot locate a URI-mode file to flush it when the purge does not complete.
+    with open_store(f"sqlite:///file:{db_path}?uri=true") as store:
+        with store.purging_write() as purge:
+            assert _synchronous(purge.conn) == FULL
+        assert purge.purged is True
+
+
 def test_an_abandoned_purging_write_commits_purges_and_syncs_nothing(
     store: Store, db_path: Path
 ) -> None:

@@ -9,6 +9,7 @@ with the trigram tokenizer as full-text search (its `rebuild` as the compaction)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -158,10 +159,12 @@ def begin_on(conn: Connection, kind: TransactionKind) -> RootTransaction:
         # durable when it returns. A purge's write need not sync: in WAL mode NORMAL skips the
         # commit's sync (the header of a new WAL is still synced, which keeps the file
         # consistent), and the truncating checkpoint that follows syncs the WAL before copying
-        # it and the database after; `make_durable` when it does not complete. Decided before
-        # every write's BEGIN (SQLite refuses the pragma inside a transaction), so a purge that
-        # failed halfway cannot leave NORMAL to the next ordinary write on this connection.
-        level = "NORMAL" if kind == "purge" else "FULL"
+        # it and the database after; `sync_log` when it does not complete, which needs the
+        # file's path (none for a URI-mode database: FULL then). Decided before every write's
+        # BEGIN (SQLite refuses the pragma inside a transaction), so a purge that failed
+        # halfway cannot leave NORMAL to the next ordinary write on this connection.
+        unsynced = kind == "purge" and database_file(conn.engine.url) is not None
+        level = "NORMAL" if unsynced else "FULL"
         if info.get(_SYNCHRONOUS) != level:
             _execute_directly(dbapi, f"PRAGMA synchronous = {level}")
             info[_SYNCHRONOUS] = level
@@ -209,30 +212,25 @@ def checkpoint_truncate(engine: Engine) -> bool:
 
 
 def sync_log(url: URL) -> None:
-    """fsync the database's WAL, so every transaction committed to it is durable.
+    """fsync the database's WAL and file, so every transaction committed to them is durable.
 
-    For a purge that did not complete after a write committed without its sync (`begin_on`).
-    fsync flushes the file's data whoever wrote it, so a read-only descriptor does (as SQLite's
-    own commit sync: `fsync`, or `F_FULLFSYNC` on macOS only with its `fullfsync` pragma);
-    Windows flushes only through a handle open for writing. No WAL means the last connection
-    to close checkpointed it into the database file and deleted it: that file is synced then.
+    For a purge that did not complete after a write committed without its sync (`begin_on`):
+    its frames are in the WAL, or in the file if another checkpoint copied them (or the last
+    connection to close, which deletes the WAL). fsync flushes a file's data whoever wrote it,
+    so a read-only descriptor does (as SQLite's own commit sync: `fsync`, or `F_FULLFSYNC` on
+    macOS only with its `fullfsync` pragma); Windows flushes only through a handle open for
+    writing. No path (in memory, URI mode): those purges commit with FULL, nothing to do.
     """
     path = database_file(url)
     if path is None:
-        return  # in memory: nothing on disk to make durable
-    wal = path.with_name(f"{path.name}-wal")
+        return
     flags = os.O_RDWR if os.name == "nt" else os.O_RDONLY
-    target = wal
+    target = path.with_name(f"{path.name}-wal")
     try:
-        try:
-            fd = os.open(wal, flags)
-        except FileNotFoundError:
-            target = path
-            fd = os.open(path, flags)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            _fsync(target, flags)
+        target = path
+        _fsync(target, flags)
     except OSError as exc:
         raise StoreError(
             "store_io_error",
@@ -241,6 +239,14 @@ def sync_log(url: URL) -> None:
             "survive a power failure; check the disk and the free space",
             path=str(path),
         ) from exc
+
+
+def _fsync(path: Path, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class DataVersionFeed:
