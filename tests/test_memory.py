@@ -883,14 +883,24 @@ def test_missing_memory_is_not_found_never_a_conflict(store: Store) -> None:
         edit_memory(store, record.memory_id, version=0, content="x", actor="cli")
 
 
-def test_each_change_adds_one_and_no_change_writes_nothing(store: Store) -> None:
+def test_each_change_adds_one_and_no_change_writes_nothing(db_path: Path, store: Store) -> None:
     record = user_memory(store, references=["a"])
-    same = edit_memory(store, record.memory_id, version=1, title="Test convention", actor="cli")
-    assert same == record
-    same = edit_memory(store, record.memory_id, version=1, references=[" a "], actor="lsp")
-    assert same == record
-    same = set_memory_status(store, record.memory_id, version=1, status="active", actor="cli")
-    assert same == record
+    wal = Path(f"{db_path}-wal")
+    wal_size = wal.stat().st_size  # the create's frames: a purge would truncate them
+    watcher = raw(db_path)
+    try:
+        version = watcher.execute("PRAGMA data_version").fetchone()
+        same = edit_memory(store, record.memory_id, version=1, title="Test convention", actor="cli")
+        assert same == record
+        same = edit_memory(store, record.memory_id, version=1, references=[" a "], actor="lsp")
+        assert same == record
+        same = set_memory_status(store, record.memory_id, version=1, status="active", actor="cli")
+        assert same == record
+        # Nothing committed, nothing purged (no checkpoint, no sync) by the edits above.
+        assert watcher.execute("PRAGMA data_version").fetchone() == version
+        assert wal.stat().st_size == wal_size > 0
+    finally:
+        watcher.close()
     with _Raises(UsageError, "nothing_to_change"):
         edit_memory(store, record.memory_id, version=1, actor="cli")
     steps: list[Callable[[int], MemoryRecord]] = [

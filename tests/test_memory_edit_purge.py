@@ -1,6 +1,7 @@
 """An edit that replaces a memory's text says whether that text has left the store's files:
 `purged` is false while another process holds a read open past the busy timeout (the old text
-is then still in the write-ahead log), true once a checkpoint completed, null when the edit
+is then still in the write-ahead log, the edit committed all the same), true once a checkpoint
+completed (nothing of the old text in the database, WAL or SHM file), null when the edit
 replaced no text. Real store files and a real second connection."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ OLD = "old-body-marker-7731"
 def _files(db: Path) -> bytes:
     return b"".join(
         Path(f"{db}{suffix}").read_bytes()
-        for suffix in ("", "-wal")
+        for suffix in ("", "-wal", "-shm")
         if Path(f"{db}{suffix}").exists()
     )
 
@@ -42,6 +43,17 @@ def test_an_edit_reports_whether_the_replaced_text_left_the_store(tmp_path: Path
             assert edited.to_json()["purged"] is False
             assert edited.content == "new body"
             assert OLD.encode() in _files(db)  # what `purged: false` warns of
+            # Committed (and synced: the purge that did not complete left that to an fsync of
+            # the WAL): another client reads the new body.
+            other = sqlite3.connect(db, isolation_level=None)
+            try:
+                found = other.execute(
+                    "SELECT content, version FROM memories WHERE memory_id = ?",
+                    (created.memory_id,),
+                ).fetchone()
+            finally:
+                other.close()
+            assert found == ("new body", 2)
         finally:
             reader.execute("COMMIT")
             reader.close()

@@ -17,18 +17,22 @@ from pathlib import Path
 
 import platformdirs
 import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from rutter_core.kernel.errors import ConflictError, RutterError, StoreError, UsageError
 from rutter_core.store import (
     MIGRATIONS,
     Migration,
+    PurgingWrite,
     Store,
     append_only_triggers,
     migration_checksum,
     open_store,
     resolve_database_url,
 )
+from rutter_core.store.dialects import EMBEDDED
 from rutter_core.store.migrations import canonical_statement
 
 RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -295,6 +299,100 @@ def test_write_rolls_back_on_exception(store: Store) -> None:
         fail_midway()
     with store.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
+
+
+# --- purging writes: synchronous per transaction -----------------------------------------
+
+FULL, NORMAL = 2, 1  # PRAGMA synchronous levels
+
+
+def _synchronous(conn: Connection) -> int:
+    return int(conn.exec_driver_sql("PRAGMA synchronous").scalar_one())
+
+
+@pytest.fixture
+def store_of_one(db_path: Path) -> Iterator[Store]:
+    """A migrated store whose pool holds one connection: every transaction and the purge's
+    checkpoint run on it, so a level one transaction left set is what the next one gets."""
+    open_store(sqlite_url(db_path)).close()
+    engine = create_engine(sqlite_url(db_path), pool_size=1, max_overflow=0, pool_timeout=1)
+    EMBEDDED.configure(engine, busy_timeout_ms=1_000)
+    with Store(engine, EMBEDDED) as opened:
+        yield opened
+
+
+def test_only_a_purging_write_commits_with_synchronous_normal(store_of_one: Store) -> None:
+    store = store_of_one
+    insert = "INSERT INTO workspaces VALUES ('{0}', '/{0}', '2026-01-01T00:00:00Z')"
+    connections = set()
+    with store.write() as conn:
+        assert _synchronous(conn) == FULL  # set explicitly, whatever SQLite's build default
+        conn.exec_driver_sql(insert.format("a"))
+        connections.add(id(conn.connection.dbapi_connection))
+    with store.purging_write() as purge:
+        assert _synchronous(purge.conn) == NORMAL
+        purge.conn.exec_driver_sql("DELETE FROM workspaces")
+        connections.add(id(purge.conn.connection.dbapi_connection))
+    assert purge.purged is True
+    with store.write() as conn:
+        assert _synchronous(conn) == FULL
+        conn.exec_driver_sql(insert.format("b"))
+        connections.add(id(conn.connection.dbapi_connection))
+    with store.purging_write(purge=False) as plain:  # an ordinary write behind the same handle
+        assert _synchronous(plain.conn) == FULL
+    with pytest.raises(RuntimeError, match="no purge"):
+        plain.purged  # noqa: B018
+
+    class Boom(Exception):
+        pass
+
+    failed: list[PurgingWrite] = []
+
+    def fail_midway() -> None:
+        with store.purging_write() as purge:
+            failed.append(purge)
+            assert _synchronous(purge.conn) == NORMAL
+            purge.conn.exec_driver_sql("DELETE FROM workspaces")
+            raise Boom
+
+    with pytest.raises(Boom):
+        fail_midway()
+    with pytest.raises(RuntimeError, match="no purge"):
+        failed[0].purged  # noqa: B018 - the property refuses: nothing was committed or purged
+    with store.write() as conn:
+        assert _synchronous(conn) == FULL  # not left NORMAL by the purge that failed
+        found = conn.exec_driver_sql("SELECT workspace_id FROM workspaces").fetchall()
+        connections.add(id(conn.connection.dbapi_connection))
+    assert [row[0] for row in found] == ["b"]  # the failed purge's delete was rolled back
+    with store.read() as conn:
+        connections.add(id(conn.connection.dbapi_connection))
+    assert len(connections) == 1  # one pooled connection throughout
+
+
+def test_a_purging_write_on_a_uri_mode_store_commits_with_full(db_path: Path) -> None:
+    # The store cannot locate a URI-mode file to flush it when the purge does not complete.
+    with open_store(f"sqlite:///file:{db_path}?uri=true") as store:
+        with store.purging_write() as purge:
+            assert _synchronous(purge.conn) == FULL
+        assert purge.purged is True
+
+
+def test_an_abandoned_purging_write_commits_purges_and_syncs_nothing(
+    store: Store, db_path: Path
+) -> None:
+    wal = db_path.with_name(f"{db_path.name}-wal")
+    with store.write() as conn:
+        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+    size = wal.stat().st_size
+    assert size > 0  # the insert's frames: a purge would truncate them away
+    with store.purging_write() as purge:
+        purge.conn.exec_driver_sql("DELETE FROM workspaces")
+        purge.abandon()
+    assert wal.stat().st_size == size  # no checkpoint ran
+    with pytest.raises(RuntimeError, match="no purge"):
+        purge.purged  # noqa: B018
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 1
 
 
 def test_foreign_keys_are_enforced(store: Store) -> None:

@@ -3,6 +3,8 @@ against re-inserted keys, the purge of deleted content, and change feeds."""
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 from pathlib import Path
 
@@ -202,18 +204,17 @@ def test_append_only_tables_still_take_new_keys(store: Store, db_path: Path) -> 
 
 
 def _files_hold(db_path: Path, marker: bytes) -> bool:
-    files = [db_path, db_path.with_name(db_path.name + "-wal")]
+    files = [db_path.with_name(db_path.name + suffix) for suffix in ("", "-wal", "-shm")]
     return any(marker in path.read_bytes() for path in files if path.exists())
 
 
 def test_purge_leaves_deleted_content_in_no_file(tmp_path: Path) -> None:
     db_path = tmp_path / "purge.db"
     marker = b"purge-me-7f3a9c"
+    insert = f"INSERT INTO workspaces VALUES ('a', '/{marker.decode()}', '{T0}')"
     with open_store(f"sqlite:///{db_path}", busy_timeout_ms=200) as store:
         with store.write() as conn:
-            conn.exec_driver_sql(
-                f"INSERT INTO workspaces VALUES ('a', '/{marker.decode()}', '{T0}')"
-            )
+            conn.exec_driver_sql(insert)
         with store.write() as conn:
             conn.exec_driver_sql("DELETE FROM workspaces")
         assert _files_hold(db_path, marker)  # the WAL still has the inserted page
@@ -226,6 +227,68 @@ def test_purge_leaves_deleted_content_in_no_file(tmp_path: Path) -> None:
             reader.close()
         assert store.purge() is True
         assert not _files_hold(db_path, marker)
+
+        # The same through a purging write, whose commit only the purge (or, when a reader
+        # keeps that from completing, an fsync of the WAL) makes durable.
+        with store.write() as conn:
+            conn.exec_driver_sql(insert)
+        reader = raw(db_path)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM workspaces").fetchone()
+            with store.purging_write() as purge:
+                purge.conn.exec_driver_sql("DELETE FROM workspaces")
+            assert purge.purged is False
+            assert _files_hold(db_path, marker)  # what `purged: false` warns of
+            other = raw(db_path)
+            try:  # committed all the same: another client sees the delete
+                assert other.execute("SELECT count(*) FROM workspaces").fetchone() == (0,)
+            finally:
+                other.close()
+        finally:
+            reader.close()
+        assert store.purge() is True
+        assert not _files_hold(db_path, marker)
+
+
+def test_a_write_left_unsynced_by_an_incomplete_purge_that_cannot_be_synced_fails_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An fsync that fails (EIO) cannot be caused on demand on a healthy disk: it is replaced.
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    db_path = tmp_path / "unsynced.db"
+    with open_store(f"sqlite:///{db_path}", busy_timeout_ms=200) as store:
+        reader = raw(db_path)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM workspaces").fetchone()  # the purge can't finish
+            monkeypatch.setattr(os, "fsync", failing_fsync)
+            with pytest.raises(StoreError) as info, store.purging_write() as purge:
+                purge.conn.exec_driver_sql(f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}')")
+            monkeypatch.undo()
+        finally:
+            reader.close()
+        assert info.value.code == "store_io_error"
+        assert "committed" in info.value.message
+        assert "power failure" in info.value.message
+        assert isinstance(info.value.__cause__, OSError)
+        with store.read() as conn:  # committed, only perhaps not on the disk yet
+            assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 1
+
+
+def test_make_durable_syncs_the_database_file_once_the_wal_is_gone(tmp_path: Path) -> None:
+    db_path = tmp_path / "gone.db"
+    store = open_store(f"sqlite:///{db_path}")
+    engine = store.engine
+    store.close()  # the last connection checkpoints the WAL into the file and deletes it
+    assert not db_path.with_name("gone.db-wal").exists()
+    store.dialect.make_durable(engine)  # fsyncs rutter.db: no error
+    db_path.unlink()
+    with pytest.raises(StoreError) as info:
+        store.dialect.make_durable(engine)
+    assert info.value.code == "store_io_error"
 
 
 # --- change feed --------------------------------------------------------------------------

@@ -202,7 +202,8 @@ class WorkspaceOperations:
         it in one transaction, and none is readable afterwards."""
         workspace_id = params.workspace_id
         store = self._rutter.store
-        with store.write() as conn:
+        with store.purging_write() as purge:
+            conn = purge.conn
             if params.cascade:
                 require_workspace(conn, workspace_id)
                 with store.append_only_lifted(conn):
@@ -215,7 +216,7 @@ class WorkspaceOperations:
             **removed.model_dump(),
             cascade=params.cascade,
             deleted=deleted,
-            purged=store.purge(),
+            purged=purge.purged,
         )
 
 

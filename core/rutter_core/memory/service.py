@@ -8,7 +8,7 @@ text may be stored is `memory.policy`'s, retention `memory.retention`'s, the tab
 Every change names the version it was read at and is written guarded by it inside one write
 transaction: a stale version is a conflict that states the current version, a missing memory is
 not found, never the same answer for both. Delete is physical: the row goes, the store purges
-freed pages and its write-ahead log (`Store.checkpoint`): the text is in neither file after.
+freed pages and its write-ahead log (`Store.purging_write`): the text is in neither file after.
 The history index holds active memories only, compacted as a text leaves it (a disable purges).
 """
 
@@ -219,8 +219,11 @@ def edit_memory_purging(
     scanned = scan_secrets(title, content, redact_sensitive=redact_sensitive)
     now = utc_now().replace(microsecond=0)
     now_text = rfc3339(now)
-    with store.write() as conn:
-        record = _at_version(conn, memory_id, version, now_text)
+    # A replaced text leaves the store's files too (`purged`, as `Store.purging_write` says);
+    # retention alone replaces none: an ordinary write (a text given unchanged still purges).
+    text_given = title is not None or content is not None or references is not None
+    with store.purging_write(purge=text_given) as purge:
+        record = _at_version(purge.conn, memory_id, version, now_text)
         changes: repo.MemoryChanges = {}
         if scanned.title is not None and scanned.title != record.title:
             changes["title"] = scanned.title
@@ -235,13 +238,10 @@ def edit_memory_purging(
         if scanned.redacted and not record.redacted:
             changes["redacted"] = True
         if not changes:
+            purge.abandon()  # wrote nothing: no purge, no sync
             return record, None
-        updated = _update(conn, record, changes, operator, now_text)
-    if {"title", "content", "references"} & changes.keys():
-        # The replaced text leaves the store's files too; False when a long reader kept the
-        # checkpoint from completing (the next one finishes it).
-        return updated, store.purge()
-    return updated, None
+        updated = _update(purge.conn, record, changes, operator, now_text)
+    return updated, purge.purged if {"title", "content", "references"} & changes.keys() else None
 
 
 def set_memory_status(
@@ -254,14 +254,14 @@ def set_memory_status(
     _require_version(memory_id, version)
     wanted = _require_status(status)
     now_text = rfc3339(utc_now())
-    with store.write() as conn:
-        record = _at_version(conn, memory_id, version, now_text)
+    # Disabled: out of the history index, so out of the store's files too (not reported).
+    with store.purging_write(purge=wanted == "disabled") as purge:
+        record = _at_version(purge.conn, memory_id, version, now_text)
         if record.status == wanted:
+            purge.abandon()  # wrote nothing: no purge, no sync
             return record
-        updated = _update(conn, record, {"status": wanted}, operator, now_text)
-    if wanted == "disabled":  # out of the history index: out of the log too
-        store.purge()
-    return updated
+        # Returned once the block's exit has committed and purged.
+        return _update(purge.conn, record, {"status": wanted}, operator, now_text)
 
 
 def delete_memory(store: Store, memory_id: str, *, version: int, actor: str) -> DeletedMemory:
@@ -270,11 +270,11 @@ def delete_memory(store: Store, memory_id: str, *, version: int, actor: str) -> 
     _require_memory_id(memory_id)
     _require_version(memory_id, version)
     now_text = rfc3339(utc_now())
-    with store.write() as conn:
-        _at_version(conn, memory_id, version, now_text)
-        if not repo.delete_memory_row(conn, memory_id, version):  # pragma: no cover
+    with store.purging_write() as purge:
+        _at_version(purge.conn, memory_id, version, now_text)
+        if not repo.delete_memory_row(purge.conn, memory_id, version):  # pragma: no cover
             raise _stale(memory_id, version, version + 1)  # only without SQLite's write lock
-    return DeletedMemory(memory_id=memory_id, version=version, purged=store.purge())
+    return DeletedMemory(memory_id=memory_id, version=version, purged=purge.purged)
 
 
 def export_memories(

@@ -2,7 +2,8 @@
 section 2).
 
 Callers resolve the URL with `resolve_database_url` (the CLI passes `os.environ`), open it
-with `open_store`, and do all work inside `store.read()` / `store.write()`. Only
+with `open_store`, and do all work inside `store.read()` / `store.write()` (a write that deletes
+or replaces content: `store.purging_write()`). Only
 `store/dialects/` knows which database engine is underneath.
 """
 
@@ -10,6 +11,7 @@ from rutter_core.store.dialects import append_only_triggers
 from rutter_core.store.engine import (
     DATABASE_FILE_NAME,
     DEFAULT_BUSY_TIMEOUT_MS,
+    PurgingWrite,
     Store,
     open_store,
     resolve_data_home,
@@ -22,6 +24,7 @@ __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
     "MIGRATIONS",
     "Migration",
+    "PurgingWrite",
     "Store",
     "append_only_triggers",
     "migration_checksum",

@@ -64,11 +64,36 @@ def resolve_database_url(*, database_url: str | None, env: Mapping[str, str]) ->
     return embedded_database_url(resolve_data_home(env) / DATABASE_FILE_NAME)
 
 
+class PurgingWrite:
+    """What a `Store.purging_write()` block gets: the write's connection, and once the block is
+    over, whether the purge completed."""
+
+    __slots__ = ("_abandoned", "_purged", "conn")
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._abandoned = False
+        self._purged: bool | None = None
+
+    def abandon(self) -> None:
+        """The block found nothing to change after all: the transaction is rolled back instead
+        of committed (anything it wrote goes with it), and nothing is purged or synced."""
+        self._abandoned = True
+
+    @property
+    def purged(self) -> bool:
+        """Whether the purge completed (False: a long reader kept it from it; the next purge
+        finishes the job). Only once a purging block that was not abandoned is over."""
+        if self._purged is None:
+            raise RuntimeError("no purge: the block is not over, was abandoned or not purging")
+        return self._purged
+
+
 class Store:
     """An open store: an engine, its dialect, and the unit of work every caller must use.
 
-    Use `read()` and `write()` rather than the engine directly. Do not nest `write()` in
-    `write()`: the inner one waits for the outer one's lock and fails `store_busy`. An
+    Use `read()`, `write()` and `purging_write()` rather than the engine directly. Do not nest
+    a write in a write: the inner one waits for the outer one's lock and fails `store_busy`. An
     in-memory URL gives one database per thread: for throwaway use only.
     """
 
@@ -112,6 +137,49 @@ class Store:
                 self._raise_typed(exc)
 
     @contextmanager
+    def purging_write(self, *, purge: bool = True) -> Iterator[PurgingWrite]:
+        """`write()` for a change that deletes or replaces content, followed by `purge()` once
+        committed, before the `with` statement ends: the content is then in none of the store's
+        files (`purged`), or a long reader kept the purge from completing (the next purge
+        finishes the job).
+
+        The dialect may commit it without making it durable by itself (a `purge` transaction),
+        because the purge makes it durable; when the purge does not complete, the store makes
+        it durable (`Dialect.make_durable`). Either way the change is durable when the `with`
+        statement ends, or the statement raises. `abandon()` in the block: nothing to change.
+
+        `purge=False`: an ordinary `write()` behind the same handle (durable at its commit,
+        nothing purged), for a caller that knows per call whether its change removes content.
+        """
+        with self._connect() as conn:
+            trans = self._begin(conn, "purge" if purge else "write")
+            handle = PurgingWrite(conn)
+            try:
+                yield handle
+            except BaseException as exc:
+                trans.rollback()
+                self._raise_typed(exc)
+            if handle._abandoned:
+                trans.rollback()
+                return
+            try:
+                trans.commit()
+            except DatabaseError as exc:
+                self._raise_typed(exc)
+        if not purge:
+            return
+        # After the connection went back to the pool: the checkpoint may need it.
+        try:
+            purged = self.dialect.purge(self.engine)
+        except BaseException:
+            # The commit must not stay undurable because the purge failed.
+            self.dialect.make_durable(self.engine)
+            raise
+        if not purged:
+            self.dialect.make_durable(self.engine)
+        handle._purged = purged
+
+    @contextmanager
     def append_only_lifted(self, conn: Connection) -> Iterator[None]:
         """Inside `write()`: the append-only tables (`store.schema`'s `append_only` marks)
         accept DELETE until the block ends, then refuse it again, in the same transaction.
@@ -129,8 +197,9 @@ class Store:
 
     def purge(self) -> bool:
         """Leave content deleted or replaced by committed writes in none of the store's files
-        (memory deletion's promise). Call it after the write transaction has committed. False
-        when a long reader kept it from completing; the next purge finishes the job."""
+        (memory deletion's promise). Call it after the write transaction has committed (or use
+        `purging_write()`, which does). False when a long reader kept it from completing; the
+        next purge finishes the job."""
         return self.dialect.purge(self.engine)
 
     def close(self) -> None:

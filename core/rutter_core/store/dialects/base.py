@@ -17,9 +17,12 @@ from typing import ClassVar, Literal, Protocol
 from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
 from sqlalchemy.exc import DatabaseError, IntegrityError
 
-TransactionKind = Literal["read", "write"]
+TransactionKind = Literal["read", "write", "purge"]
 """`read`: one consistent snapshot that refuses writes. `write`: takes the write lock before
-its first statement, so two writers never deadlock halfway through."""
+its first statement, so two writers never deadlock halfway through, and is durable once it has
+committed. `purge`: a `write` whose commit the dialect may leave to be made durable by what
+must follow it before anyone is told it happened: `purge`, then `make_durable` when the purge
+did not complete (`Store.purging_write`)."""
 
 StoreFailure = Literal["busy", "read_only", "full", "io", "corrupt"]
 """Why the database could not do its part, when it is a fact about the store rather than about
@@ -135,8 +138,13 @@ class Dialect(ABC):
     @abstractmethod
     def purge(self, engine: Engine) -> bool:
         """Make sure content deleted by committed transactions is left in none of the store's
-        files; False when something (a long reader) kept that from completing, and a later
-        purge will finish the job."""
+        files, and that those transactions are durable; False when something (a long reader)
+        kept that from completing, and a later purge will finish the job."""
+
+    @abstractmethod
+    def make_durable(self, engine: Engine) -> None:
+        """Make every committed transaction durable, a `purge` one included (after a purge
+        that did not complete). Raises `StoreError` when the store cannot say it is."""
 
     @abstractmethod
     def full_text_table(self, table: str) -> tuple[str, ...]:

@@ -2,12 +2,14 @@
 
 WAL journal (the CLI and the language server read while the other writes), a busy timeout,
 `BEGIN IMMEDIATE` for writes, foreign keys and `secure_delete` on, triggers as the append-only
-guard, `PRAGMA data_version` as the change feed, a truncating WAL checkpoint as the purge, and
-FTS5 with the trigram tokenizer as full-text search (its `rebuild` as the compaction).
+guard, `PRAGMA data_version` as the change feed, a truncating WAL checkpoint as the purge (a
+purging write commits with `synchronous = NORMAL`, the checkpoint making it durable), and FTS5
+with the trigram tokenizer as full-text search (its `rebuild` as the compaction).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -96,6 +98,9 @@ def prepare_database_file(path: Path) -> None:
 _QUERY_ONLY = "rutter_query_only"
 """Key in a pooled connection's `info`: whether its `query_only` pragma is on."""
 
+_SYNCHRONOUS = "rutter_synchronous"
+"""Key in a pooled connection's `info`: the `synchronous` level its last write set."""
+
 
 def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
     """Take over transaction control from the sqlite3 module and set pragmas per connection.
@@ -149,6 +154,20 @@ def begin_on(conn: Connection, kind: TransactionKind) -> RootTransaction:
     if info.get(_QUERY_ONLY) is not read_only:
         _execute_directly(dbapi, f"PRAGMA query_only = {'ON' if read_only else 'OFF'}")
         info[_QUERY_ONLY] = read_only
+    if not read_only:
+        # FULL (the WAL-mode default, set explicitly) syncs the WAL at every commit: a write is
+        # durable when it returns. A purge's write need not sync: in WAL mode NORMAL skips the
+        # commit's sync (the header of a new WAL is still synced, which keeps the file
+        # consistent), and the truncating checkpoint that follows syncs the WAL before copying
+        # it and the database after; `sync_log` when it does not complete, which needs the
+        # file's path (none for a URI-mode database: FULL then). Decided before every write's
+        # BEGIN (SQLite refuses the pragma inside a transaction), so a purge that failed
+        # halfway cannot leave NORMAL to the next ordinary write on this connection.
+        unsynced = kind == "purge" and database_file(conn.engine.url) is not None
+        level = "NORMAL" if unsynced else "FULL"
+        if info.get(_SYNCHRONOUS) != level:
+            _execute_directly(dbapi, f"PRAGMA synchronous = {level}")
+            info[_SYNCHRONOUS] = level
     # A write takes the write lock up front (IMMEDIATE): no deadlock-prone lock upgrade
     # halfway through.
     _execute_directly(dbapi, "BEGIN" if read_only else "BEGIN IMMEDIATE")
@@ -190,6 +209,44 @@ def checkpoint_truncate(engine: Engine) -> bool:
         connection.close()
     busy = int(row[0]) if row is not None else 0
     return busy == 0
+
+
+def sync_log(url: URL) -> None:
+    """fsync the database's WAL and file, so every transaction committed to them is durable.
+
+    For a purge that did not complete after a write committed without its sync (`begin_on`):
+    its frames are in the WAL, or in the file if another checkpoint copied them (or the last
+    connection to close, which deletes the WAL). fsync flushes a file's data whoever wrote it,
+    so a read-only descriptor does (as SQLite's own commit sync: `fsync`, or `F_FULLFSYNC` on
+    macOS only with its `fullfsync` pragma); Windows flushes only through a handle open for
+    writing. No path (in memory, URI mode): those purges commit with FULL, nothing to do.
+    """
+    path = database_file(url)
+    if path is None:
+        return
+    flags = os.O_RDWR if os.name == "nt" else os.O_RDONLY
+    target = path.with_name(f"{path.name}-wal")
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            _fsync(target, flags)
+        target = path
+        _fsync(target, flags)
+    except OSError as exc:
+        raise StoreError(
+            "store_io_error",
+            f"the change was committed to the store {path} but could not be flushed to disk "
+            f"(fsync of {target.name}: {exc.strerror or exc}); it is readable now but may not "
+            "survive a power failure; check the disk and the free space",
+            path=str(path),
+        ) from exc
+
+
+def _fsync(path: Path, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class DataVersionFeed:
@@ -334,6 +391,9 @@ class SqliteDialect(Dialect):
 
     def purge(self, engine: Engine) -> bool:
         return checkpoint_truncate(engine)
+
+    def make_durable(self, engine: Engine) -> None:
+        sync_log(engine.url)
 
     def full_text_table(self, table: str) -> tuple[str, ...]:
         # trigram (SQLite 3.34+): every 3-character window is a token, so a phrase of them is a
