@@ -37,9 +37,15 @@ def shard_of(entry_id: int) -> str:
     return MEMORY_TABLES[entry_id % len(MEMORY_TABLES)]
 
 
+def text_table(entry_id: int, *, memory: bool) -> str:
+    """The full-text table that holds the text of entry `entry_id`: its memory shard, or the
+    thread table for thread content (messages, notes, checkpoints)."""
+    return shard_of(entry_id) if memory else THREAD_TABLE
+
+
 def table_of(kind: SourceKind, entry_id: int) -> str:
     """The full-text table that holds the text of entry `entry_id` of kind `kind`."""
-    return shard_of(entry_id) if kind == "memory" else THREAD_TABLE
+    return text_table(entry_id, memory=kind == "memory")
 
 
 _ENTRY_COLUMNS_AFTER_ID: Final = (
@@ -334,8 +340,7 @@ def delete_entries(conn: Connection, entry_ids: Sequence[int], *, memory: bool) 
     ids = list(entry_ids)
     by_table: dict[str, list[int]] = {}
     for entry_id in ids:
-        table = shard_of(entry_id) if memory else THREAD_TABLE
-        by_table.setdefault(table, []).append(entry_id)
+        by_table.setdefault(text_table(entry_id, memory=memory), []).append(entry_id)
     for table, keys in by_table.items():
         conn.execute(_sql(conn, table).delete, {"keys": keys})
     done = conn.execute(delete(history_entries).where(history_entries.c.entry_id.in_(ids)))
