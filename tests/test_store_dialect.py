@@ -278,6 +278,66 @@ def test_a_write_left_unsynced_by_an_incomplete_purge_that_cannot_be_synced_fail
             assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 1
 
 
+def _synced_files(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tuple[str, int]]:
+    """Every `os.fsync` from here on, as (file name, its size then); each is made (a spy, the
+    real call) unless `fail`: an EIO, which a healthy disk cannot be made to give on demand."""
+    synced: list[tuple[str, int]] = []
+    real_fsync = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append((Path(f"/proc/self/fd/{fd}").readlink().name, os.fstat(fd).st_size))
+        if fail:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    return synced
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names descriptors via /proc")
+def test_a_completed_purge_makes_the_wal_s_truncation_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite syncs the WAL before a checkpoint and the database after, not the WAL's emptying:
+    # until that is on the disk, a power failure could bring back every frame it held.
+    db_path = tmp_path / "durable.db"
+    with open_store(f"sqlite:///{db_path}") as store:
+        with store.write() as conn:
+            conn.exec_driver_sql(f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}')")
+        synced = _synced_files(monkeypatch)
+        with store.purging_write() as purge:
+            purge.conn.exec_driver_sql("DELETE FROM workspaces")
+        assert purge.purged is True
+        assert synced == [("durable.db-wal", 0)]  # after the truncation, once
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names descriptors via /proc")
+def test_a_purge_whose_truncation_cannot_be_synced_fails_typed_and_says_what_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db_path = tmp_path / "emptied.db"
+    marker = b"emptied-marker-51c2"
+    insert = f"INSERT INTO workspaces VALUES ('a', '/{marker.decode()}', '{T0}')"
+    with open_store(f"sqlite:///{db_path}") as store:
+        with store.write() as conn:
+            conn.exec_driver_sql(insert)
+        synced = _synced_files(monkeypatch, fail=True)
+        with pytest.raises(StoreError) as info, store.purging_write() as purge:
+            purge.conn.exec_driver_sql("DELETE FROM workspaces")
+        monkeypatch.undo()
+        # Reported once, as the truncation's: the commit itself was synced by the checkpoint,
+        # so the store does not try (and fail) to flush it again.
+        assert synced == [("emptied.db-wal", 0)]
+        assert info.value.code == "store_io_error"
+        assert "is on the disk" in info.value.message
+        assert "power failure" in info.value.message
+        assert "emptied.db-wal" in info.value.message
+        assert isinstance(info.value.__cause__, OSError)
+        assert not _files_hold(db_path, marker)  # removed from every file all the same
+        with store.read() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
+
+
 def test_make_durable_syncs_the_database_file_once_the_wal_is_gone(tmp_path: Path) -> None:
     db_path = tmp_path / "gone.db"
     store = open_store(f"sqlite:///{db_path}")

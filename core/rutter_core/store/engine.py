@@ -171,6 +171,8 @@ class Store:
         # After the connection went back to the pool: the checkpoint may need it.
         try:
             purged = self.dialect.purge(self.engine)
+        except StoreError:
+            raise  # the dialect's own report, made once the commit is durable (`Dialect.purge`)
         except BaseException:
             # The commit must not stay undurable because the purge failed.
             self.dialect.make_durable(self.engine)

@@ -139,7 +139,8 @@ class Dialect(ABC):
     def purge(self, engine: Engine) -> bool:
         """Make sure content deleted by committed transactions is left in none of the store's
         files, and that those transactions are durable; False when something (a long reader)
-        kept that from completing, and a later purge will finish the job."""
+        kept that from completing, and a later purge will finish the job. A `StoreError` says
+        the transactions are durable but the removal could not be made so (a failed sync)."""
 
     @abstractmethod
     def make_durable(self, engine: Engine) -> None:

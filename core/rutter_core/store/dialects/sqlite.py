@@ -216,21 +216,18 @@ def sync_log(url: URL) -> None:
 
     For a purge that did not complete after a write committed without its sync (`begin_on`):
     its frames are in the WAL, or in the file if another checkpoint copied them (or the last
-    connection to close, which deletes the WAL). fsync flushes a file's data whoever wrote it,
-    so a read-only descriptor does (as SQLite's own commit sync: `fsync`, or `F_FULLFSYNC` on
-    macOS only with its `fullfsync` pragma); Windows flushes only through a handle open for
-    writing. No path (in memory, URI mode): those purges commit with FULL, nothing to do.
+    connection to close, which deletes the WAL). No path (in memory, URI mode): those purges
+    commit with FULL, nothing to do.
     """
     path = database_file(url)
     if path is None:
         return
-    flags = os.O_RDWR if os.name == "nt" else os.O_RDONLY
-    target = path.with_name(f"{path.name}-wal")
+    target = _wal_of(path)
     try:
         with contextlib.suppress(FileNotFoundError):
-            _fsync(target, flags)
+            _fsync(target)
         target = path
-        _fsync(target, flags)
+        _fsync(target)
     except OSError as exc:
         raise StoreError(
             "store_io_error",
@@ -241,8 +238,45 @@ def sync_log(url: URL) -> None:
         ) from exc
 
 
-def _fsync(path: Path, flags: int) -> None:
-    fd = os.open(path, flags)
+def sync_truncated_log(url: URL) -> None:
+    """fsync the WAL after a truncating checkpoint completed, so its truncation is durable.
+
+    SQLite syncs the WAL before the checkpoint copies it and the database file after, but not
+    the WAL's truncation to zero bytes: until the file system commits that on its own (ext4:
+    within about 5 s), a power failure can bring the WAL back at its old length, every frame
+    in it (an edited memory's old text as first written, say) readable again, and valid, so
+    SQLite would replay it. An fsync of the emptied file makes its new length durable, whoever
+    writes to it next; the file may be gone (the last connection closed), then nothing is left.
+    """
+    path = database_file(url)
+    if path is None:
+        return
+    target = _wal_of(path)
+    try:
+        _fsync(target)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(
+            "store_io_error",
+            f"the change was committed to the store {path} and is on the disk, and the content "
+            f"it removed is in none of the store's files, but emptying {target.name} could not "
+            f"be flushed to disk (fsync: {exc.strerror or exc}); after a power failure that "
+            "content may be readable in it again until the store is purged once more; check "
+            "the disk",
+            path=str(path),
+        ) from exc
+
+
+def _wal_of(path: Path) -> Path:
+    return path.with_name(f"{path.name}-wal")
+
+
+def _fsync(path: Path) -> None:
+    # fsync flushes a file's data whoever wrote it, so a read-only descriptor does (as SQLite's
+    # own sync: `fsync`, or `F_FULLFSYNC` on macOS only with its `fullfsync` pragma); Windows
+    # flushes only through a handle open for writing.
+    fd = os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -390,7 +424,10 @@ class SqliteDialect(Dialect):
         return tuple(restore)
 
     def purge(self, engine: Engine) -> bool:
-        return checkpoint_truncate(engine)
+        if not checkpoint_truncate(engine):
+            return False
+        sync_truncated_log(engine.url)
+        return True
 
     def make_durable(self, engine: Engine) -> None:
         sync_log(engine.url)
