@@ -6,8 +6,11 @@ replaced no text. Real store files and a real second connection."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import CreateMemoryParams, EditMemoryParams, GetMemoryParams
@@ -68,3 +71,50 @@ def test_an_edit_reports_whether_the_replaced_text_left_the_store(tmp_path: Path
         assert retention.purged is None  # no text replaced
         shown = app.memory.get(GetMemoryParams(id=created.memory_id)).to_json()
         assert retention.to_json() == {**shown, "purged": None}  # the record, plus `purged`
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names descriptors via /proc")
+def test_an_edit_giving_its_text_unchanged_with_a_new_retention_is_durable_without_a_purge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As an editor saves a memory's document: every field given, only the retention changed.
+    # Its transaction was begun as a purge's (committed without its own sync), so it is made
+    # durable by fsyncs; no checkpoint (a purge would empty the WAL, and wait for any reader
+    # to leave first), as it replaces nothing.
+    db = tmp_path / "rutter.db"
+    with open_store(f"sqlite:///{db}", busy_timeout_ms=200) as store:
+        app = Rutter(store)
+        created = app.memory.create(
+            CreateMemoryParams(scope="user", title="t", content=OLD, references=["a.md"]),
+            actor="cli",
+        )
+        synced: list[str] = []
+        real_fsync = os.fsync
+
+        def spy(fd: int) -> None:  # the real call, recorded
+            synced.append(Path(f"/proc/self/fd/{fd}").readlink().name)
+            real_fsync(fd)
+
+        monkeypatch.setattr(os, "fsync", spy)
+        saved = app.memory.edit(
+            EditMemoryParams(
+                id=created.memory_id, version=1, title="t", content=OLD,
+                references=["a.md"], retention="30d",
+            ),
+            actor="cli",
+        )  # fmt: skip
+        monkeypatch.undo()
+        assert saved.version == 2
+        assert saved.retention_until is not None
+        assert saved.purged is None  # no text replaced
+        assert synced == ["rutter.db-wal", "rutter.db"]  # durable, as an unfinished purge is
+        assert Path(f"{db}-wal").stat().st_size > 0  # not checkpointed
+        other = sqlite3.connect(db, isolation_level=None)
+        try:
+            found = other.execute(
+                "SELECT version, retention_until IS NOT NULL FROM memories WHERE memory_id = ?",
+                (created.memory_id,),
+            ).fetchone()
+        finally:
+            other.close()
+        assert found == (2, 1)

@@ -220,7 +220,9 @@ def edit_memory_purging(
     now = utc_now().replace(microsecond=0)
     now_text = rfc3339(now)
     # A replaced text leaves the store's files too (`purged`, as `Store.purging_write` says);
-    # retention alone replaces none: an ordinary write (a text given unchanged still purges).
+    # retention alone replaces none: an ordinary write. A text given is known to be unchanged
+    # only inside the transaction, whose durability is chosen before it begins: then it is
+    # made durable without a purge (`removes_nothing`).
     text_given = title is not None or content is not None or references is not None
     with store.purging_write(purge=text_given) as purge:
         record = _at_version(purge.conn, memory_id, version, now_text)
@@ -240,8 +242,11 @@ def edit_memory_purging(
         if not changes:
             purge.abandon()  # wrote nothing: no purge, no sync
             return record, None
+        replaces_text = bool({"title", "content", "references"} & changes.keys())
+        if text_given and not replaces_text:
+            purge.removes_nothing()
         updated = _update(purge.conn, record, changes, operator, now_text)
-    return updated, purge.purged if {"title", "content", "references"} & changes.keys() else None
+    return updated, purge.purged if replaces_text else None
 
 
 def set_memory_status(

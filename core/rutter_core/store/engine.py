@@ -68,17 +68,25 @@ class PurgingWrite:
     """What a `Store.purging_write()` block gets: the write's connection, and once the block is
     over, whether the purge completed."""
 
-    __slots__ = ("_abandoned", "_purged", "conn")
+    __slots__ = ("_abandoned", "_purged", "_removes", "conn")
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self._abandoned = False
+        self._removes = True
         self._purged: bool | None = None
 
     def abandon(self) -> None:
         """The block found nothing to change after all: the transaction is rolled back instead
         of committed (anything it wrote goes with it), and nothing is purged or synced."""
         self._abandoned = True
+
+    def removes_nothing(self) -> None:
+        """The block's change removes or replaces no content after all (an edit that gives a
+        text unchanged with a new retention): it is committed and made durable without a
+        purge, so it neither waits for readers to leave nor rewrites the WAL (`purged` then
+        stays unanswered, as for an ordinary write)."""
+        self._removes = False
 
     @property
     def purged(self) -> bool:
@@ -146,7 +154,8 @@ class Store:
         The dialect may commit it without making it durable by itself (a `purge` transaction),
         because the purge makes it durable; when the purge does not complete, the store makes
         it durable (`Dialect.make_durable`). Either way the change is durable when the `with`
-        statement ends, or the statement raises. `abandon()` in the block: nothing to change.
+        statement ends, or the statement raises. `abandon()` in the block: nothing to change;
+        `removes_nothing()`: a change after all, but one that leaves nothing to purge.
 
         `purge=False`: an ordinary `write()` behind the same handle (durable at its commit,
         nothing purged), for a caller that knows per call whether its change removes content.
@@ -167,6 +176,9 @@ class Store:
             except DatabaseError as exc:
                 self._raise_typed(exc)
         if not purge:
+            return
+        if not handle._removes:
+            self.dialect.make_durable(self.engine)  # committed unsynced, as a purge's write is
             return
         # After the connection went back to the pool: the checkpoint may need it.
         try:
