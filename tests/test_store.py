@@ -589,11 +589,48 @@ def test_concurrent_first_opens_apply_each_migration_once(tmp_path: Path) -> Non
     while not all(flag.exists() for flag in ready) and time.monotonic() < deadline:
         time.sleep(0.01)
     go.touch()
-    for proc in procs:
-        _, err = proc.communicate(timeout=60)
+    # Every process is waited for before anything is asserted: no pipe is left open.
+    errors = [proc.communicate(timeout=60)[1] for proc in procs]
+    for proc, err in zip(procs, errors, strict=True):
         assert proc.returncode == 0, err.decode()
     rows = ledger(db_path)
     assert [v for v, _, _, _ in rows] == [m.version for m in MIGRATIONS]
+
+
+def test_a_first_open_waits_for_another_process_holding_the_fresh_file_s_write_lock(
+    tmp_path: Path,
+) -> None:
+    # A fresh file is in rollback mode: while another process holds its write lock (a first
+    # open of its own), SQLite fails the switch to WAL at once instead of calling the busy
+    # handler (it could deadlock). The open retries it within the busy timeout.
+    db_path = tmp_path / "fresh.db"
+    holder = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.3, holder.execute, ("COMMIT",))
+    release.start()
+    try:
+        with (
+            open_store(sqlite_url(db_path), busy_timeout_ms=10_000) as store,
+            store.read() as conn,
+        ):
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    finally:
+        release.join()
+        holder.close()
+    assert [v for v, _, _, _ in ledger(db_path)] == [m.version for m in MIGRATIONS]
+
+
+def test_a_first_open_still_gives_up_after_the_busy_timeout(tmp_path: Path) -> None:
+    db_path = tmp_path / "held.db"
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreError) as info:
+            open_store(sqlite_url(db_path), busy_timeout_ms=100)
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    assert info.value.code == "store_busy"
 
 
 # --- append-only triggers -------------------------------------------------------------------

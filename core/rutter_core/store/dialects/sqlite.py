@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -121,7 +122,7 @@ def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
             # busy_timeout first: switching a fresh file to WAL needs a lock another
             # process may hold during a simultaneous first open.
             cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            mode = cursor.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _switch_to_wal(cursor, busy_timeout_ms)
             cursor.execute("PRAGMA foreign_keys = ON")
             cursor.execute("PRAGMA secure_delete = ON")
         finally:
@@ -172,6 +173,26 @@ def begin_on(conn: Connection, kind: TransactionKind) -> RootTransaction:
     # halfway through.
     _execute_directly(dbapi, "BEGIN" if read_only else "BEGIN IMMEDIATE")
     return conn.begin()
+
+
+WAL_RETRY_SECONDS = 0.005
+
+
+def _switch_to_wal(cursor: Any, busy_timeout_ms: int) -> str:
+    """`PRAGMA journal_mode = WAL`, retried while another connection holds a lock for up to
+    the busy timeout. SQLite skips its busy handler where waiting could deadlock: a fresh
+    file is still in rollback mode, and when another process holds its write lock (another
+    first open switching it, or creating the schema), this connection's read lock cannot be
+    promoted and the pragma fails at once. Each retry starts from no lock, so the other
+    process can finish; the file is then in WAL mode and the pragma needs no write lock."""
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    while True:
+        try:
+            return str(cursor.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if not is_busy_error(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(WAL_RETRY_SECONDS)
 
 
 def _execute_directly(dbapi_connection: Any, statement: str) -> None:
