@@ -10,6 +10,10 @@ transaction: a stale version is a conflict that states the current version, a mi
 not found, never the same answer for both. Delete is physical: the row goes, the store purges
 freed pages and its write-ahead log (`Store.purging_write`): the text is in neither file after.
 The history index holds active memories only, compacted as a text leaves it (a disable purges).
+
+Why one module: it is the memory's lifecycle (create, read, edit, enable or disable, delete,
+export), each operation a few lines over the same guarded read, versioned write and purge; the
+checks it shares are the module's tail, and the rules they apply live in `policy` already.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ DEFAULT_LIST_LIMIT: Final = 100
 MAX_LIST_LIMIT: Final = 500
 
 _MEMORY_ID = re.compile(r"mem_[0-9A-HJKMNP-TV-Z]{26}")
+_TEXT_FIELDS = frozenset({"title", "content", "references"})  # what an edit purges for
 
 
 def create_memory(
@@ -219,10 +224,8 @@ def edit_memory_purging(
     scanned = scan_secrets(title, content, redact_sensitive=redact_sensitive)
     now = utc_now().replace(microsecond=0)
     now_text = rfc3339(now)
-    # A replaced text leaves the store's files too (`purged`, as `Store.purging_write` says);
-    # retention alone replaces none: an ordinary write. A text given is known to be unchanged
-    # only inside the transaction, whose durability is chosen before it begins: then it is
-    # made durable without a purge (`removes_nothing`).
+    # A replaced text leaves the store's files (`purged`); retention alone is an ordinary write,
+    # a text given unchanged is seen so only in the transaction (`removes_nothing`).
     text_given = title is not None or content is not None or references is not None
     with store.purging_write(purge=text_given) as purge:
         record = _at_version(purge.conn, memory_id, version, now_text)
@@ -242,7 +245,7 @@ def edit_memory_purging(
         if not changes:
             purge.abandon()  # wrote nothing: no purge, no sync
             return record, None
-        replaces_text = bool({"title", "content", "references"} & changes.keys())
+        replaces_text = not _TEXT_FIELDS.isdisjoint(changes)
         if text_given and not replaces_text:
             purge.removes_nothing()
         updated = _update(purge.conn, record, changes, operator, now_text)
