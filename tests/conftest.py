@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -49,3 +51,23 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield opened
     finally:
         opened.close()
+
+
+NAMES_DESCRIPTORS = Path("/proc/self/fd").is_dir()
+"""Whether `synced_files` can name the file behind a descriptor (Linux)."""
+
+
+def synced_files(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tuple[str, int]]:
+    """Every `os.fsync` from here on, as (file name, its size then); each is made (a spy, the
+    real call) unless `fail`: an EIO, which a healthy disk cannot be made to give on demand."""
+    synced: list[tuple[str, int]] = []
+    real_fsync = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append((Path(f"/proc/self/fd/{fd}").readlink().name, os.fstat(fd).st_size))
+        if fail:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    return synced

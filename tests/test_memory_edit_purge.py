@@ -6,7 +6,6 @@ replaced no text. Real store files and a real second connection."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import CreateMemoryParams, EditMemoryParams, GetMemoryParams
 from rutter_core.store import open_store
+from tests.conftest import NAMES_DESCRIPTORS, synced_files
 
 OLD = "old-body-marker-7731"
 
@@ -25,6 +25,14 @@ def _files(db: Path) -> bytes:
         for suffix in ("", "-wal", "-shm")
         if Path(f"{db}{suffix}").exists()
     )
+
+
+def _read_by_another_client(db: Path, query: str, *params: object) -> tuple[object, ...]:
+    other = sqlite3.connect(db, isolation_level=None)
+    try:
+        return tuple(other.execute(query, params).fetchone())
+    finally:
+        other.close()
 
 
 def test_an_edit_reports_whether_the_replaced_text_left_the_store(tmp_path: Path) -> None:
@@ -48,14 +56,10 @@ def test_an_edit_reports_whether_the_replaced_text_left_the_store(tmp_path: Path
             assert OLD.encode() in _files(db)  # what `purged: false` warns of
             # Committed (and synced: the purge that did not complete left that to an fsync of
             # the WAL): another client reads the new body.
-            other = sqlite3.connect(db, isolation_level=None)
-            try:
-                found = other.execute(
-                    "SELECT content, version FROM memories WHERE memory_id = ?",
-                    (created.memory_id,),
-                ).fetchone()
-            finally:
-                other.close()
+            found = _read_by_another_client(
+                db, "SELECT content, version FROM memories WHERE memory_id = ?",
+                created.memory_id,
+            )  # fmt: skip
             assert found == ("new body", 2)
         finally:
             reader.execute("COMMIT")
@@ -73,7 +77,7 @@ def test_an_edit_reports_whether_the_replaced_text_left_the_store(tmp_path: Path
         assert retention.to_json() == {**shown, "purged": None}  # the record, plus `purged`
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names descriptors via /proc")
+@pytest.mark.skipif(not NAMES_DESCRIPTORS, reason="names descriptors via /proc")
 def test_an_edit_giving_its_text_unchanged_with_a_new_retention_is_durable_without_a_purge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -88,14 +92,7 @@ def test_an_edit_giving_its_text_unchanged_with_a_new_retention_is_durable_witho
             CreateMemoryParams(scope="user", title="t", content=OLD, references=["a.md"]),
             actor="cli",
         )
-        synced: list[str] = []
-        real_fsync = os.fsync
-
-        def spy(fd: int) -> None:  # the real call, recorded
-            synced.append(Path(f"/proc/self/fd/{fd}").readlink().name)
-            real_fsync(fd)
-
-        monkeypatch.setattr(os, "fsync", spy)
+        synced = synced_files(monkeypatch)
         saved = app.memory.edit(
             EditMemoryParams(
                 id=created.memory_id, version=1, title="t", content=OLD,
@@ -107,14 +104,11 @@ def test_an_edit_giving_its_text_unchanged_with_a_new_retention_is_durable_witho
         assert saved.version == 2
         assert saved.retention_until is not None
         assert saved.purged is None  # no text replaced
-        assert synced == ["rutter.db-wal", "rutter.db"]  # durable, as an unfinished purge is
+        # Durable, as after an unfinished purge.
+        assert [name for name, _ in synced] == ["rutter.db-wal", "rutter.db"]
         assert Path(f"{db}-wal").stat().st_size > 0  # not checkpointed
-        other = sqlite3.connect(db, isolation_level=None)
-        try:
-            found = other.execute(
-                "SELECT version, retention_until IS NOT NULL FROM memories WHERE memory_id = ?",
-                (created.memory_id,),
-            ).fetchone()
-        finally:
-            other.close()
+        found = _read_by_another_client(
+            db, "SELECT version, retention_until IS NOT NULL FROM memories WHERE memory_id = ?",
+            created.memory_id,
+        )  # fmt: skip
         assert found == (2, 1)

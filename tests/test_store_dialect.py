@@ -17,6 +17,7 @@ from rutter_core.store import Store, open_store
 from rutter_core.store.changes import StoreChanges
 from rutter_core.store.dialects import ChangeFeed
 from rutter_core.store.dialects.sqlite import SqliteDialect
+from tests.conftest import NAMES_DESCRIPTORS, synced_files
 
 T0 = "2026-01-01T00:00:00Z"
 RUN = "run_" + "0" * 26
@@ -278,23 +279,7 @@ def test_a_write_left_unsynced_by_an_incomplete_purge_that_cannot_be_synced_fail
             assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 1
 
 
-def _synced_files(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tuple[str, int]]:
-    """Every `os.fsync` from here on, as (file name, its size then); each is made (a spy, the
-    real call) unless `fail`: an EIO, which a healthy disk cannot be made to give on demand."""
-    synced: list[tuple[str, int]] = []
-    real_fsync = os.fsync
-
-    def spy(fd: int) -> None:
-        synced.append((Path(f"/proc/self/fd/{fd}").readlink().name, os.fstat(fd).st_size))
-        if fail:
-            raise OSError(errno.EIO, os.strerror(errno.EIO))
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", spy)
-    return synced
-
-
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names descriptors via /proc")
+@pytest.mark.skipif(not NAMES_DESCRIPTORS, reason="names descriptors via /proc")
 def test_a_completed_purge_makes_the_wal_s_truncation_durable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -304,14 +289,14 @@ def test_a_completed_purge_makes_the_wal_s_truncation_durable(
     with open_store(f"sqlite:///{db_path}") as store:
         with store.write() as conn:
             conn.exec_driver_sql(f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}')")
-        synced = _synced_files(monkeypatch)
+        synced = synced_files(monkeypatch)
         with store.purging_write() as purge:
             purge.conn.exec_driver_sql("DELETE FROM workspaces")
         assert purge.purged is True
         assert synced == [("durable.db-wal", 0)]  # after the truncation, once
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names descriptors via /proc")
+@pytest.mark.skipif(not NAMES_DESCRIPTORS, reason="names descriptors via /proc")
 def test_a_purge_whose_truncation_cannot_be_synced_fails_typed_and_says_what_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -321,7 +306,7 @@ def test_a_purge_whose_truncation_cannot_be_synced_fails_typed_and_says_what_hol
     with open_store(f"sqlite:///{db_path}") as store:
         with store.write() as conn:
             conn.exec_driver_sql(insert)
-        synced = _synced_files(monkeypatch, fail=True)
+        synced = synced_files(monkeypatch, fail=True)
         with pytest.raises(StoreError) as info, store.purging_write() as purge:
             purge.conn.exec_driver_sql("DELETE FROM workspaces")
         monkeypatch.undo()

@@ -155,7 +155,8 @@ def begin_on(conn: Connection, kind: TransactionKind) -> RootTransaction:
     return conn.begin()
 
 
-WAL_RETRY_SECONDS = 0.005
+_WAL_RETRY_SECONDS = 0.005
+"""Pause between attempts to switch a fresh file to WAL (`_switch_to_wal`)."""
 
 
 def _switch_to_wal(cursor: Any, busy_timeout_ms: int) -> str:
@@ -172,7 +173,7 @@ def _switch_to_wal(cursor: Any, busy_timeout_ms: int) -> str:
         except sqlite3.OperationalError as exc:
             if not is_busy_error(exc) or time.monotonic() >= deadline:
                 raise
-        time.sleep(WAL_RETRY_SECONDS)
+        time.sleep(_WAL_RETRY_SECONDS)
 
 
 def _execute_directly(dbapi_connection: Any, statement: str) -> None:
