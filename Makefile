@@ -21,7 +21,7 @@ $(UV):
 # compile them from source again (about a sixth of a command's CPU).
 sync: $(UV)
 	$(UV) sync --locked --all-packages --compile-bytecode
-	$(RUN) python -m compileall -q core/rutter_core surfaces
+	$(RUN) python -m compileall -q core/rutter_core server
 
 # The main job: register the example monorepo in a private RUTTER_HOME and
 # print the effective instruction stack of one file in it.

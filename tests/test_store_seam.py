@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [ROOT / "core" / "rutter_core", ROOT / "surfaces"]
+SOURCES = [ROOT / "core" / "rutter_core", ROOT / "server"]
 STORE = ROOT / "core" / "rutter_core" / "store"
 DIALECTS = STORE / "dialects"
 

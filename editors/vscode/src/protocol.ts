@@ -217,7 +217,7 @@ export function isErrorAnswer(value: unknown): value is ErrorAnswer {
 
 /**
  * The error document a failed request carries as the JSON-RPC error's `data`
- * (surfaces/rutter_lsp/errors.py); undefined when it carries none (server gone, transport error).
+ * (server/rutter_lsp/errors.py); undefined when it carries none (server gone, transport error).
  */
 export function errorDocument(error: unknown): ErrorInfo | undefined {
   if (typeof error !== "object" || error === null) {
