@@ -126,3 +126,16 @@ async def test_mcp_effective_instructions_takes_an_agent(repo: Cli, workspace_ro
     assert every == repo.json("context", "instructions", "--as", "all", "--target", "main.go")
     assert default["protocol_version"] == "project_instruction_snapshot.v1"
     assert wrong["code"] == "invalid_params"
+
+
+def test_the_answer_for_people_names_what_agents_load_beyond_it(repo: Cli) -> None:
+    result = repo("context", "instructions", "--target", "main.go")
+    assert result.returncode == 0, result.stderr
+    tail = result.stdout.split("Agents also load files of their own here", 1)[1]
+    assert (
+        "- Cursor: app/.cursor/rules/go.mdc; see `rutter context instructions --as cursor "
+        "--target main.go`"
+    ) in tail
+    assert "Codex" not in tail  # Codex loads nothing the answer does not deliver
+    assert "Agents also load" not in repo("context", "instructions", "--target", "main.go",
+                                          "--json").stdout  # fmt: skip

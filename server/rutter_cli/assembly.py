@@ -61,7 +61,7 @@ def context_audit(
 ) -> None:
     """The stored assemblies of RUN, newest first: what each delivered (IDs, versions,
     digests, estimated tokens) and what it left out, and why. Never a text."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.assembly.audit(AuditParams(run_id=run_id, limit=limit))
     if as_json:
         print_json(found.to_json())

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from rutter_core.app.facade import Rutter
+    from rutter_core.kernel.errors import RutterError
     from rutter_core.store import Store
 
 hide_flag_types()  # every command's help: `--json`, not `--json <bool>`
@@ -49,25 +50,54 @@ def settings_of(ctx: typer.Context) -> CliSettings:
 
 
 @contextmanager
-def cli_app(ctx: typer.Context) -> Iterator[Rutter]:
-    """The app facade over the store the global options name: what every command calls."""
+def cli_app(ctx: typer.Context, *, read_only: bool = False) -> Iterator[Rutter]:
+    """The app facade over the store the global options name: what every command calls.
+    `read_only`: the command only reads, so a store that does not exist yet is not created
+    for it (it answers as from an empty store)."""
     from rutter_core.app.facade import Rutter
 
-    with cli_store(ctx) as store:
+    with cli_store(ctx, read_only=read_only) as store:
         yield Rutter(store)
 
 
 @contextmanager
-def cli_store(ctx: typer.Context) -> Iterator[Store]:
-    """The store the global options and the environment name, closed after the command."""
+def cli_store(ctx: typer.Context, *, read_only: bool = False) -> Iterator[Store]:
+    """The store the global options and the environment name, closed after the command. A
+    failure to find something names the store that was searched, since the wrong store (an
+    agent started with another environment) is the usual cause."""
+    from rutter_core.kernel.errors import RutterError
     from rutter_core.store import open_store, resolve_database_url
 
     url = resolve_database_url(database_url=settings_of(ctx).database_url, env=os.environ)
-    store = open_store(url)
+    store = open_store(url, create=not read_only)
     try:
         yield store
+    except RutterError as error:
+        name_store(error, store)
+        raise
     finally:
         store.close()
+
+
+STORE_SYMPTOMS: Final = frozenset({"workspace_required", "not_registered"})
+"""Errors whose usual cause is a command reading another store than the person thinks."""
+
+
+def name_store(error: RutterError, store: Store) -> None:
+    """Add the store that was searched (`details.store`, and the message) to an error that a
+    workspace is not in it, or that anything is not in a store that does not exist yet."""
+    from rutter_core.kernel.errors import ErrorCategory
+
+    if store.missing is None and error.code not in STORE_SYMPTOMS:
+        return
+    if store.missing is not None and not (
+        error.category is ErrorCategory.NOT_FOUND or error.code in STORE_SYMPTOMS
+    ):
+        return
+    where = store.missing or store.display_url
+    error.details = {**error.details, "store": where}
+    missing = ", which does not exist yet" if store.missing else ""
+    error.message = f"{error.message} (store: {where}{missing})"
 
 
 def print_json(document: Any) -> None:

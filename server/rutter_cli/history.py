@@ -71,7 +71,7 @@ def history_search(
             "cursor": cursor,
         }
     )
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.history.search(params)
     if as_json:
         print_json(found.to_json())
@@ -96,7 +96,7 @@ def history_read(
     as_json: JsonFlag = False,
 ) -> None:
     """Read page N of the text HANDLE names, re-checked: changed is exit 4, gone exit 5."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         read = rutter.history.read(HistoryReadParams(handle=handle, page=page))
     if as_json:
         print_json(read.to_json())

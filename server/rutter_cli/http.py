@@ -87,7 +87,7 @@ def token_list(
     as_json: JsonFlag = False,
 ) -> None:
     """List bearer tokens (never their secrets)."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.tokens.list(ListTokensParams(all=include_revoked))
     if as_json:
         print_json(found.to_json())

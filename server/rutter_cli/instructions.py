@@ -9,7 +9,7 @@ import gc
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
@@ -28,6 +28,9 @@ from rutter_core.app.instructions import (
     EffectiveInstructionsParams,
 )
 from rutter_core.kernel.errors import ErrorCategory, RutterError, UsageError
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
 
 WORST_FIRST: Final = (
     ErrorCategory.INTERNAL,
@@ -179,14 +182,39 @@ def context_instructions(
     params = EffectiveInstructionsParams(
         target=target, workspace_id=workspace_id, directory=directory
     )
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         snapshot = rutter.instructions.effective(params)
-    if as_json:
-        print_json(snapshot.to_json())
-        return
+        if as_json:
+            print_json(snapshot.to_json())
+            return
+        others = other_agents_files(rutter, params, {source.path for source in snapshot.sources})
     from rutter_cli.render import render_snapshot
+    from rutter_cli.render_profiles import render_other_agents
 
-    render_snapshot(make_console(), snapshot)
+    console = make_console()
+    render_snapshot(console, snapshot)
+    render_other_agents(console, others, target)
+
+
+def other_agents_files(
+    rutter: Rutter, params: EffectiveInstructionsParams, delivered: set[str]
+) -> dict[str, list[str]]:
+    """For people: the files each agent would load for the target that the answer does not
+    deliver (an agent's own names, such as GEMINI.md), by agent. Empty when the agents' views
+    cannot be had: they only add a pointer to `--as`, never fail the answer."""
+    from rutter_core.app.profiles import ProfileParams, ProfileViews
+
+    try:
+        views = rutter.profiles.view(ProfileParams(**params.model_dump(), agent="all"))
+    except RutterError:
+        return {}
+    assert isinstance(views, ProfileViews)
+    found: dict[str, list[str]] = {}
+    for view in views.profiles:
+        extra = [source.path for source in view.sources if source.path not in delivered]
+        if extra:
+            found[view.agent] = extra
+    return found
 
 
 def agent_view(
@@ -206,7 +234,7 @@ def agent_view(
         )
     except ValidationError:
         raise UsageError("usage", f"--as takes one of {', '.join(AGENTS)} or all") from None
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         views = rutter.profiles.view(params)
     if as_json:
         print_json(views.to_json())
@@ -242,7 +270,7 @@ def agent_views(
         raise UsageError("usage", f"--as takes one of {', '.join(AGENTS)} or all") from None
     failed: set[ErrorCategory] = set()
     console = None
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         for line, (target, answer) in zip(lines, rutter.profiles.view_each(params), strict=True):
             if isinstance(answer, RutterError):
                 failed.add(answer.category)
@@ -283,7 +311,7 @@ def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:
     from rutter_cli.render_runs import render_inspection
     from rutter_core.app.runs import InspectRunParams
 
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         review = rutter.runs.review(InspectRunParams(run_id=run_id))
     if as_json:
         print_json(review.to_json())
@@ -303,7 +331,7 @@ def _answer_each(
     failed: set[ErrorCategory] = set()
     out = sys.stdout
     console = None
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         answers = rutter.instructions.effective_each(batch)
         # What exists now (modules, models, the store) lives until the process ends: kept out
         # of the collector, whose full passes over a heap the answers keep growing would walk

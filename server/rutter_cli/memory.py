@@ -177,7 +177,7 @@ def memory_list(
     as_json: JsonFlag = False,
 ) -> None:
     """List memories, newest change first; disabled and expired ones only with --all."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         params = ListMemoriesParams(
             scope=scope,
             workspace_id=_project_workspace(rutter, scope, workspace_id),
@@ -194,7 +194,7 @@ def memory_list(
 @memory_app.command("show")
 def memory_show(ctx: typer.Context, memory_id: MemoryId, as_json: JsonFlag = False) -> None:
     """Show one memory, whatever its status."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         record = rutter.memory.get(GetMemoryParams(id=memory_id))
     _show(record, as_json=as_json)
 
@@ -290,7 +290,7 @@ def memory_export(
     as_json: JsonFlag = False,
 ) -> None:
     """Export one scope's memories as a context_memory_export.v1 JSON document (always JSON)."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         params = ExportMemoriesParams(
             scope=scope,
             workspace_id=_project_workspace(rutter, scope, workspace_id),

@@ -82,7 +82,7 @@ def pin_list(
         params = ListPinsParams(run_id=thread_or_run)
     else:
         params = ListPinsParams(thread_id=thread_or_run)
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.pins.list(params)
     if as_json:
         print_json(found.to_json())
@@ -135,7 +135,7 @@ def pin_proposals(
     params = ListProposalsParams(
         workspace_id=workspace_id, thread_id=thread_id, all=include_answered
     )
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.pins.proposals(params)
     if as_json:
         print_json(found.to_json())

@@ -57,3 +57,23 @@ def render_profiles(console: Console, views: ProfileView | ProfileViews, target:
         if index:
             console.out("", highlight=False)
         render_profile(console, view, target)
+
+
+def render_other_agents(console: Console, others: dict[str, list[str]], target: str) -> None:
+    """After the answer for people: the files agents would load by their own names that the
+    answer does not deliver, each agent with the `--as` command that explains it."""
+    if not others:
+        return
+    console.out("", highlight=False)
+    _out(console, "Agents also load files of their own here (not part of the answer above):")
+    import shlex
+
+    for agent, paths in others.items():
+        files = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        _out(
+            console,
+            f"- {AGENT_NAMES[agent]}: {files}; see `rutter context instructions --as {agent} "
+            f"--target {shlex.quote(target)}`",
+            indent=2,
+            hang=2,
+        )

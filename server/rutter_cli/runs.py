@@ -106,7 +106,7 @@ def run_list(
 ) -> None:
     """List active runs (created, running, paused) in creation order; --all lists every run."""
     params = ListRunsParams(workspace_id=workspace_id, all=all_runs)
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.runs.list(params)
     if as_json:
         print_json(found.to_json())
@@ -117,7 +117,7 @@ def run_list(
 @run_app.command("show")
 def run_show(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> None:
     """Show one run, with its status and latest pinned revision."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         run = rutter.runs.show(ShowRunParams(run_id=run_id))
     if as_json:
         print_json(run.to_json())
@@ -166,7 +166,7 @@ def run_instructions(
 ) -> None:
     """Inspect a run's pinned instructions against the disk, or confirm a refresh."""
     inspection: RunInspection
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=not confirm) as rutter:
         runs = rutter.runs
         if not confirm:
             inspection = runs.inspect(InspectRunParams(run_id=run_id))

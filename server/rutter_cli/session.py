@@ -101,7 +101,7 @@ def messages_list(
 ) -> None:
     """List THREAD's most recent messages, oldest first."""
     params = ListMessagesParams(thread_id=thread_id, limit=limit, before_seq=before)
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.continuity.messages(params)
     if as_json:
         print_json(found.to_json())
@@ -174,7 +174,7 @@ def notes_list(
 ) -> None:
     """List THREAD's notes in the order they were added (active ones; --all for every one)."""
     params = ListNotesParams(thread_id=thread_id, all=all_notes)
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.continuity.notes(params)
     if as_json:
         print_json(found.to_json())
@@ -209,7 +209,7 @@ def node_show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show a continuity node and its snapshot, verified."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         node = rutter.continuity.node(ShowNodeParams(node_id=node_id))
     if as_json:
         print_json(node.to_json())

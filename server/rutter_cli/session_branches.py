@@ -66,7 +66,7 @@ def tree(
         params = TreeParams(session_id=subject)
     else:
         params = TreeParams(run_id=subject)
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.branches.tree(params)
     if as_json:
         print_json(found.to_json())
@@ -83,7 +83,7 @@ def compare(
     as_json: JsonFlag = False,
 ) -> None:
     """Compare two stored nodes: fingerprints, runs, instructions, git, memory, messages."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.branches.compare(CompareParams(node_a=node_a, node_b=node_b))
     if as_json:
         print_json(found.to_json())

@@ -44,7 +44,7 @@ def workspace_register(
 @workspace_app.command("list")
 def workspace_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List registered workspaces."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         found = rutter.workspaces.list(ListWorkspacesParams())
     if as_json:
         print_json(found.to_json())
@@ -59,7 +59,7 @@ def workspace_show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show one workspace."""
-    with cli_app(ctx) as rutter:
+    with cli_app(ctx, read_only=True) as rutter:
         workspace = rutter.workspaces.show(ShowWorkspaceParams(workspace_id=workspace_id))
     if as_json:
         print_json(workspace.to_json())

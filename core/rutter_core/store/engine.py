@@ -110,6 +110,9 @@ class Store:
         self.dialect = dialect
         # Safe for messages and logs.
         self.display_url: str = engine.url.render_as_string(hide_password=True)
+        self.missing: str | None = None
+        """Set when this is an empty stand-in for a store that does not exist yet (opened
+        without `create`): that store's URL, safe for messages."""
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -321,10 +324,13 @@ def open_store(
     *,
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
     migrations: Sequence[Migration] | None = None,
+    create: bool = True,
 ) -> Store:
     """Open (creating if needed) the store at `url` and bring its schema up to date.
 
-    `migrations` replaces the built-in list; it exists for tests.
+    Without `create`, a store that does not exist yet is not created: an empty throwaway one
+    of the same engine stands in for it (`Store.missing` says so), for a command that only
+    reads. `migrations` replaces the built-in list; it exists for tests.
     """
     try:
         parsed = make_url(url)
@@ -334,6 +340,15 @@ def open_store(
             f"not a database URL: {url!r} ({exc}); expected e.g. {EMBEDDED.example_url}",
         ) from exc
     dialect = dialect_for(parsed)
+    stand_in = None if create else dialect.missing(parsed)
+    if stand_in is not None:
+        store = open_store(
+            stand_in.render_as_string(hide_password=False),
+            busy_timeout_ms=busy_timeout_ms,
+            migrations=migrations,
+        )
+        store.missing = parsed.render_as_string(hide_password=True)
+        return store
     dialect.prepare(parsed)
     try:
         engine = create_engine(parsed)

@@ -85,6 +85,13 @@ class Dialect(ABC):
         """Before the engine exists: e.g. create a missing database file privately. Raises
         `StoreError` when that is impossible."""
 
+    def missing(self, url: URL) -> URL | None:
+        """When the database `url` names does not exist yet (opening it would create it): the
+        URL of an empty, throwaway database of this engine to read instead, so that a command
+        that only reads answers as from an empty store and creates nothing. None when it
+        exists, or when opening never creates it (a server's database)."""
+        return None
+
     @abstractmethod
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
         """Install what every connection needs (lock wait, integrity settings, journal)."""

@@ -10,6 +10,7 @@ with the trigram tokenizer as full-text search (its `rebuild` as the compaction)
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sqlalchemy import event
-from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
+from sqlalchemy.engine import URL, Connection, Engine, RootTransaction, make_url
 from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
 
 from rutter_core.kernel.errors import Hint, StoreError
@@ -262,6 +263,12 @@ class SqliteDialect(Dialect):
                 path=str(path),
                 hint=Hint("choose_store"),
             ) from exc
+
+    def missing(self, url: URL) -> URL | None:
+        path = database_file(url)
+        if path is None or os.path.lexists(path):
+            return None
+        return make_url("sqlite://")  # in memory: gone when the command ends
 
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
         install_hooks(engine, busy_timeout_ms=busy_timeout_ms)
