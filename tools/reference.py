@@ -1,0 +1,484 @@
+"""The generated half of the reference: every shape a client can rely on, written from the
+pydantic models that validate and answer it, so the files cannot say one thing while the code
+does another.
+
+- `docs/reference/schemas/operations.json`: each app operation (`Rutter.<area>.<name>`), its
+  params and its result.
+- `docs/reference/schemas/lsp.json`: each `rutter/*` request of the language server (params and
+  result) and each notification it sends.
+- `docs/reference/schemas/mcp.json`: each MCP tool as `tools/list` announces it.
+- `docs/openapi.json`: the HTTP API (`rutter_http.openapi`).
+- `editors/vscode/src/protocol.generated.ts`: the language server's shapes as TypeScript, for the
+  VS Code extension.
+
+Run `python tools/reference.py` from the repository root to write them; `--check` only says
+which differ. `tests/test_reference_schemas.py` regenerates them in memory and fails on any
+difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import re
+import sys
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, TypeAdapter
+from pydantic.json_schema import JsonSchemaMode
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+SCHEMA_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
+
+# -- app operations ------------------------------------------------------------------------------
+
+AREAS: Final = {
+    "workspaces": "WorkspaceOperations",
+    "instructions": "InstructionOperations",
+    "profiles": "ProfileOperations",
+    "runs": "RunOperations",
+    "memory": "MemoryOperations",
+    "continuity": "ContinuityOperations",
+    "branches": "BranchOperations",
+    "history": "HistoryOperations",
+    "pins": "PinOperations",
+    "transcripts": "TranscriptOperations",
+    "assembly": "AssemblyOperations",
+    "tokens": "TokenOperations",
+}
+"""Each attribute of the facade (`rutter_core.app.facade.Rutter`) and its operations class."""
+
+NOT_DOCUMENTS: Final = {
+    "instructions.effective_each": "streams (target, snapshot or typed error) pairs in process; "
+    "the CLI prints each as one JSON line, the snapshot of `instructions.effective`",
+}
+"""Operations taking a params model whose answer is not one JSON document."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    """`area.method`, as called on the facade."""
+    params: Any
+    result: Any
+    summary: str
+
+
+def _first_line(doc: str | None) -> str:
+    if not doc:
+        return ""
+    return " ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split())
+
+
+def _params_models(annotation: Any) -> bool:
+    from rutter_core.app.models import Params
+
+    options = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
+    return any(isinstance(option, type) and issubclass(option, Params) for option in options)
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+
+
+def app_operations() -> list[Operation]:
+    """Every public method of the facade's areas that takes a params model (`params`)."""
+    found: list[Operation] = []
+    for area, class_name in AREAS.items():
+        module = importlib.import_module(f"rutter_core.app.{area}")
+        operations = getattr(module, class_name)
+        for name, function in sorted(inspect.getmembers(operations, inspect.isfunction)):
+            if name.startswith("_"):
+                continue
+            hints = typing.get_type_hints(function, globalns=vars(module))
+            if "params" not in hints or not _params_models(hints["params"]):
+                continue
+            qualified = f"{area}.{name}"
+            if qualified in NOT_DOCUMENTS:
+                continue
+            summary = _first_line(function.__doc__)
+            found.append(Operation(qualified, hints["params"], hints["return"], summary))
+    return found
+
+
+# -- language server -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LspRequest:
+    method: str
+    operation: str
+    """The app operation whose answer this is, or "" when `result` says what it is."""
+    result: Any = None
+
+
+def _lsp_results() -> dict[str, Any]:
+    """What a request answers with where it is not its app operation's result."""
+    from rutter_core.app.profiles import ProfileView, ProfileViews
+    from rutter_core.discovery.snapshot import Snapshot
+    from rutter_core.runs.model import ActiveRuns, RunRecord
+    from rutter_lsp.features.branches.confirmation import CancelledBranch
+    from rutter_lsp.features.memory.memory import CancelledDelete
+
+    return {
+        "rutter/effectiveInstructions": Snapshot | ProfileView | ProfileViews,
+        "rutter/runs": ActiveRuns,
+        "rutter/setRunStatus": RunRecord,
+        "rutter/memory/delete": _result_of("memory.delete") | CancelledDelete,
+        "rutter/session/fork": _result_of("branches.fork") | CancelledBranch,
+        "rutter/session/resume": _result_of("branches.resume") | CancelledBranch,
+    }
+
+
+LSP_OPERATIONS: Final = {
+    "rutter/effectiveInstructions": "",
+    "rutter/runs": "",
+    "rutter/runInstructions": "runs.inspect",
+    "rutter/confirmRefresh": "runs.confirm_refresh",
+    "rutter/createRun": "runs.create",
+    "rutter/setRunStatus": "",
+    "rutter/memory/list": "memory.list",
+    "rutter/memory/get": "memory.get",
+    "rutter/memory/create": "memory.create",
+    "rutter/memory/edit": "memory.edit",
+    "rutter/memory/setStatus": "memory.set_status",
+    "rutter/memory/delete": "",
+    "rutter/memory/export": "memory.export",
+    "rutter/session/addMessage": "continuity.add_message",
+    "rutter/session/messages": "continuity.messages",
+    "rutter/session/addNote": "continuity.add_note",
+    "rutter/session/notes": "continuity.notes",
+    "rutter/session/editNote": "continuity.edit_note",
+    "rutter/session/supersedeNote": "continuity.supersede_note",
+    "rutter/session/checkpoint": "continuity.checkpoint",
+    "rutter/session/node": "continuity.node",
+    "rutter/session/fork": "",
+    "rutter/session/resume": "",
+    "rutter/session/tree": "branches.tree",
+    "rutter/session/compare": "branches.compare",
+    "rutter/session/recent": "branches.recent",
+    "rutter/session/import": "transcripts.import_transcript",
+    "rutter/pin/list": "pins.list",
+    "rutter/pin/add": "pins.add",
+    "rutter/pin/edit": "pins.edit",
+    "rutter/pin/remove": "pins.remove",
+    "rutter/pin/proposals": "pins.proposals",
+    "rutter/pin/answer": "pins.answer",
+    "rutter/historySearch": "history.search",
+    "rutter/historyRead": "history.read",
+    "rutter/contextAssemble": "assembly.assemble",
+    "rutter/contextAudit": "assembly.audit",
+    "rutter/contextReport": "assembly.report",
+}
+"""Each `rutter/*` request and the app operation whose result it answers with ("": the answer
+is in `_lsp_results`). `tests/test_reference_schemas.py` checks this names exactly the requests
+the server registers."""
+
+
+class InstructionsChanged(BaseModel):
+    """`rutter/instructionsChanged`: the effective instructions of these open files of one
+    workspace may have changed; ask again."""
+
+    workspace_id: str
+    paths: list[str]
+
+
+class WorkspacesChanged(BaseModel):
+    """`rutter/runsChanged`, `rutter/sessionsChanged`, `rutter/pinProposalsChanged`: the runs,
+    continuity data or pending pin proposals of these workspaces changed (written by any
+    process); ask again."""
+
+    workspace_ids: list[str]
+
+
+LSP_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
+    "rutter/instructionsChanged": InstructionsChanged,
+    "rutter/runsChanged": WorkspacesChanged,
+    "rutter/sessionsChanged": WorkspacesChanged,
+    "rutter/pinProposalsChanged": WorkspacesChanged,
+}
+"""What the server sends on its own (server → client), and the params of each."""
+
+
+def _result_of(operation: str) -> Any:
+    return {found.name: found.result for found in app_operations()}[operation]
+
+
+def registered_requests() -> dict[str, type[BaseModel]]:
+    """The `rutter/*` requests a fresh server registers, and the model of each one's params."""
+    from rutter_lsp.dispatch import REQUEST_MODELS
+    from rutter_lsp.server import create_server
+
+    create_server()
+    return {
+        method: model for method, model in REQUEST_MODELS.items() if method.startswith("rutter/")
+    }
+
+
+def lsp_requests() -> list[tuple[str, Any, Any]]:
+    """(method, params, result) of every `rutter/*` request, in the server's order."""
+    operations = {found.name: found.result for found in app_operations()}
+    overrides = _lsp_results()
+    registered = registered_requests()
+    return [
+        (method, registered[method], overrides.get(method) or operations[LSP_OPERATIONS[method]])
+        for method in LSP_OPERATIONS
+    ]
+
+
+# -- schemas -------------------------------------------------------------------------------------
+
+
+def _schemas(
+    wanted: list[tuple[str, JsonSchemaMode, Any]],
+) -> tuple[dict[tuple[str, JsonSchemaMode], dict[str, Any]], dict[str, Any]]:
+    """One schema per (key, mode, type), their models shared under `$defs`."""
+    inputs = [(key, mode, TypeAdapter(annotation)) for key, mode, annotation in wanted]
+    refs, top = TypeAdapter.json_schemas(inputs, ref_template="#/$defs/{model}")
+    return dict(refs), dict(sorted(top.get("$defs", {}).items()))
+
+
+def operations_document() -> dict[str, Any]:
+    operations = app_operations()
+    wanted: list[tuple[str, JsonSchemaMode, Any]] = []
+    for operation in operations:
+        wanted += [
+            (operation.name, "validation", operation.params),
+            (operation.name, "serialization", operation.result),
+        ]
+    refs, defs = _schemas(wanted)
+    return {
+        "$schema": SCHEMA_DIALECT,
+        "title": "rutter app operations",
+        "description": "Each operation of the app facade every surface calls "
+        "(`Rutter.<area>.<operation>`): the params it validates and the document it answers "
+        "with (what the CLI's --json prints). See docs/reference/index.md.",
+        "operations": {
+            operation.name: {
+                "summary": operation.summary,
+                "params": refs[(operation.name, "validation")],
+                "result": refs[(operation.name, "serialization")],
+            }
+            for operation in operations
+        },
+        "$defs": defs,
+    }
+
+
+def lsp_document() -> dict[str, Any]:
+    requests = lsp_requests()
+    wanted: list[tuple[str, JsonSchemaMode, Any]] = []
+    for method, params, result in requests:
+        wanted += [(method, "validation", params), (method, "serialization", result)]
+    for method, model in LSP_NOTIFICATIONS.items():
+        wanted.append((method, "serialization", model))
+    refs, defs = _schemas(wanted)
+    return {
+        "$schema": SCHEMA_DIALECT,
+        "title": "rutter language server: custom requests and notifications",
+        "description": "Each `rutter/*` request (client to server; params are one JSON object, "
+        "unknown fields refused) with its result, and each notification the server sends. A "
+        "failed request is a JSON-RPC error whose `data` is the error document "
+        "(docs/reference/errors.md).",
+        "requests": {
+            method: {
+                "params": refs[(method, "validation")],
+                "result": refs[(method, "serialization")],
+            }
+            for method, _params, _result in requests
+        },
+        "notifications": {
+            method: {"params": refs[(method, "serialization")]} for method in LSP_NOTIFICATIONS
+        },
+        "$defs": defs,
+    }
+
+
+def mcp_document() -> dict[str, Any]:
+    from rutter_mcp.server import tool_list
+
+    return {
+        "title": "rutter MCP server: tools",
+        "description": "The tools `rutter mcp` lists (`tools/list`), with the input schema "
+        "each validates its arguments against. Every tool answers with one JSON document as "
+        "text: the result of the app operation it calls (docs/reference/schemas/"
+        "operations.json), or the error document.",
+        "tools": [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tool_list()
+        ],
+    }
+
+
+def openapi_document() -> dict[str, Any]:
+    from rutter_http.openapi import openapi_document as document
+
+    return document()
+
+
+# -- TypeScript ----------------------------------------------------------------------------------
+
+TS_HEADER: Final = """\
+// Generated by tools/reference.py from the language server's pydantic models
+// (docs/reference/schemas/lsp.json). Do not edit: change the models, then run
+// `python tools/reference.py`; tests/test_reference_schemas.py fails while this file differs.
+"""
+
+
+def _ts_name(name: str) -> str:
+    return re.sub(r"\W", "_", name)
+
+
+def _ts_string(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _ts_type(schema: dict[str, Any] | bool, indent: str = "") -> str:
+    if schema is True or schema == {}:
+        return "unknown"
+    if schema is False:
+        return "never"
+    assert isinstance(schema, dict)
+    if "$ref" in schema:
+        return _ts_name(schema["$ref"].rsplit("/", 1)[1])
+    if "const" in schema:
+        return _ts_string(schema["const"])
+    if "enum" in schema:
+        return " | ".join(_ts_string(value) for value in schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " | ".join(dict.fromkeys(_ts_type(part, indent) for part in schema[key]))
+    if "allOf" in schema:
+        return " & ".join(_ts_type(part, indent) for part in schema["allOf"])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(_ts_type({**schema, "type": one}, indent) for one in kind)
+    if kind == "string":
+        return "string"
+    if kind in ("integer", "number"):
+        return "number"
+    if kind == "boolean":
+        return "boolean"
+    if kind == "null":
+        return "null"
+    if kind == "array":
+        if "prefixItems" in schema:
+            items = ", ".join(_ts_type(part, indent) for part in schema["prefixItems"])
+            return f"[{items}]"
+        item = _ts_type(schema.get("items", {}), indent)
+        return f"({item})[]" if " " in item else f"{item}[]"
+    if kind == "object" or "properties" in schema:
+        return _ts_object(schema, indent)
+    return "unknown"
+
+
+def _ts_object(schema: dict[str, Any], indent: str) -> str:
+    properties: dict[str, Any] = schema.get("properties", {})
+    extra = schema.get("additionalProperties")
+    if not properties:
+        if isinstance(extra, dict):
+            return f"Record<string, {_ts_type(extra, indent)}>"
+        return "Record<string, unknown>"
+    required = set(schema.get("required", ()))
+    inner = indent + "  "
+    lines = ["{"]
+    for name, prop in properties.items():
+        description = prop.get("description") if isinstance(prop, dict) else None
+        if description:
+            lines.append(f"{inner}/** {_ts_comment(description)} */")
+        key = name if re.fullmatch(r"[A-Za-z_$][\w$]*", name) else _ts_string(name)
+        optional = "" if name in required else "?"
+        lines.append(f"{inner}{key}{optional}: {_ts_type(prop, inner)};")
+    if isinstance(extra, dict):
+        lines.append(f"{inner}[key: string]: {_ts_type(extra, inner)};")
+    lines.append(f"{indent}}}")
+    return "\n".join(lines)
+
+
+def _ts_comment(text: str) -> str:
+    return " ".join(text.split()).replace("*/", "*\u2215")
+
+
+def typescript(document: dict[str, Any]) -> str:
+    """The language server's shapes as TypeScript: one type per `$defs` model, then the
+    requests and notifications by method."""
+    out = [TS_HEADER]
+    for name, schema in document["$defs"].items():
+        description = schema.get("description")
+        if description:
+            out.append(f"/** {_ts_comment(description)} */")
+        body = _ts_type({key: value for key, value in schema.items() if key != "title"})
+        if body.startswith("{"):
+            out.append(f"export interface {_ts_name(name)} {body}\n")
+        else:
+            out.append(f"export type {_ts_name(name)} = {body};\n")
+    out.append("/** Each `rutter/*` request: its params and its result. */")
+    out.append("export interface Requests {")
+    for method, entry in document["requests"].items():
+        params, result = _ts_type(entry["params"], "  "), _ts_type(entry["result"], "  ")
+        out.append(f"  {_ts_string(method)}: {{ params: {params}; result: {result} }};")
+    out.append("}\n")
+    out.append("/** Each notification the server sends (server → client): its params. */")
+    out.append("export interface Notifications {")
+    for method, entry in document["notifications"].items():
+        out.append(f"  {_ts_string(method)}: {_ts_type(entry['params'], '  ')};")
+    out.append("}\n")
+    out.append("export type RequestMethod = keyof Requests;")
+    out.append('export type ParamsOf<M extends RequestMethod> = Requests[M]["params"];')
+    out.append('export type ResultOf<M extends RequestMethod> = Requests[M]["result"];')
+    out.append("export type NotificationMethod = keyof Notifications;")
+    return "\n".join(out) + "\n"
+
+
+# -- the files -----------------------------------------------------------------------------------
+
+
+def _json(document: dict[str, Any]) -> str:
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def generated_files() -> dict[str, str]:
+    """Each generated file (repository-relative path) and its text."""
+    lsp = lsp_document()
+    return {
+        "docs/reference/schemas/operations.json": _json(operations_document()),
+        "docs/reference/schemas/lsp.json": _json(lsp),
+        "docs/reference/schemas/mcp.json": _json(mcp_document()),
+        "docs/openapi.json": _json(openapi_document()),
+        "editors/vscode/src/protocol.generated.ts": typescript(lsp),
+    }
+
+
+def differing(root: Path = ROOT) -> Iterator[str]:
+    """The generated files whose text on disk is not what the models give now."""
+    for rel, text in generated_files().items():
+        path = root / rel
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            yield rel
+
+
+def main(argv: list[str] | None = None) -> Literal[0, 1]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--check", action="store_true", help="only list the files that differ")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = list(differing())
+        for rel in stale:
+            sys.stdout.write(f"differs: {rel}\n")
+        return 1 if stale else 0
+    for rel, text in generated_files().items():
+        path = ROOT / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        sys.stdout.write(f"wrote {rel}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
