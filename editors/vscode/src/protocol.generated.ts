@@ -623,7 +623,7 @@ export interface ListedRun {
   live_fingerprint: string | null;
 }
 
-/** Live discovery failed closed: the run stays on its pinned snapshot. JSON: `{"error": <the error document>}` (contract section 7). */
+/** Live discovery failed closed: the run stays on its pinned snapshot. JSON: `{"error": <the error document>}` (docs/reference/errors.md). */
 export interface LiveFailure {
   error: Record<string, unknown>;
 }
@@ -696,7 +696,7 @@ export interface MemoryReference {
   content_sha256: string;
 }
 
-/** One message of a thread, as stored: append-only, its text redacted (contract 8). */
+/** One message of a thread, as stored: append-only, its text redacted (docs/reference/redaction.md). */
 export interface Message {
   message_id: string;
   thread_id: string;
@@ -981,7 +981,7 @@ export interface Snapshot {
   conflicts: Conflict[];
 }
 
-/** Pinned → live, per contract section 6. `changed_fields` (path → the source fields that differ) is for surfaces that explain a change; it is not part of the JSON. */
+/** Pinned → live, per docs/reference/runs.md. `changed_fields` (path → the source fields that differ) is for surfaces that explain a change; it is not part of the JSON. */
 export interface SnapshotDiff {
   from_fingerprint: string | null;
   to_fingerprint: string | null;

@@ -52,7 +52,7 @@ export const Methods = {
 export type Requests = generated.Requests;
 
 /**
- * The error document (contract section 7): the typed reason something could not be done. A
+ * The error document (docs/reference/errors.md): the typed reason something could not be done. A
  * failed custom request carries it as the JSON-RPC error's `data` (every `rutter/*` request and
  * command, docs/editors.md); an answer that reports a failure of one of its parts holds it under
  * `error` (a run's live discovery: `live`, `live_error`).
@@ -86,7 +86,7 @@ export interface Source {
   content_sha256: string;
   /** The redacted text (present in snapshots; the review shows its changes). */
   content?: string;
-  /** A link inside the workspace: the file it ends at, whose content this is (contract 5.6). */
+  /** A link inside the workspace: the file it ends at, whose content this is (docs/reference/discovery.md). */
   link_target?: string;
   /** The link is a git `core.symlinks=false` stub file. */
   link_stub?: boolean;
@@ -94,7 +94,7 @@ export interface Source {
 
 export interface IgnoredEntry {
   path: string;
-  /** `superseded`, `blank_override`, `ignore_file` or `alias` (contract sections 5.5, 5.6). */
+  /** `superseded`, `blank_override`, `ignore_file` or `alias` (docs/reference/discovery.md). */
   reason: string;
   superseded_by?: string;
   line?: number;
@@ -106,7 +106,7 @@ export interface IgnoredEntry {
 
 export type Conflict = generated.Conflict;
 
-/** `project_instruction_snapshot.v1` (contract section 5.5). */
+/** `project_instruction_snapshot.v1` (docs/reference/discovery.md). */
 export interface Snapshot {
   protocol_version: string;
   workspace_id: string;
@@ -161,7 +161,7 @@ export interface RunsAnswer {
  * refreshed or ended (also by another process), or went stale or back (rutter_lsp/features/runs/monitor.py). */
 export type RunsChanged = generated.WorkspacesChanged;
 
-/** Pinned → live (contract section 6). */
+/** Pinned → live (docs/reference/runs.md). */
 export type SnapshotDiff = generated.SnapshotDiff;
 
 /** The answer of `rutter/runInstructions`: a run's pinned snapshot against disk now. */
@@ -283,7 +283,7 @@ export interface MemoryExport {
   capability_grant: false;
 }
 
-// -- session continuity (contract section 10; rutter_lsp/features/{session,branches,sessions}) --
+// -- session continuity (docs/reference/continuity.md; rutter_lsp/features/{session,branches,sessions}) --
 
 /** A memory reference of a node and what became of it (`session_tree.v1`). */
 export type MemoryMarker = generated.MemoryMarker;
@@ -373,7 +373,7 @@ export type NodeComparison = generated.NodeComparison;
  * written by any process (rutter_lsp/features/sessions/monitor.py). */
 export type SessionsChanged = generated.WorkspacesChanged;
 
-/** A thread's pin (`rutter context pin … --json`; contract section 11). */
+/** A thread's pin (`rutter context pin … --json`; docs/reference/pins.md). */
 export interface Pin {
   pin_id: string;
   thread_id: string;
@@ -408,7 +408,7 @@ export type AnsweredProposal = generated.AnsweredProposal;
 /** `rutter/pinProposalsChanged` (server → client): the pending proposals of these workspaces changed. */
 export type PinProposalsChanged = generated.WorkspacesChanged;
 
-// -- history search and read (contract section 12; rutter_lsp/features/history) --
+// -- history search and read (docs/reference/history.md; rutter_lsp/features/history) --
 
 /** One hit of `rutter/historySearch`. */
 export type HistoryHit = generated.HistoryHit;
@@ -418,7 +418,7 @@ export type HistoryHits = generated.HistoryHits;
 /** One page of a source, `rutter/historyRead`. */
 export type HistoryPage = generated.HistoryPage;
 
-// -- agent profiles (contract section 17; `rutter/effectiveInstructions` with `profile`) --
+// -- agent profiles (docs/reference/profiles.md; `rutter/effectiveInstructions` with `profile`) --
 
 /** Where an agent would cut a file: it keeps bytes 0 to `byte` - 1; `line` holds the first byte lost. */
 export type ProfileTruncation = generated.ProfileTruncation;
@@ -431,7 +431,7 @@ export type ProfileView = generated.ProfileView;
 /** The answer for `profile: "all"`. */
 export type ProfileViews = generated.ProfileViews;
 
-// -- context assembly and audit (contract section 13; rutter_lsp/features/assembly) --
+// -- context assembly and audit (docs/reference/assembly.md; rutter_lsp/features/assembly) --
 
 export interface AssemblyEntry {
   /** `instruction`, `pin` or `memory`. */
