@@ -72,3 +72,18 @@ def test_no_file_cites_a_document_outside_the_repository() -> None:
             continue  # binary (images)
         found += [f"{path.relative_to(ROOT)}:{line}" for line in citations(text)]
     assert found == [], "cite docs/reference/ instead: " + ", ".join(found)
+
+
+def test_every_reference_page_a_file_cites_exists() -> None:
+    cited: set[str] = set()
+    for path in tracked_text_files():
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        cited.update(re.findall(r"reference/([a-z-]+\.md)", text))
+    assert "discovery.md" in cited  # the code does point into the reference
+    missing = sorted(page for page in cited if not (ROOT / "docs/reference" / page).is_file())
+    assert missing == []

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tools import reference
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,3 +75,24 @@ def test_the_typescript_names_every_request_and_notification() -> None:
     for method in [*reference.LSP_OPERATIONS, *reference.LSP_NOTIFICATIONS]:
         assert f'"{method}": ' in text, method
     assert "export interface Snapshot {" in text
+
+
+def test_the_error_catalogue_names_codes_with_their_category_and_surface() -> None:
+    from rutter_core.kernel.errors import DISCOVERY_ERROR_CODES
+
+    codes = reference.error_codes()
+    assert set(DISCOVERY_ERROR_CODES) <= set(codes)
+    assert codes["not_registered"]["categories"] == {"not_found"}
+    assert codes["invalid_ignore"]["categories"] == {"rejected"}
+    assert "conflict" in codes["conflict"]["categories"]
+    assert codes["unauthorized"] == {"categories": {"usage"}, "where": {"http"}}
+    # Raised through a helper that takes the code as a parameter (`code="..."`).
+    assert "invalid_title" in codes
+    page = (ROOT / reference.ERRORS_PAGE).read_text("utf-8")
+    for code in codes:
+        assert f"| `{code}` |" in page, code
+
+
+def test_the_errors_page_refuses_to_lose_its_markers() -> None:
+    with pytest.raises(SystemExit, match="markers"):
+        reference.errors_page("# Errors\nno markers\n")
