@@ -16,6 +16,10 @@ does another.
 Run `python tools/reference.py` from the repository root to write them; `--check` only says
 which differ. `tests/test_reference_schemas.py` regenerates them in memory and fails on any
 difference.
+
+Why one module: every file is one view of the same models, written in one pass and checked
+in one comparison; the parts (operation and method tables, schemas, the TypeScript emitter, the
+error scan) are small and only meaningful together.
 """
 
 from __future__ import annotations

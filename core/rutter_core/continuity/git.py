@@ -1,7 +1,6 @@
 # ruff: noqa: PTH112, PTH116, PTH118, PTH120
 # (str paths and os calls on purpose: lstat and no-follow opens are what this module is about)
-"""A workspace's git identity (`{branch, head}`, docs/reference/continuity.md), read without running
-git.
+"""The git identity of a workspace (docs/reference/continuity.md), read without running git.
 
 Why pure Python, no dependency: the identity needs a few small text files (`.git`, `HEAD`, a
 loose ref or `packed-refs`, `config` for the object format). Reading them runs nothing: no
