@@ -65,6 +65,7 @@ def test_each_operation_has_a_params_and_a_result_schema() -> None:
 
 def test_each_mcp_tool_has_its_input_schema() -> None:
     tools = reference.mcp_document()["tools"]
+    assert len(tools) == len(reference.MCP_OPERATIONS)
     assert [tool["name"] for tool in tools]
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object", tool["name"]
@@ -96,3 +97,13 @@ def test_the_error_catalogue_names_codes_with_their_category_and_surface() -> No
 def test_the_errors_page_refuses_to_lose_its_markers() -> None:
     with pytest.raises(SystemExit, match="markers"):
         reference.errors_page("# Errors\nno markers\n")
+
+
+def test_the_reference_lists_exactly_the_mcp_tools_and_what_each_answers() -> None:
+    from rutter_mcp.tools import TOOLS
+
+    assert sorted(reference.MCP_OPERATIONS) == sorted(tool.name for tool in TOOLS)
+    document = reference.mcp_document()
+    for tool in document["tools"]:
+        assert tool["result"], tool["name"]
+    assert document["tools"][0]["result"]["anyOf"]  # instructions, a profile view or an assembly
