@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -95,7 +96,8 @@ def _is_union(annotation: Any) -> bool:
     return typing.get_origin(annotation) in (typing.Union, types.UnionType)
 
 
-def app_operations() -> list[Operation]:
+@functools.cache
+def app_operations() -> tuple[Operation, ...]:
     """Every public method of the facade's areas that takes a params model (`params`)."""
     found: list[Operation] = []
     for area, class_name in AREAS.items():
@@ -112,7 +114,7 @@ def app_operations() -> list[Operation]:
                 continue
             summary = _first_line(function.__doc__)
             found.append(Operation(qualified, hints["params"], hints["return"], summary))
-    return found
+    return tuple(found)
 
 
 # -- language server -----------------------------------------------------------------------------
@@ -218,6 +220,7 @@ def _result_of(operation: str) -> Any:
     return {found.name: found.result for found in app_operations()}[operation]
 
 
+@functools.cache
 def registered_requests() -> dict[str, type[BaseModel]]:
     """The `rutter/*` requests a fresh server registers, and the model of each one's params."""
     from rutter_lsp.dispatch import REQUEST_MODELS
@@ -519,27 +522,46 @@ def _code_argument(node: ast.Call) -> ast.expr | None:
     return next((keyword.value for keyword in node.keywords if keyword.arg == "code"), None)
 
 
+class _Calls(ast.NodeVisitor):
+    """Every call of a module, each with the function it is in (None at module level)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str | None, ast.Call]] = []
+        self._functions: list[str] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._functions.append(node.name)
+        self.generic_visit(node)
+        self._functions.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.calls.append((self._functions[-1] if self._functions else None, node))
+        self.generic_visit(node)
+
+
+@functools.cache
 def error_codes() -> dict[str, dict[str, set[str]]]:
     """Every error code the source raises: code → {"categories", "where"}. Found in the syntax
     tree: a class of the hierarchy (or `discovery_error`) called with the code as a literal, and
     a call with `code="..."` of a function that raises one with its `code` parameter."""
     from rutter_core.kernel.errors import DISCOVERY_ERROR_CODES
 
-    trees = [
-        (path, ast.parse(path.read_text(encoding="utf-8")))
-        for base in SCANNED
-        for path in sorted((ROOT / base).rglob("*.py"))
-    ]
+    modules: list[tuple[Path, list[tuple[str | None, ast.Call]]]] = []
+    for base in SCANNED:
+        for path in sorted((ROOT / base).rglob("*.py")):
+            visitor = _Calls()
+            visitor.visit(ast.parse(path.read_text(encoding="utf-8")))
+            modules.append((path, visitor.calls))
     relaying: dict[str, str] = {}  # function → the class it raises with its `code` parameter
-    for _path, tree in trees:
-        for function in ast.walk(tree):
-            if not isinstance(function, ast.FunctionDef):
-                continue
-            for node in ast.walk(function):
-                if isinstance(node, ast.Call) and _called(node) in _CATEGORY_OF_CLASS:
-                    argument = _code_argument(node)
-                    if isinstance(argument, ast.Name) and argument.id == "code":
-                        relaying[function.name] = str(_called(node))
+    for _path, calls in modules:
+        for function, node in calls:
+            argument = _code_argument(node)
+            raises = function is not None and _called(node) in _CATEGORY_OF_CLASS
+            if raises and isinstance(argument, ast.Name) and argument.id == "code":
+                assert function is not None
+                relaying[function] = str(_called(node))
     found: dict[str, dict[str, set[str]]] = {}
 
     def add(code: str, category: str, path: Path) -> None:
@@ -547,10 +569,8 @@ def error_codes() -> dict[str, dict[str, set[str]]]:
         entry["categories"].add(category)
         entry["where"].add(_where(path))
 
-    for path, tree in trees:
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
+    for path, calls in modules:
+        for _function, node in calls:
             name = _called(node)
             argument = _code_argument(node)
             code = argument.value if isinstance(argument, ast.Constant) else None
