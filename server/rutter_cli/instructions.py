@@ -54,10 +54,20 @@ def context_instructions(
         typer.Option(
             "--targets-from",
             metavar="FILE",
-            help="Answer for every target in FILE (one workspace-relative path per line; '-' "
-            "reads standard input) in one process; with --json, one JSON document per line.",
+            help="Answer for every target in FILE (one workspace-relative path per line, or "
+            "quoted as `git ls-files` prints non-ASCII names; '-' reads standard input) in one "
+            "process; with --json, one JSON document per line.",
         ),
     ] = None,
+    nul_separated: Annotated[
+        bool,
+        typer.Option(
+            "-z",
+            "--null",
+            help="With --targets-from: the names are separated by NUL bytes, as `git ls-files "
+            "-z` prints them (taken as they are, never unquoted).",
+        ),
+    ] = False,
     workspace_id: WorkspaceOption = None,
     run_id: Annotated[
         str | None,
@@ -118,11 +128,21 @@ def context_instructions(
         expected=expected,
         expected_live=expected_live,
     )
+    if nul_separated and targets_from is None:
+        raise UsageError("usage", "-z goes with --targets-from FILE: it says how names are split")
     if as_agent is not None:
-        if target is None or run_id is not None or targets_from is not None or show_diff:
+        if run_id is not None or show_diff:
             raise UsageError(
-                "usage", "--as AGENT goes with --target PATH (not --run, --targets-from or --diff)"
+                "usage",
+                "--as AGENT goes with --target PATH or --targets-from FILE (not --run or --diff)",
             )
+        if targets_from is not None:
+            lines, targets = read_targets(targets_from, nul_separated=nul_separated)
+            code = agent_views(ctx, as_agent, targets, lines, workspace_id, as_json=as_json)
+            if code:
+                raise typer.Exit(code)
+            return
+        assert target is not None  # checked above
         agent_view(ctx, as_agent, target, workspace_id, as_json=as_json)
         return
     if show_diff:
@@ -147,7 +167,7 @@ def context_instructions(
     # Typed targets are relative to the current directory when it is inside the workspace.
     directory = str(Path.cwd())
     if targets_from is not None:
-        lines, targets = read_targets(targets_from)
+        lines, targets = read_targets(targets_from, nul_separated=nul_separated)
         batch = EffectiveInstructionsBatchParams(
             targets=targets, workspace_id=workspace_id, directory=directory
         )
@@ -196,6 +216,68 @@ def agent_view(
     render_profiles(make_console(), views, target)
 
 
+def agent_views(
+    ctx: typer.Context,
+    agent: str,
+    targets: list[str],
+    lines: list[int],
+    workspace_id: str | None,
+    *,
+    as_json: bool,
+) -> int:
+    """`--as AGENT --targets-from FILE`: each target's view as it comes (JSON Lines with
+    --json), failures as `{"target", "line", "error"}`; the exit code of the worst failure."""
+    from pydantic import ValidationError
+
+    from rutter_core.app.profiles import AGENTS, ProfileBatchParams
+
+    try:
+        params = ProfileBatchParams(
+            targets=targets,
+            workspace_id=workspace_id,
+            directory=str(Path.cwd()),
+            agent=agent,  # validated just here
+        )
+    except ValidationError:
+        raise UsageError("usage", f"--as takes one of {', '.join(AGENTS)} or all") from None
+    failed: set[ErrorCategory] = set()
+    console = None
+    with cli_app(ctx) as rutter:
+        for line, (target, answer) in zip(lines, rutter.profiles.view_each(params), strict=True):
+            if isinstance(answer, RutterError):
+                failed.add(answer.category)
+                _report_failure(answer, target, line, as_json=as_json)
+                continue
+            if as_json:
+                sys.stdout.write(_line(answer.to_json()))
+                continue
+            from rutter_cli.render_profiles import render_profiles
+
+            if console is None:
+                console = make_console()
+            else:
+                console.out("", highlight=False)
+            render_profiles(console, answer, target)
+    return _worst(failed)
+
+
+def _report_failure(error: RutterError, target: str, line: int, *, as_json: bool) -> None:
+    """One target's failure in a batch: a JSON line with --json, and a line on stderr."""
+    message = message_of(error)
+    if as_json:
+        document = error.to_json()
+        document["message"] = message
+        sys.stdout.write(_line({"target": target, "line": line, "error": document}))
+    sys.stderr.write(f"rutter: error[{error.code}]: {target}: {message}\n")
+
+
+def _worst(failed: set[ErrorCategory]) -> int:
+    for category in WORST_FIRST:
+        if category in failed:
+            return EXIT_CODES[category]
+    return 0
+
+
 def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:
     """`--run RUN --diff`: the inspection with the text of its drift, then the confirm command."""
     from rutter_cli.render_runs import render_inspection
@@ -230,12 +312,7 @@ def _answer_each(
         for line, (target, answer) in zip(lines, answers, strict=True):
             if isinstance(answer, RutterError):
                 failed.add(answer.category)
-                message = message_of(answer)
-                if as_json:
-                    document = answer.to_json()
-                    document["message"] = message
-                    out.write(_line({"target": target, "line": line, "error": document}))
-                sys.stderr.write(f"rutter: error[{answer.code}]: {target}: {message}\n")
+                _report_failure(answer, target, line, as_json=as_json)
                 continue
             if as_json:
                 out.write(f"{answer.to_json_line()}\n")
@@ -244,38 +321,57 @@ def _answer_each(
 
             console = console or make_console()
             render_snapshot(console, answer)
-    for category in WORST_FIRST:
-        if category in failed:
-            return EXIT_CODES[category]
-    return 0
+    return _worst(failed)
 
 
 def _line(document: object) -> str:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def read_targets(source: str) -> tuple[list[int], list[str]]:
-    """The targets listed in FILE (or standard input for `-`) and their line numbers: one per
-    line, blank lines skipped, a line's `\\r\\n` or `\\n` ending removed and nothing else
-    (paths may hold spaces)."""
+def read_targets(source: str, *, nul_separated: bool = False) -> tuple[list[int], list[str]]:
+    """The targets listed in FILE (or standard input for `-`) and their line numbers (with
+    `nul_separated`, their entry numbers).
+
+    One per line, blank lines skipped, a line's `\\r\\n` or `\\n` ending removed and nothing
+    else (paths may hold spaces). A line in double quotes is a name as git quotes it (C-style
+    escapes, octal bytes: `"caf\\303\\251.py"`), which `git ls-files` prints for any name with a
+    byte outside printable ASCII; git quotes every name holding a `"` itself, so no other name
+    starts and ends with one. With `nul_separated` the names are split at NUL bytes (`git
+    ls-files -z`) and taken as they are."""
     try:
         data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
     except OSError as exc:
         raise UsageError(
             "usage", f"the --targets-from file cannot be read ({exc.strerror or 'error'})"
         ) from exc
+    what = "entry" if nul_separated else "line"
     lines: list[int] = []
     targets: list[str] = []
-    for number, line in enumerate(data.split(b"\n"), 1):
-        raw = line.removesuffix(b"\r")
+    for number, line in enumerate(data.split(b"\0" if nul_separated else b"\n"), 1):
+        raw = line if nul_separated else line.removesuffix(b"\r")
         if not raw:
             continue
+        if not nul_separated and len(raw) >= 2 and raw[:1] == raw[-1:] == b'"':
+            unquoted = git_unquote(raw[1:-1])
+            if unquoted is None:
+                raise UsageError(
+                    "usage",
+                    f"line {number} of the --targets-from input is quoted but is not a name as "
+                    "git quotes it (an unknown escape or a bare quote inside)",
+                )
+            raw = unquoted
+        if b"\0" in raw:
+            raise UsageError(
+                "usage",
+                f"{what} {number} of the --targets-from input holds a NUL byte; use -z for "
+                "NUL-separated names",
+            )
         try:
             targets.append(raw.decode("utf-8"))
             lines.append(number)
         except UnicodeDecodeError:
             raise UsageError(
-                "usage", f"line {number} of the --targets-from input is not valid UTF-8"
+                "usage", f"{what} {number} of the --targets-from input is not valid UTF-8"
             ) from None
         if len(targets) > MAX_BATCH_TARGETS:
             raise UsageError(
@@ -283,6 +379,52 @@ def read_targets(source: str) -> tuple[list[int], list[str]]:
                 f"the --targets-from input lists more than {MAX_BATCH_TARGETS} targets; split it",
             )
     return lines, targets
+
+
+GIT_ESCAPES: Final = {
+    ord("a"): 0x07,
+    ord("b"): 0x08,
+    ord("t"): 0x09,
+    ord("n"): 0x0A,
+    ord("v"): 0x0B,
+    ord("f"): 0x0C,
+    ord("r"): 0x0D,
+    ord('"'): 0x22,
+    ord("\\"): 0x5C,
+}
+"""The one-letter escapes git writes in a quoted name (its `quote_c_style`)."""
+
+
+def git_unquote(body: bytes) -> bytes | None:
+    """The bytes of a name git quoted, from what is between its quotes; None when `body` is not
+    something git writes (an unknown escape, an octal escape that is not three digits, a bare
+    quote)."""
+    out = bytearray()
+    index = 0
+    while index < len(body):
+        byte = body[index]
+        if byte == 0x22:
+            return None
+        if byte != 0x5C:
+            out.append(byte)
+            index += 1
+            continue
+        escape = body[index + 1 : index + 2]
+        if not escape:
+            return None
+        if escape[0] in b"0123":
+            digits = body[index + 1 : index + 4]
+            if len(digits) != 3 or any(d not in b"01234567" for d in digits):
+                return None
+            out.append(int(digits, 8))
+            index += 4
+            continue
+        mapped = GIT_ESCAPES.get(escape[0])
+        if mapped is None:
+            return None
+        out.append(mapped)
+        index += 2
+    return bytes(out)
 
 
 def check_instructions_options(

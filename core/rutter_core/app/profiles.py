@@ -9,11 +9,16 @@ discovery's snapshot, its fingerprint and every run are the same with or without
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot, naming_workspace
+from rutter_core.app.instructions import (
+    EffectiveInstructionsBatchParams,
+    EffectiveInstructionsParams,
+    Snapshot,
+    naming_workspace,
+)
 from rutter_core.app.models import Result
 from rutter_core.discovery.targets import normalize_target, typed_target
 from rutter_core.kernel.errors import RutterError
@@ -41,6 +46,7 @@ __all__ = [
     "MaybeProfileParams",
     "Memo",
     "Note",
+    "ProfileBatchParams",
     "ProfileOperations",
     "ProfileParams",
     "ProfileSource",
@@ -56,6 +62,12 @@ AgentChoice = Literal["codex", "claude", "gemini", "copilot", "cursor", "all"]
 
 class ProfileParams(EffectiveInstructionsParams):
     """`EffectiveInstructionsParams` and the agent whose view is asked for."""
+
+    agent: AgentChoice
+
+
+class ProfileBatchParams(EffectiveInstructionsBatchParams):
+    """`EffectiveInstructionsBatchParams` and the agent whose view is asked for each target."""
 
     agent: AgentChoice
 
@@ -150,6 +162,31 @@ class ProfileOperations:
             workspace = get_workspace(self._rutter.store, params.workspace_id)
         target = typed_target(params.target, workspace.root, params.directory)
         return self.view_in(workspace, target, params.agent)
+
+    def view_each(
+        self, params: ProfileBatchParams
+    ) -> Iterator[tuple[str, ProfileView | ProfileViews | RutterError]]:
+        """The view of each target in order, or its typed error (one target failing does not
+        stop the others). The workspace is resolved once, before the first answer: when it
+        cannot be, that error is raised and nothing is answered."""
+        if params.workspace_id is None:
+            assert params.directory is not None  # the model requires one of them
+            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+        else:
+            workspace = get_workspace(self._rutter.store, params.workspace_id)
+        return self._each(workspace, params.targets, params.directory, params.agent)
+
+    def _each(
+        self, workspace: Workspace, targets: list[str], directory: str | None, agent: AgentChoice
+    ) -> Iterator[tuple[str, ProfileView | ProfileViews | RutterError]]:
+        for target in targets:
+            try:
+                yield (
+                    target,
+                    self.view_in(workspace, typed_target(target, workspace.root, directory), agent),
+                )
+            except RutterError as error:
+                yield target, error
 
     def view_in(
         self, workspace: Workspace, target: str, agent: AgentChoice
