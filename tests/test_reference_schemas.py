@@ -60,7 +60,9 @@ def test_each_operation_has_a_params_and_a_result_schema() -> None:
         assert entry["params"], name
         assert entry["result"], name
     assert "instructions.effective" in operations
-    assert "instructions.effective_each" not in operations  # streamed, not one document
+    # Streamed in process, one answer per target: listed, without a schema of their own.
+    assert "instructions.effective_each" not in operations
+    assert {"instructions.effective_each", "profiles.view_each"} <= set(document["streamed"])
 
 
 def test_each_mcp_tool_has_its_input_schema() -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import collections.abc
 import functools
 import importlib
 import inspect
@@ -63,11 +64,11 @@ AREAS: Final = {
 }
 """Each attribute of the facade (`rutter_core.app.facade.Rutter`) and its operations class."""
 
-NOT_DOCUMENTS: Final = {
-    "instructions.effective_each": "streams (target, snapshot or typed error) pairs in process; "
-    "the CLI prints each as one JSON line, the snapshot of `instructions.effective`",
-}
-"""Operations taking a params model whose answer is not one JSON document."""
+STREAMS: Final = (collections.abc.Iterator, collections.abc.Iterable, collections.abc.Generator)
+"""An operation answering one of these (`instructions.effective_each`, `profiles.view_each`)
+streams (target, answer or typed error) pairs in process, one per target: the CLI prints each as
+a JSON line holding the document of the single-target operation, so it has no schema of its
+own (`operations.json` names them under `streamed`)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def app_operations() -> tuple[Operation, ...]:
             if "params" not in hints or not _params_models(hints["params"]):
                 continue
             qualified = f"{area}.{name}"
-            if qualified in NOT_DOCUMENTS:
+            if typing.get_origin(hints["return"]) in STREAMS:
                 continue
             summary = _first_line(function.__doc__)
             found.append(Operation(qualified, hints["params"], hints["return"], summary))
@@ -255,6 +256,20 @@ def _schemas(
     return dict(refs), dict(sorted(top.get("$defs", {}).items()))
 
 
+def streamed_operations() -> list[str]:
+    """The operations that take a params model and stream their answers (`STREAMS`)."""
+    streamed = []
+    for area, class_name in AREAS.items():
+        module = importlib.import_module(f"rutter_core.app.{area}")
+        for name, function in sorted(inspect.getmembers(getattr(module, class_name))):
+            if name.startswith("_") or not inspect.isfunction(function):
+                continue
+            hints = typing.get_type_hints(function, globalns=vars(module))
+            if "params" in hints and typing.get_origin(hints["return"]) in STREAMS:
+                streamed.append(f"{area}.{name}")
+    return streamed
+
+
 def operations_document() -> dict[str, Any]:
     operations = app_operations()
     wanted: list[tuple[str, JsonSchemaMode, Any]] = []
@@ -270,6 +285,7 @@ def operations_document() -> dict[str, Any]:
         "description": "Each operation of the app facade every surface calls "
         "(`Rutter.<area>.<operation>`): the params it validates and the document it answers "
         "with (what the CLI's --json prints). See docs/reference/index.md.",
+        "streamed": streamed_operations(),
         "operations": {
             operation.name: {
                 "summary": operation.summary,
