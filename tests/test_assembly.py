@@ -1,4 +1,4 @@
-"""Context assembly and its audit (issue 16 items 2-3, contract section 13), through the app
+"""Context assembly and its audit (issue 16 items 2-3, docs/reference/assembly.md), through the app
 facade on a real store and real files: the budget arithmetic at its edges, every omitted
 reason, the authority order, the audit listing, reloading between calls, and identities kept
 after an edit or a delete (never a body)."""

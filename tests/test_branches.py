@@ -1,5 +1,5 @@
-"""Fork and resume (issue 13, contract section 10) through the app facade on a real store, real
-files and a real git repository: one transaction creates the run, its session, thread, mission
+"""Fork and resume (issue 13, docs/reference/continuity.md) through the app facade on a real store,
+real files and a real git repository: one transaction creates the run, its session, thread, mission
 (or reuses it) and branch marker, and pins the node's snapshot as revision 1 (not the disk);
 nothing authorising carries over, whatever the source run held; projected, unknown and tampered
 nodes are refused with nothing written; two processes forking one node both succeed."""
@@ -234,7 +234,7 @@ def test_resume_reuses_the_mission_and_reopens_it(setup: Setup) -> None:
 
 
 def test_no_authority_carries_over(setup: Setup) -> None:
-    """The seed lists approvals, capability grants, credentials, debug sessions, execution and
+    """Authority means approvals, capability grants, credentials, debug sessions, execution and
     terminal leases, network authorisation, processes and execution profiles. rutter stores the
     profile and the approval mode of a run; the rest can only be planted as text (messages,
     notes, memory, the goal) or as raw rows. None of it reaches the new run."""

@@ -1,4 +1,4 @@
-"""Checkpoints (issue 13, contract section 10) through the app facade on a real store, real
+"""Checkpoints (issue 13, docs/reference/continuity.md) through the app facade on a real store, real
 files and real git repositories: the snapshot holds exactly what section 10 lists, bounded and
 redacted, fingerprinted without its time; nodes chain below the run's root; every read
 verifies the node (a tampered one is `snapshot_tampered`, never served); a checkpoint racing a

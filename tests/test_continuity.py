@@ -1,5 +1,5 @@
-"""A thread's messages and notes (issue 13, contract section 10), through the app facade on a
-real store: every bound, every error code, redaction, provenance, idempotent external IDs,
+"""A thread's messages and notes (issue 13, docs/reference/continuity.md), through the app facade on
+a real store: every bound, every error code, redaction, provenance, idempotent external IDs,
 versioned notes, and concurrent writers in separate processes."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Discovery rules of contract section 5, one behaviour per test, on real directory trees."""
+"""Discovery rules of docs/reference/discovery.md, one behaviour per test, on real directory
+trees."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Links inside the workspace (contract 5.6), with real files and real symbolic links.
+"""Links inside the workspace (docs/reference/discovery.md), with real files and real symbolic
+links.
 
 Accepted: a link (or a chain of up to 8) that stays in the root and ends at a regular file;
 reported as `alias` when that file is already a source, else as a source with `link_target`;

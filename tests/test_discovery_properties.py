@@ -1,10 +1,10 @@
-"""Property tests of discovery (contract section 5) on random real directory trees.
+"""Property tests of discovery (docs/reference/discovery.md) on random real directory trees.
 
 Each example builds a fresh tree from a small grammar (directories `a`, `b`, `sub`; instruction
 files at random levels; rules with nested directories and non-Markdown files; UTF-8 content with
 CRLF/CR/BOM; sometimes a symlink, a FIFO, bad bytes, empty content, a linked directory, an
-invalid ignore line) and checks discovery against the contract and against a small model of it
-written from the contract's rules (`expect`).
+invalid ignore line) and checks discovery against docs/reference/discovery.md and against a small
+model of it written from those rules (`expect`).
 """
 
 from __future__ import annotations
@@ -88,13 +88,14 @@ PATTERN_SEGMENTS = (
     "...",
 )
 NOISE_LINES = ("", "# comment", "#!not a negation", "   ", "!", "/", "# a\\b ../x")
-# Invalid by contract 5.2: a `..` segment, a backslash, NUL, a drive letter.
+# Invalid by docs/reference/discovery.md: a `..` segment, a backslash, NUL, a drive letter.
 INVALID_LINES = ("../x.md", "a/../b", "..", "!../AGENTS.md", "a\\b.md", "C:/x.md", "x\x00.md")
 
 NodeKind = Literal["file", "link", "fifo"]
 LinkTo = Literal["outside_file", "outside_dir", "dangling", "root", "inside_file"]
 LINKED_DIR = "linked"
-"""Where `inside_file` links lead (contract 5.6): one regular file per link, never on a chain."""
+"""Where `inside_file` links lead (docs/reference/discovery.md): one regular file per link, never on
+a chain."""
 
 
 def linked_rel(rel: str) -> str:
@@ -162,7 +163,8 @@ def good_bodies(draw: st.DrawFn) -> bytes:
 def nodes(draw: st.DrawFn, *, allow_bad: bool, override: bool = False, md: bool = True) -> Node:
     choices = ["good"] * 6
     if md:
-        choices.append("inside_link")  # followed (contract 5.6); a non-.md rule link is not
+        # followed (docs/reference/discovery.md); a non-.md rule link is not
+        choices.append("inside_link")
     if override:
         choices += ["blank"] * 2  # a blank override is not bad: the level falls back
     if allow_bad:
@@ -190,7 +192,7 @@ def nodes(draw: st.DrawFn, *, allow_bad: bool, override: bool = False, md: bool 
 
 def is_bad(node: Node, *, override: bool = False) -> bool:
     if node.kind == "link" and node.link_to == "inside_file":
-        return False  # followed (contract 5.6)
+        return False  # followed (docs/reference/discovery.md)
     if node.kind != "file":
         return True
     body = node.body.removeprefix(BOM)
@@ -383,7 +385,7 @@ def decoded(node: Node, rel: str, *, follow: bool = True) -> tuple[str | None, s
 
 
 def expect(tree: Tree) -> Expectation:
-    """What contract section 5 says discovery yields for `tree` with the default limits."""
+    """What docs/reference/discovery.md says discovery yields for `tree` with the default limits."""
     out = Expectation()
     if tree.ignore is not None:
         if tree.ignore_invalid:

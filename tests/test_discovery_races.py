@@ -74,7 +74,7 @@ Writer = Callable[[Path, bytes], None]
 
 # Why `empty_source` is acceptable only with truncate-and-write: between the truncate and the
 # write the file on disk really is empty. A discovery that looks at it entirely within that
-# moment sees a consistent (unchanging) empty file and refuses it as the contract says for an
+# moment sees a consistent (unchanging) empty file and refuses it as discovery.md says for an
 # empty source; that is a faithful answer about the disk, not mixed content. The other writers
 # never leave the file in any state but one of the two full versions.
 VARIANTS: list[tuple[str, Writer, tuple[bytes, bytes], frozenset[str]]] = [
@@ -448,7 +448,8 @@ def test_rewrite_between_the_two_reads_is_refused(
 def test_rewrite_after_both_reads_is_refused(
     workspace_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Contract 5.3: metadata before and after the read differ → concurrent_modification."""
+    """docs/reference/discovery.md: metadata before and after the read differ →
+    concurrent_modification."""
     path = workspace_root / "AGENTS.md"
     path.write_bytes(b"version one\n")
     os.utime(path, ns=(OLD_NS, OLD_NS))

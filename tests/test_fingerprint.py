@@ -1,5 +1,6 @@
-"""Fingerprints (contract sections 3 and 5.5): JCS canonical JSON, stable across processes,
-blind to exactly the excluded fields and to nothing else."""
+"""Fingerprints (docs/reference/identifiers-and-fingerprints.md and docs/reference/discovery.md):
+JCS canonical JSON, stable across processes, blind to exactly the excluded fields and to nothing
+else."""
 
 from __future__ import annotations
 
@@ -139,7 +140,7 @@ def test_fingerprint_is_equal_across_processes(workspace_root: Path, tmp_path: P
 
 def test_fingerprint_is_sha256_of_jcs_without_excluded_fields(workspace_root: Path) -> None:
     data = build(workspace_root).to_json()
-    # Written out from the contract's words, independently of snapshot_fingerprint.
+    # Written out from the words of the reference, independently of snapshot_fingerprint.
     body = {
         key: value
         for key, value in data.items()
@@ -247,7 +248,7 @@ def test_removing_or_adding_fields_moves_the_fingerprint_unless_excluded(
                 del parent_of(mutated, (*path, key))[key]
                 moved = snapshot_fingerprint(mutated) != base
                 assert moved != is_excluded((*path, key)), (path, key)
-            # A field the contract does not exclude counts even under an excluded name
+            # A field the reference does not exclude counts even under an excluded name
             # elsewhere (e.g. `content` inside an ignored entry).
             for new_key in ("extra", "content", "loaded_at"):
                 if new_key in container:

@@ -1,4 +1,4 @@
-"""History search and read (issue 16, contract section 12) through the app facade on a real
+"""History search and read (issue 16, docs/reference/history.md) through the app facade on a real
 store: substring queries in Chinese, Japanese and code identifiers, the bounded scan of short
 queries, visibility by run lineage and workspace, keyset pagination across 10,000 hits with
 deletes and inserts between pages, versioned handles after edit / disable / expiry / delete,

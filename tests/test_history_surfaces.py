@@ -1,7 +1,8 @@
-"""History search and read on every surface (issue 16, contract sections 12 and 14): the CLI
-as real processes (exit codes 4 and 5, the same documents as the app), the language server's
-`rutter/historySearch` and `rutter/historyRead` through pytest-lsp for both client capability
-sets, and the MCP tools `history_search` / `history_read` through the SDK's stdio client."""
+"""History search and read on every surface (issue 16, docs/reference/history.md and
+docs/reference/surfaces.md): the CLI as real processes (exit codes 4 and 5, the same documents as
+the app), the language server's `rutter/historySearch` and `rutter/historyRead` through pytest-lsp
+for both client capability sets, and the MCP tools `history_search` / `history_read` through the
+SDK's stdio client."""
 
 from __future__ import annotations
 

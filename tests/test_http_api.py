@@ -1,6 +1,6 @@
-"""`rutter http` end to end (issue 17, contract section 15): a real server process on a free
+"""`rutter http` end to end (issue 17, docs/reference/surfaces.md): a real server process on a free
 loopback port over a real store, driven with plain HTTP. Every route answers with the app's
-documents; every 4xx of the contract (401, 403, 404, 409, 413, 400/422, 415) comes with the
+documents; every 4xx of the reference (401, 403, 404, 409, 413, 400/422, 415) comes with the
 error document and echoes nothing the client sent; read and control bearers are separate and
 revocation takes effect at once; concurrent writes on one version have exactly one winner;
 the actor is always `http_control`."""

@@ -1,9 +1,9 @@
 """History search and read, context assembly, its audit and the followed report over HTTP
-(issue 17 follow-up; contract sections 12, 13 and 15), against a real `rutter http` process on
-a real store: the CLI's `--json` documents, a search → read round trip, the handle re-checked
-on every read (409 changed, 410 gone, no text), every 4xx with the error document and nothing
-the client sent repeated, and the assembly needing the control bearer (it appends to the
-run's audit, recorded as `http_control`)."""
+(issue 17 follow-up; docs/reference/history.md and docs/reference/assembly.md and
+docs/reference/surfaces.md), against a real `rutter http` process on a real store: the CLI's
+`--json` documents, a search → read round trip, the handle re-checked on every read (409 changed,
+410 gone, no text), every 4xx with the error document and nothing the client sent repeated, and the
+assembly needing the control bearer (it appends to the run's audit, recorded as `http_control`)."""
 
 from __future__ import annotations
 

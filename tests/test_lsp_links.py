@@ -1,6 +1,6 @@
-"""The language server on links inside the workspace (contract 5.6), once per client capability
-set: hover and code lens on a link that is an alias (`CLAUDE.md -> AGENTS.md`), on one that is
-a source with its `link_target` (`docs/CLAUDE.md -> CONTRIBUTING.md`), and on a git stub.
+"""The language server on links inside the workspace (docs/reference/discovery.md), once per client
+capability set: hover and code lens on a link that is an alias (`CLAUDE.md -> AGENTS.md`), on one
+that is a source with its `link_target` (`docs/CLAUDE.md -> CONTRIBUTING.md`), and on a git stub.
 Real files, real links, a real server subprocess."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`rutter mcp` end to end (issue 15, contract section 14): the official SDK's stdio client
+"""`rutter mcp` end to end (issue 15, docs/reference/surfaces.md): the official SDK's stdio client
 drives the server as a subprocess, as an agent does. It lists the tools (annotations mark the
 read-only ones), calls each and gets the CLI's `--json` documents, fails with tool errors that
 carry the error document; a proposal made through it reaches a language server's client as

@@ -1,6 +1,6 @@
 """`rutter context memory ...` end to end: a real subprocess, a temporary RUTTER_HOME.
 
-JSON shapes and exit codes (contract section 7), human tables, project scope from the current
+JSON shapes and exit codes (docs/reference/errors.md), human tables, project scope from the current
 directory, `--content-file` refusals, the workspace-removal guard, and physical deletion seen
 on the raw database files while another connection keeps the WAL alive.
 """

@@ -215,7 +215,7 @@ def test_float_shows_the_ordered_stack_with_why_lines(tmp_path: Path, ws: Path) 
     ) in lines
     assert "Redactions (1)" in lines
     assert "  CLAUDE.md — secret_assignment x1: removed before any agent sees it" in lines
-    # The fingerprint is the contract's: identical to rutter_core's for the same tree.
+    # The fingerprint is the reference's: identical to rutter_core's for the same tree.
     assert f"Fingerprint {snapshot['fingerprint']}" in lines
     assert lines[-1] == "<CR> open file · R refresh · a agent · q close"
     assert not any("hunter2" in line for line in lines)

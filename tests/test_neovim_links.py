@@ -1,5 +1,5 @@
-"""The Neovim float on links inside the workspace (contract 5.6), in real headless Neovim
-against the real server: a linked source shows where it leads, an alias is listed under
+"""The Neovim float on links inside the workspace (docs/reference/discovery.md), in real headless
+Neovim against the real server: a linked source shows where it leads, an alias is listed under
 Ignored with the source it repeats."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Thread pins and pin proposals (issue 15, contract section 11), through the app facade on a
+"""Thread pins and pin proposals (issue 15, docs/reference/pins.md), through the app facade on a
 real store: bounds, versions, redaction, inheritance by the thread's later runs and not by a new
 thread, the three answers, and the store refusing pin and memory writes by `mcp` (raw SQL)."""
 

@@ -1,5 +1,5 @@
-"""Agent profiles (issue 20, contract section 17): for each agent, trees built for each rule of
-its profile (walk and stop markers, glob front matter, imports with cycles, hop limits and code
+"""Agent profiles (issue 20, docs/reference/profiles.md): for each agent, trees built for each rule
+of its profile (walk and stop markers, glob front matter, imports with cycles, hop limits and code
 spans, fallbacks, truncation at exact bytes), the fail-closed cases, and the promise that
 profiles are views: discovery's fingerprint and runs are the same with or without them."""
 

@@ -1,6 +1,6 @@
 """Agent profiles through the CLI process (`rutter context instructions --as AGENT`) and the MCP
 stdio client (`effective_instructions` with `agent`), on a real git repository (issue 20,
-contract section 17)."""
+docs/reference/profiles.md)."""
 
 from __future__ import annotations
 

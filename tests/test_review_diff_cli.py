@@ -60,7 +60,7 @@ def test_diff_shows_each_drifted_source_then_the_confirm_command(cli: Cli) -> No
         "--- a/CLAUDE.md\t(pinned revision 1)\n+++ /dev/null\n@@ -1 +0,0 @@\n-old claude\n"
     )
     assert TOKEN not in str(body)
-    # Without --diff the document is the contract's, unchanged.
+    # Without --diff the document is the one docs/reference/runs.md describes, unchanged.
     assert "diff_text" not in cli.json("context", "instructions", "--run", run)
 
     shown = cli("context", "instructions", "--run", run, "--diff")

@@ -1,4 +1,4 @@
-"""Runs and pinned instruction snapshots (contract section 6), against a real store and tree."""
+"""Runs and pinned instruction snapshots (docs/reference/runs.md), against a real store and tree."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The session tree and comparing nodes (issue 13, contract section 10) through the app facade on
-a real store, real files and real git repositories: stored and projected nodes with their parent
-links, drift markers computed now (memory references, instructions, git), a deleted memory's
+"""The session tree and comparing nodes (issue 13, docs/reference/continuity.md) through the app
+facade on a real store, real files and real git repositories: stored and projected nodes with their
+parent links, drift markers computed now (memory references, instructions, git), a deleted memory's
 body nowhere, a tampered node listed without its content, and the comparison's fields."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`--target` as people type it (contract section 4), through the real CLI with its cwd set:
-relative to the current directory inside the workspace, workspace-relative outside it,
+"""`--target` as people type it (docs/reference/workspaces.md), through the real CLI with its cwd
+set: relative to the current directory inside the workspace, workspace-relative outside it,
 absolute inside the root; the answer names the workspace-relative `target_path`."""
 
 from __future__ import annotations

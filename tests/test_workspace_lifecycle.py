@@ -1,5 +1,5 @@
-"""Workspace lifecycle (contract section 4): `move` to a new root, and `remove` refused while
-things belong to the workspace, or `--cascade` with everything of it, in one transaction, with
+"""Workspace lifecycle (docs/reference/workspaces.md): `move` to a new root, and `remove` refused
+while things belong to the workspace, or `--cascade` with everything of it, in one transaction, with
 the append-only guards back in place and deleted text in none of the store's files."""
 
 from __future__ import annotations

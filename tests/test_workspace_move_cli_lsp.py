@@ -1,7 +1,7 @@
-"""A workspace whose directory moved (contract section 4), end to end: the directory is renamed,
-`rutter workspace move` (a real CLI process) points the workspace there, its runs keep their ID
-and show drift as usual, and the language server serves the moved folder under the existing ID.
-`remove` refused, then `--cascade`, through the CLI."""
+"""A workspace whose directory moved (docs/reference/workspaces.md), end to end: the directory is
+renamed, `rutter workspace move` (a real CLI process) points the workspace there, its runs keep
+their ID and show drift as usual, and the language server serves the moved folder under the existing
+ID. `remove` refused, then `--cascade`, through the CLI."""
 
 from __future__ import annotations
 

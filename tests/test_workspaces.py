@@ -1,4 +1,4 @@
-"""Workspace registry rules (contract section 4)."""
+"""Workspace registry rules (docs/reference/workspaces.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`ensure_workspace`: how the language server registers editor folders (contract section 4)."""
+"""`ensure_workspace`: how the language server registers editor folders
+(docs/reference/workspaces.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`rutter context assemble`, `rutter context audit` and `rutter context report`: what a run's
-agent is given, the stored audit of every assembly (contract section 13), and the report of
+agent is given, the stored audit of every assembly (docs/reference/assembly.md), and the report of
 what was followed.
 
 A thin surface over the app facade (`rutter.assembly`): options become the operation's params,

@@ -1,5 +1,5 @@
 """`rutter history search|read`: search memories and the thread content of a run's lineage,
-and read a hit's text in pages (contract section 12).
+and read a hit's text in pages (docs/reference/history.md).
 
 A thin surface over the app facade (`rutter.history`): options become the operation's params
 and each command prints one JSON document (`--json`) or text for people.

@@ -220,7 +220,7 @@ def other_agents_files(
 def agent_view(
     ctx: typer.Context, agent: str, target: str, workspace_id: str | None, *, as_json: bool
 ) -> None:
-    """`--as AGENT --target PATH`: the files that agent would load (contract section 17)."""
+    """`--as AGENT --target PATH`: the files that agent would load (docs/reference/profiles.md)."""
     from pydantic import ValidationError
 
     from rutter_core.app.profiles import AGENTS, ProfileParams

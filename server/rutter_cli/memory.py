@@ -4,7 +4,7 @@ A thin surface over the app facade (`rutter.memory`): it turns options into the
 operation's params, names itself as the actor ("cli", never taken from the command line), reads
 `--content-file` with the core's fail-closed reader, and prints one JSON document (`--json`) or
 tables (`rutter_cli.render_memory`). Project scope without `--workspace` uses the registered
-workspace containing the current directory (contract section 4).
+workspace containing the current directory (docs/reference/workspaces.md).
 """
 
 from __future__ import annotations

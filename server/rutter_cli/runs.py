@@ -3,7 +3,7 @@
 A thin surface over the app facade (`rutter.runs`): it turns options into the
 operation's params, names itself as the actor ("cli", never taken from the command line), and
 prints one JSON document (`--json`) or text for people. `run create` without `--workspace`
-uses the registered workspace containing the current directory (contract section 4).
+uses the registered workspace containing the current directory (docs/reference/workspaces.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Where the core error hierarchy meets HTTP: one status per error, the error document of
-contract section 7 as the body, mapped once, here.
+docs/reference/errors.md as the body, mapped once, here.
 
 The HTTP-only failures (no bearer, the wrong bearer, a body too large, malformed JSON, an
 unknown route) are `RutterError`s too, so every response that is not a success has the same

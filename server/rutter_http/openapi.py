@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 document of `/api/v1`, built from `routes.ROUTES`: each route's query or
 body schema is its wire model's (derived from the app's params model), each answer's schema
-the app's result model's, and every failure the error document of contract section 7. No
+the app's result model's, and every failure the error document of docs/reference/errors.md. No
 shape is written here but the error document's and the bearer scheme.
 
 `docs/openapi.json` is this document, checked in; `tests/test_http_openapi.py` fails when
@@ -24,7 +24,7 @@ ERROR_REF: Final = {"$ref": "#/components/schemas/ErrorDocument"}
 
 ERROR_DOCUMENT: Final[dict[str, Any]] = {
     "title": "ErrorDocument",
-    "description": "Every failure (contract section 7): a stable code, a message that never "
+    "description": "Every failure (docs/reference/errors.md): a stable code, a message that never "
     "repeats what the client sent, and, when there are any, the path, details and the "
     "structured hint.",
     "type": "object",

@@ -1,4 +1,4 @@
-"""Every route of `/api/v1` (contract section 15; the seed's "API surface", plus a workspace
+"""Every route of `/api/v1` (docs/reference/surfaces.md: the records' routes, plus a workspace
 target's instruction snapshot, a checkpoint node, pins and the answer to pin proposals): what
 it reads (its query or its JSON body, derived from the app's params model by `wire`), which
 bearer it needs, the app call, and the result model. The OpenAPI document (`openapi`) and
@@ -307,7 +307,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         lambda r, v: r.pins.answer(AnswerProposalParams(**v), actor=ACTOR),
         path_fields={"proposal_id": "proposal_id"}, tag="pins",
     ),
-    # -- history (contract section 12): reads, whatever bearer
+    # -- history (docs/reference/history.md): reads, whatever bearer
     Route(
         "GET", "/history/search", "history_search",
         "Search memories and the run lineage's notes, messages, receipts, summaries and "
@@ -322,7 +322,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         lambda r, v: r.history.read(HistoryReadParams(**v)), tag="history",
         errors=(409, 410),
     ),
-    # -- context assembly and its audit (contract section 13)
+    # -- context assembly and its audit (docs/reference/assembly.md)
     Route(
         "POST", "/runs/{run_id}/context/assemble", "assemble_context",
         "What the run's agent is given now, in authority order within the budget; the "

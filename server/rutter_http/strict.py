@@ -12,7 +12,7 @@ from typing import Any, Final
 from rutter_http.errors import HttpError, body_too_large, invalid_json
 
 MAX_BODY: Final = 1024 * 1024
-"""Bytes a request body may have (contract section 15)."""
+"""Bytes a request body may have (docs/reference/surfaces.md)."""
 
 
 class _Duplicate(Exception):

@@ -1,6 +1,6 @@
 """What a route accepts on the wire, derived from the app's params model (never redefined):
 the params' fields, less those the path carries and those a server decides (a surface's
-directory), with `version` named `expected_version` as contract section 15 names it.
+directory), with `version` named `expected_version` as docs/reference/surfaces.md names it.
 
 The derived model keeps the params' base (its `extra="forbid"`, and `null` meaning "not
 given"), so unknown fields are refused here as everywhere; the values are validated again by

@@ -28,6 +28,10 @@ ACTOR: Final = "lsp"
 
 Handler = Callable[["RutterServer", P], Awaitable[Any]]
 
+REQUEST_MODELS: dict[str, type[BaseModel]] = {}
+"""Each registered `rutter/*` request and the model its params are decoded into (the same for
+every server): the generated reference (`tools/reference.py`) reads its schemas from here."""
+
 
 def invalid_params(message: str) -> UsageError:
     return UsageError("invalid_params", message)
@@ -134,6 +138,7 @@ def custom_request(
 
     def register(handler: Handler[P]) -> Handler[P]:
         answer = _answering(server, model, handler)
+        REQUEST_MODELS[method] = model
 
         @server.feature(method)
         async def request(params: Any) -> Any:

@@ -1,2 +1,2 @@
-"""rutter's Model Context Protocol server (`rutter mcp`, contract section 14): the tools an
+"""rutter's Model Context Protocol server (`rutter mcp`, docs/reference/surfaces.md): the tools an
 agent calls, over the app facade, as actor `mcp`."""

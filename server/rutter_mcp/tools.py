@@ -1,5 +1,5 @@
 """The MCP tools: each one is an app operation, its input schema the operation's params model
-and its result the same JSON document as the CLI's `--json` (contract section 14).
+and its result the same JSON document as the CLI's `--json` (docs/reference/surfaces.md).
 
 The MCP server acts as `mcp`, an agent and not an operator: it reads (instructions, memories),
 proposes pins and takes checkpoints. No tool writes a memory or a pin; the app layer refuses

@@ -1,4 +1,4 @@
-"""Context assembly and its audit (contract section 13): `AssembleParams` → `Assembly`,
+"""Context assembly and its audit (docs/reference/assembly.md): `AssembleParams` → `Assembly`,
 `AuditParams` → `AuditList`, `ReportParams` → `FollowedReport`, and `AssemblyOperations`
 (`Rutter(store, reader).assembly`).
 

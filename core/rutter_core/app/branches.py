@@ -1,5 +1,5 @@
 """Operations on the branches of session continuity: fork and resume a node, the session tree,
-comparing two nodes (contract section 10), and a workspace's newest nodes for pickers
+comparing two nodes (docs/reference/continuity.md), and a workspace's newest nodes for pickers
 (`recent`, with the tree's drift markers). One params model per operation, and
 `BranchOperations` (`Rutter(store, reader).branches`).
 

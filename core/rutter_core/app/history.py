@@ -1,4 +1,4 @@
-"""History search and read (contract section 12): params models and `HistoryOperations`
+"""History search and read (docs/reference/history.md): params models and `HistoryOperations`
 (`Rutter(store, reader).history`).
 
 The history area indexes and reads; what a run may see is decided here, across areas: the

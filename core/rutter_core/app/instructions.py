@@ -43,8 +43,8 @@ __all__ = [
 class EffectiveInstructionsParams(Params):
     target: str
     """A file or directory (need not exist yet), as typed: relative to `directory` when that
-    is inside the workspace, else workspace-relative, or absolute inside the root (contract
-    section 4; `typed_target`)."""
+    is inside the workspace, else workspace-relative, or absolute inside the root
+    (docs/reference/workspaces.md; `typed_target`)."""
     workspace_id: str | None = None
     """The registered workspace; None: the deepest one containing `directory`."""
     directory: str | None = None
@@ -84,7 +84,8 @@ class InstructionOperations:
 
     def effective(self, params: EffectiveInstructionsParams) -> Snapshot:
         """The snapshot for `params.target` as it is on disk now. Fails closed with a typed
-        error (contract 5.3): `not_registered`, `workspace_required`, `invalid_utf8`, …"""
+        error (docs/reference/discovery.md, docs/reference/errors.md): `not_registered`,
+        `workspace_required`, `invalid_utf8`, …"""
         if params.workspace_id is None:
             assert params.directory is not None  # the model requires one of them
             workspace = infer_workspace(self._rutter.store, Path(params.directory))

@@ -1,4 +1,4 @@
-"""Operations on thread pins and pin proposals (contract section 11): one params model per
+"""Operations on thread pins and pin proposals (docs/reference/pins.md): one params model per
 operation, and `PinOperations` (`Rutter(store, reader).pins`).
 
 Who acts (`actor`) is the surface's own fact, never a param: the CLI and the language server

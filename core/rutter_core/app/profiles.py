@@ -1,5 +1,5 @@
-"""Agent profiles (contract section 17): the files one coding agent would load for a target, in
-its order, each with why and where the agent would cut it (`ProfileParams` → `ProfileView`,
+"""Agent profiles (docs/reference/profiles.md): the files one coding agent would load for a target,
+in its order, each with why and where the agent would cut it (`ProfileParams` → `ProfileView`,
 or `ProfileViews` for `all`).
 
 A view reads the tree through discovery's safe readers and writes nothing: the default

@@ -158,7 +158,7 @@ class RunOperations:
     ) -> CreatedRun:
         """Mission, session, thread, root node and revision 1 of the pinned instructions, in
         one transaction. Without `params.workspace_id`, the registered workspace containing
-        `cwd` (the surface's directory; contract section 4); a relative `params.target` is
+        `cwd` (the surface's directory; docs/reference/workspaces.md); a relative `params.target` is
         resolved against `cwd` when it is inside the workspace (`typed_target`)."""
         store = self._rutter.store
         workspace_id = params.workspace_id

@@ -1,4 +1,4 @@
-"""Operations on the HTTP API's bearer tokens (contract section 15): one params model per
+"""Operations on the HTTP API's bearer tokens (docs/reference/surfaces.md): one params model per
 operation, and `TokenOperations` (`Rutter(store).tokens`).
 
 Tokens are made, listed and revoked by an operator on the command line; the HTTP server only

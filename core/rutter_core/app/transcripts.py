@@ -1,5 +1,5 @@
-"""Importing an agent's own transcript into a thread (issue 15, contract section 16): one params
-model, the answer, and `TranscriptOperations` (`Rutter(store, reader).transcripts`).
+"""Importing an agent's own transcript into a thread (issue 15, docs/reference/transcripts.md): one
+params model, the answer, and `TranscriptOperations` (`Rutter(store, reader).transcripts`).
 
 The file is read first (`continuity.transcripts.source`, the one place that opens it) and every
 message made storable (redacted, bounded) before the write lock is taken; then one write

@@ -1,7 +1,7 @@
-"""The documents of context assembly and its audit (contract section 13), as pydantic models.
+"""The documents of context assembly and its audit (docs/reference/assembly.md), as pydantic models.
 
-Three facts stay apart (the seed's audit): what was *configured* (the sources as they stood:
-the run's pinned revision, the thread's pins, how many memories each scope had and in which
+Three facts stay apart (docs/reference/assembly.md): what was *configured* (the sources as they
+stood: the run's pinned revision, the thread's pins, how many memories each scope had and in which
 state), what was *injected* (each source's entry: included or omitted with its reason, by ID,
 version, SHA-256 and estimated tokens), and what was *followed*, which only an agent's later
 replies and tool receipts can show: rutter keeps it apart, as a report made after the assembly
@@ -32,7 +32,7 @@ REASONS: Final[tuple[Reason, ...]] = (
 MemoryScope = Literal["user", "project"]
 
 MAX_MEMORY_BUDGET: Final = 2048
-"""Tokens memory may take at most, whatever the budget (the seed's `min(2048, ...)`)."""
+"""Tokens memory may take at most, whatever the budget (`min(2048, ...)`)."""
 MEMORIES_PER_SCOPE: Final = 100
 """Active records of one scope (user, project) that enter selection, by ID."""
 DEFAULT_BUDGET: Final = 16384

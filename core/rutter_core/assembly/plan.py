@@ -1,6 +1,6 @@
-"""The budget arithmetic of an assembly (contract section 13): pure, sources in, entries out.
+"""The budget arithmetic of an assembly (docs/reference/assembly.md): pure, sources in, entries out.
 
-Authority order (the seed's non-authority boundary, below operator input and runtime policy):
+Authority order (the non-authority boundary, below operator input and runtime policy):
 the run's pinned instructions, in their order of precedence, then the thread's pins, oldest
 first, then memories, user before project, each scope by ID.
 

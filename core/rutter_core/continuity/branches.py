@@ -1,5 +1,5 @@
-"""Fork and resume (contract section 10): which nodes can be branched from, what a node pins, and
-the answer's document.
+"""Fork and resume (docs/reference/continuity.md): which nodes can be branched from, what a node
+pins, and the answer's document.
 
 A fork or resume starts a new run from a stored node: its line begins with a branch marker
 (`fork` or `resume`) whose parent is that node, and its revision 1 is the instruction snapshot

@@ -1,5 +1,5 @@
-"""Checkpoints: immutable nodes holding a `continuity_snapshot.v1` (contract section 10), and
-the integrity check every read of a node passes.
+"""Checkpoints: immutable nodes holding a `continuity_snapshot.v1` (docs/reference/continuity.md),
+and the integrity check every read of a node passes.
 
 What a checkpoint needs from other areas (the run and its verified pinned revision, the active
 memories' references, the project configuration, the git identity) is gathered by the app layer,

@@ -1,4 +1,4 @@
-"""Comparing two continuity nodes (`rutter session compare A B`, contract section 10): both
+"""Comparing two continuity nodes (`rutter session compare A B`, docs/reference/continuity.md): both
 fingerprints, run, session and the run's status now, the project configuration and instruction
 fingerprints, the git branch and HEAD, the memory references added, removed and changed from A
 to B, and the message counts.

@@ -1,6 +1,6 @@
 # ruff: noqa: PTH112, PTH116, PTH118, PTH120
 # (str paths and os calls on purpose: lstat and no-follow opens are what this module is about)
-"""A workspace's git identity (`{branch, head}`, contract section 10), read without running git.
+"""The git identity of a workspace (docs/reference/continuity.md), read without running git.
 
 Why pure Python, no dependency: the identity needs a few small text files (`.git`, `HEAD`, a
 loose ref or `packed-refs`, `config` for the object format). Reading them runs nothing: no
@@ -110,7 +110,7 @@ class GitIdentity(BaseModel):
     def to_snapshot(self) -> dict[str, Any]:
         """The snapshot's fields: `{"git": {"branch": b, "head": h}, "git_reason": None}` or
         `{"git": None, "git_reason": reason}` (an unborn branch too: inside `git`, `head` is
-        never null). The branch is redacted (contract section 8)."""
+        never null). The branch is redacted (docs/reference/redaction.md)."""
         if self.head is None:
             return {"git": None, "git_reason": self.reason}
         branch = None if self.branch is None else redact(self.branch).text

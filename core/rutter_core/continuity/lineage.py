@@ -1,4 +1,4 @@
-"""A run's lineage (contract section 12): the threads whose content the run may read back.
+"""A run's lineage (docs/reference/history.md): the threads whose content the run may read back.
 
 A run sees its own thread; a run started by a fork or resume also sees the lineage of the run
 its branch marker's parent node belongs to, and so on up to a root. Ancestor threads are seen

@@ -1,8 +1,8 @@
-"""A thread's messages (contract section 10): the operations.
+"""A thread's messages (docs/reference/continuity.md): the operations.
 
 Messages are append-only: added, listed, never changed or removed (the store's guard refuses an
 UPDATE, a DELETE and a second row with a taken key, from any client). Each has a role, its text
-redacted per contract section 8 and bounded at 64 KiB, and its provenance: the `source` the
+redacted per docs/reference/redaction.md and bounded at 64 KiB, and its provenance: the `source` the
 surface names itself (never a client) and, for imported transcripts, the message's external ID.
 An external ID is unique per thread and source: adding the same message again adds nothing and
 answers with the stored one; a different message under a taken external ID is a conflict.

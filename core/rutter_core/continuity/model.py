@@ -1,5 +1,5 @@
-"""The documents of a thread's content (contract section 10): messages and notes, as pydantic
-models.
+"""The documents of a thread's content (docs/reference/continuity.md): messages and notes, as
+pydantic models.
 
 Each model's JSON dump (`to_json`) is exactly the wire document every surface prints or returns:
 the CLI's `--json`, the language server's results, and later the HTTP API. Field order is the
@@ -24,7 +24,7 @@ SURFACE_SOURCES: Final = ("cli", "lsp", "mcp", "http")
 IMPORT_PREFIX: Final = "import:"
 
 MAX_MESSAGE_BYTES: Final = 64 * 1024
-"""A message's text, redacted, in UTF-8 bytes (contract section 10)."""
+"""A message's text, redacted, in UTF-8 bytes (docs/reference/continuity.md)."""
 MAX_NOTE_BYTES: Final = 16 * 1024
 """A note's text, redacted: summaries and decisions are short, and checkpoints carry them."""
 MAX_EXTERNAL_ID_BYTES: Final = 256
@@ -42,7 +42,8 @@ class ContinuityDocument(BaseModel):
 
 
 class Message(ContinuityDocument):
-    """One message of a thread, as stored: append-only, its text redacted (contract 8)."""
+    """One message of a thread, as stored: append-only, its text redacted
+    (docs/reference/redaction.md)."""
 
     message_id: str
     thread_id: str

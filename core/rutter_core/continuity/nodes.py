@@ -1,4 +1,4 @@
-"""Continuity nodes: the append-only tree of a session's checkpoints (contract section 10).
+"""Continuity nodes: the append-only tree of a session's checkpoints (docs/reference/continuity.md).
 
 A run's line of nodes starts at its root node (a run created afresh) or at a branch marker
 (a run forked or resumed from a node: the marker's parent is that node, in another run);

@@ -1,11 +1,11 @@
-"""A thread's notes (contract section 10): decisions, summaries and facts, the operations.
+"""A thread's notes (docs/reference/continuity.md): decisions, summaries and facts, the operations.
 
 A note is versioned like memory: every change names the version it was read at and is written
 guarded by it inside one write transaction, so a stale version is `conflict` and says the current
 one. A note is `active` until it is superseded (optionally by a new note of the same kind, added
 in the same transaction); a superseded note is final. Only operator surfaces write notes (the
 actor is the surface's own, refused otherwise here and by the table's CHECKs). Text is redacted
-per contract section 8 and bounded at 16 KiB: checkpoints carry the latest summary whole.
+per docs/reference/redaction.md and bounded at 16 KiB: checkpoints carry the latest summary whole.
 """
 
 from __future__ import annotations

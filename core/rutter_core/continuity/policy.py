@@ -1,5 +1,5 @@
 """What a thread's content may be: roles, kinds, sources, external IDs, IDs, and text (bounded,
-plain, redacted per contract section 8).
+plain, redacted per docs/reference/redaction.md).
 
 Text goes through the one redaction engine (`rutter_core.discovery.redaction`) and is stored
 redacted: a transcript is kept, with every secret replaced by `[REDACTED:<kind>]`. Every refusal

@@ -1,5 +1,6 @@
-"""A workspace's continuity, counted and removed with it (`workspace remove`, contract
-section 4): its sessions, and its threads with their messages, notes, nodes and checkpoints.
+"""A workspace's continuity, counted and removed with it (`workspace remove`,
+docs/reference/workspaces.md): its sessions, and its threads with their messages, notes, nodes and
+checkpoints.
 
 Removal comes in two steps around the runs area's, because the tables refer to each other:
 nodes name their run (so they go before the runs), runs name their session and thread (so those

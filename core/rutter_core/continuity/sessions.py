@@ -1,4 +1,4 @@
-"""Sessions: one run's stretch of work on a thread (contract section 10)."""
+"""Sessions: one run's stretch of work on a thread (docs/reference/continuity.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`continuity_snapshot.v1`: what a checkpoint node holds, and the node as every surface shows
-it (contract section 10).
+it (docs/reference/continuity.md).
 
 A snapshot is bounded and redacted: the checkpoint's title and summary (redacted), the latest
 summary of the thread, its most recent messages with their provenance (each text cut at

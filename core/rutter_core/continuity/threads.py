@@ -1,4 +1,4 @@
-"""Threads: the line of work that runs continue, one workspace's (contract section 10).
+"""Threads: the line of work that runs continue, one workspace's (docs/reference/continuity.md).
 
 A run starts a new thread or continues an active one of its own workspace.
 """

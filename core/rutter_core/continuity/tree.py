@@ -1,5 +1,5 @@
 """`session_tree.v1`: a session's tree of continuity nodes with drift markers computed now
-(contract section 10).
+(docs/reference/continuity.md).
 
 The tree of a run is every node connected to the run's own line: up from the node its line
 starts at (its root, or the branch marker below the node it was forked or resumed from) to the

@@ -1,5 +1,5 @@
 """The continuity rows of a whole workspace, counted and deleted for `workspace remove`
-(contract section 4): its sessions, and its threads with their messages, notes, nodes and
+(docs/reference/workspaces.md): its sessions, and its threads with their messages, notes, nodes and
 checkpoint snapshots. Like `continuity.repo`, a module that touches the tables; kept apart
 because only the removal needs these statements. The caller has lifted the append-only guards
 (`Store.append_only_lifted`) before anything is deleted."""

@@ -1,5 +1,6 @@
-"""From a stack to its snapshot (contract 5.5): ordinals, explanations (`why_effective`), the
-fingerprint, and the reuse of a snapshot assembled earlier from an equal stack."""
+"""From a stack to its snapshot (docs/reference/discovery.md): ordinals, explanations
+(`why_effective`), the fingerprint, and the reuse of a snapshot assembled earlier from an equal
+stack."""
 
 from __future__ import annotations
 

@@ -104,8 +104,8 @@ def _walk_down(
             )
         if is_link(st):
             if last:
-                # A linked target (contract 5.6): it must end at a file inside the root; its
-                # own directory is the one walked.
+                # A linked target (docs/reference/discovery.md): it must end at a file inside the
+                # root; its own directory is the one walked.
                 resolve_link(root, rel, path)
                 break
             raise discovery_error(

@@ -1,4 +1,5 @@
-"""The per-file refusals of discovery (contract 5.3), and reading the files they guard.
+"""The per-file refusals of discovery (docs/reference/discovery.md), and reading the files they
+guard.
 
 What a candidate source, the ignore file and a directory on the walk must be. The walk applies
 these in its own order; `check_source` applies one source's in the same order, for a caller
@@ -113,7 +114,8 @@ class Checked:
 
     text: SourceText
     link_target: str | None = None
-    """For a link (or a git stub): the final file, workspace-relative (contract 5.6)."""
+    """For a link (or a git stub): the final file, workspace-relative
+    (docs/reference/discovery.md)."""
     link_stub: bool = False
 
 
@@ -136,7 +138,8 @@ def check_candidate(
     root: str | None,
 ) -> Checked | None:
     """Every refusal that concerns this one (not ignored) source, as discovery applies them,
-    following a link inside the workspace at `root` (contract 5.6; no links without `root`).
+    following a link inside the workspace at `root` (docs/reference/discovery.md; no links without
+    `root`).
 
     Returns its text, or None for a blank `AGENTS.override.md` (skipped, not refused). What
     depends on the other sources (counts, the total size, aliases) is the walk's to check.

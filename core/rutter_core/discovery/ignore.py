@@ -1,4 +1,4 @@
-"""The `.prayu/instructions.ignore` matcher (contract 5.2).
+"""The `.prayu/instructions.ignore` matcher (docs/reference/discovery.md).
 
 Gitignore semantics with `git check-ignore --no-index` as the reference: `IgnoreRules.match`
 gives git's verdict and git's deciding line for a workspace-relative file path.
@@ -30,7 +30,7 @@ IGNORE_FILE: Final = ".prayu/instructions.ignore"
 
 _DEFAULT_CASE_INSENSITIVE: Final = os.name == "nt"
 
-# Empty and whitespace-only lines are blank (not patterns), as the contract says. Git would
+# Empty and whitespace-only lines are blank (not patterns), as discovery.md says. Git would
 # keep a tab-only line as a pattern for a file named by that tab, which no source is named.
 _BLANK_CHARS: Final = " \t\r\v\f"
 _DRIVE_LETTER: Final = re.compile(r"/?[A-Za-z]:")

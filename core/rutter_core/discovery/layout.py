@@ -1,5 +1,5 @@
-"""Where instruction files live and how they rank (contract 5.1): the names read at each level,
-their slots, and the one precedence formula.
+"""Where instruction files live and how they rank (docs/reference/discovery.md): the names read at
+each level, their slots, and the one precedence formula.
 
 Pure functions on workspace-relative paths (`/` separators, `.` for the root): the walk ranks
 what it reads with them, and the editor's index classifies a file from its path alone with the
@@ -82,7 +82,8 @@ class InstructionFile:
 
     @property
     def slot(self) -> int | None:
-        """The slot in contract 5.1; rules get theirs from their order, known only once read."""
+        """The slot (docs/reference/discovery.md); rules get theirs from their order, known
+        only once read."""
         return _SLOTS.get(self.kind)
 
     @property
@@ -96,7 +97,7 @@ class InstructionFile:
 
 
 def classify(rel: str) -> InstructionFile | None:
-    """Which instruction file `rel` is, per contract 5.1, or None for any other file."""
+    """Which instruction file `rel` is (docs/reference/discovery.md), or None."""
     if rel == IGNORE_FILE:
         return InstructionFile(rel, "ignore_file", ".")
     parts = rel.split("/")

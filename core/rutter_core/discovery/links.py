@@ -1,5 +1,5 @@
-"""Links inside the workspace (contract 5.6): following a candidate source that is a symbolic
-link (or a git `core.symlinks=false` stub file) to the regular file it ends at.
+"""Links inside the workspace (docs/reference/discovery.md): following a candidate source that is a
+symbolic link (or a git `core.symlinks=false` stub file) to the regular file it ends at.
 
 A link is followed one component at a time, the way the kernel would, but checking every step
 with `lstat`: at most `MAX_LINK_HOPS` links in a chain, never a step above the workspace root,

@@ -1,4 +1,4 @@
-"""JSON shapes of `project_instruction_snapshot.v1` (contract section 5.5)."""
+"""JSON shapes of `project_instruction_snapshot.v1` (docs/reference/discovery.md)."""
 
 from __future__ import annotations
 
@@ -80,8 +80,8 @@ class Source(_Frozen):
     redactions: list[RedactionCount]
     authority: Authority = Authority()
     link_target: str | None = None
-    """A link (contract 5.6): the workspace-relative regular file it ends at, whose content
-    this is. Absent for a regular file."""
+    """A link (docs/reference/discovery.md): the workspace-relative regular file it ends at, whose
+    content this is. Absent for a regular file."""
     link_stub: Literal[True] | None = None
     """True when the link is a git `core.symlinks=false` stub file; absent otherwise."""
 
@@ -93,7 +93,7 @@ class IgnoredEntry(_Frozen):
     line: int | None = None
     pattern: str | None = None
     alias_of: str | None = None
-    """Reason `alias`: the source this link ends at (contract 5.6)."""
+    """Reason `alias`: the source this link ends at (docs/reference/discovery.md)."""
     link_stub: Literal[True] | None = None
     """Reason `alias`: the link is a git `core.symlinks=false` stub file."""
 
@@ -132,7 +132,7 @@ SOURCE_FINGERPRINT_EXCLUDES = frozenset({"content", "loaded_at", "why_effective"
 
 
 def snapshot_fingerprint(snapshot_json: dict[str, Any]) -> str:
-    """Fingerprint per contract 5.5, from the snapshot's JSON form."""
+    """Fingerprint per docs/reference/discovery.md, from the snapshot's JSON form."""
     body = dict(snapshot_json)
     body["sources"] = [
         {key: value for key, value in source.items() if key not in SOURCE_FINGERPRINT_EXCLUDES}

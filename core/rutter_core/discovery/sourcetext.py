@@ -1,4 +1,4 @@
-"""Turning a source's raw bytes into the text an agent is given (contract section 5.4)."""
+"""Turning a source's raw bytes into the text an agent is given (docs/reference/discovery.md)."""
 
 from __future__ import annotations
 

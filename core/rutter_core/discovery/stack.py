@@ -24,7 +24,8 @@ class StackSource:
     notes: tuple[str, ...] = ()
     """Extra reasons (fallbacks, replacements), in the order they arose."""
     link_target: str | None = None
-    """A link's final file (contract 5.6), workspace-relative; None for a regular file."""
+    """A link's final file (docs/reference/discovery.md), workspace-relative; None for a regular
+    file."""
     link_stub: bool = False
 
     @property

@@ -1,4 +1,4 @@
-"""Targets as people type them (contract section 4, `--target`): relative to the current
+"""Targets as people type them (docs/reference/workspaces.md, `--target`): relative to the current
 directory when it is inside the workspace, workspace-relative otherwise, or absolute inside
 the workspace root. The one place every surface's `--target` is resolved; the answer is the
 canonical workspace-relative path discovery takes (`normalize_target`, which the walk applies

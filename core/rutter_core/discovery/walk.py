@@ -1,4 +1,4 @@
-"""The walk of project-instruction discovery (contract section 5): which sources apply to a
+"""The walk of project-instruction discovery (docs/reference/discovery.md): which sources apply to a
 target, and what was ignored.
 
 Walks from the workspace root to the target's directory, never outside the root, never
@@ -115,8 +115,8 @@ class _Walk:
         self, rel: str, kind: SourceKind, level: Level, slot: int, checked: Checked
     ) -> _Found | None:
         """Deliver a checked source, within the bounds on all sources together; a link to a
-        source already delivered is an alias instead (contract 5.6; see `_aliases` for one
-        whose final file is delivered later in the walk)."""
+        source already delivered is an alias instead (docs/reference/discovery.md; see `_aliases`
+        for one whose final file is delivered later in the walk)."""
         text = checked.text
         if checked.link_target is not None and any(
             item.rel == checked.link_target for item in self.found
@@ -276,7 +276,7 @@ class _Walk:
             )
         files: list[tuple[bytes, str, str, os.stat_result]] = []
         budget = [MAX_RULES_ENTRIES]
-        # Nesting counts the directories below `.prayu/rules/` (contract 5.3: 32 may nest).
+        # Nesting counts directories below `.prayu/rules/`: 32 at most (docs/reference/limits.md).
         self.collect_rules(rules_rel, rules_path, rules_st, 0, files, budget)
         files.sort(key=lambda item: item[0])
         for index, (_, rel, abs_path, st) in enumerate(files):
@@ -357,7 +357,8 @@ def _aliases(
     sources: tuple[StackSource, ...], ignored: list[IgnoredEntry]
 ) -> tuple[StackSource, ...]:
     """Links whose final file turned out to be a source delivered later in the walk (a root
-    link to a nested AGENTS.md): listed as aliases, not delivered twice (contract 5.6)."""
+    link to a nested AGENTS.md): listed as aliases, not delivered twice
+    (docs/reference/discovery.md)."""
     if all(item.link_target is None for item in sources):
         return sources  # no link among them (the usual case)
     delivered = {item.path for item in sources}

@@ -1,5 +1,5 @@
-"""The history area's records: what a search finds and what a read returns (contract section
-12), one JSON shape for every surface."""
+"""The history area's records: what a search finds and what a read returns
+(docs/reference/history.md), one JSON shape for every surface."""
 
 from __future__ import annotations
 

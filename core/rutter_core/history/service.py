@@ -1,4 +1,4 @@
-"""History search and read (contract section 12), and the index's upkeep.
+"""History search and read (docs/reference/history.md), and the index's upkeep.
 
 **Upkeep.** The areas that write searchable sources call the `index_*` / `unindex_*` functions
 from their repos with the connection of the write, so the index changes in the same transaction

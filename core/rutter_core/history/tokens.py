@@ -1,4 +1,4 @@
-"""Handles and cursors: opaque, signed documents (contract section 12).
+"""Handles and cursors: opaque, signed documents (docs/reference/history.md).
 
 A token is `<kind>.<payload>.<mac>`: the payload canonical JSON in unpadded base64url, the mac
 the first 128 bits of HMAC-SHA256 over kind and payload, keyed by the store's history secret.

@@ -5,7 +5,7 @@ The actor is set by the surface itself (the CLI passes "cli", the language serve
 HTTP control API "http_control", the MCP server "mcp"), never taken from user or model input. A
 model, tool or system actor is refused here and, for stored records, by CHECK constraints in the
 store too. `mcp` is an agent, not an operator: it may propose pins and take checkpoints, never
-write memories or pins (contract section 14), and the store's CHECKs refuse it there as well.
+write memories or pins (docs/reference/surfaces.md), and the store's CHECKs refuse it there as well.
 """
 
 from __future__ import annotations

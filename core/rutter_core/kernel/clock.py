@@ -10,7 +10,8 @@ def utc_now() -> datetime:
 
 
 def rfc3339(moment: datetime) -> str:
-    """Second precision keeps JSON stable and readable; `Z` per contract section 3."""
+    """Second precision keeps JSON stable and readable; `Z` per
+    docs/reference/identifiers-and-fingerprints.md."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -57,7 +57,7 @@ class RutterError(Exception):
         self.hint = hint
 
     def to_json(self) -> dict[str, Any]:
-        """The error document (contract section 7), plus the structured `hint` when there is
+        """The error document (docs/reference/errors.md), plus the structured `hint` when there is
         one; surfaces that word hints for people put the wording in their own message."""
         body: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.path is not None:
@@ -106,7 +106,7 @@ class DiscoveryNotFoundError(NotFoundError):
     """Discovery failed because its workspace or target directory does not exist."""
 
 
-# Every discovery error code from contract section 5.3 and the class that carries it.
+# Every discovery error code from docs/reference/discovery.md and the class that carries it.
 DISCOVERY_ERROR_CODES: dict[str, type[RutterError]] = {
     "not_registered": DiscoveryNotFoundError,
     "not_found": DiscoveryNotFoundError,
@@ -122,9 +122,9 @@ DISCOVERY_ERROR_CODES: dict[str, type[RutterError]] = {
     "too_deep": DiscoveryError,
     "invalid_ignore": DiscoveryError,
     "concurrent_modification": DiscoveryError,
-    # Not in contract 5.3: the OS refused a read (permissions, I/O error). Fails closed too.
+    # The OS refused a read (permissions, I/O error). Fails closed too.
     "unreadable": DiscoveryError,
-    # Not in contract 5.3: a rules entry named with a control character (a newline would forge
+    # A rules entry named with a control character (a newline would forge
     # lines wherever the name is shown). Fails closed too.
     "invalid_name": DiscoveryError,
 }

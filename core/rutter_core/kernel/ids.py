@@ -1,4 +1,4 @@
-"""Prefixed ULIDs (contract section 3)."""
+"""Prefixed ULIDs (docs/reference/identifiers-and-fingerprints.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The documents of explicit memory (contract section 9), as pydantic models.
+"""The documents of explicit memory (docs/reference/memory.md), as pydantic models.
 
 Each model's JSON dump is exactly the wire document every surface prints or returns: the CLI's
 `--json`, the language server's results, and later the HTTP API and its OpenAPI schema. Field

@@ -1,5 +1,5 @@
 """What memory text may be: bounds, allowed characters, references, sensitive sources and
-secrets (contract section 9).
+secrets (docs/reference/memory.md).
 
 Title and content go through the one redaction engine (`rutter_core.discovery.redaction`): a
 secret is refused unless the operator asks for the redacted text to be stored, and the refusal

@@ -1,5 +1,5 @@
 """How long a memory is kept: a duration from now or an RFC 3339 time, at most ten calendar
-years after the memory was created (contract section 9). A memory past its retention is
+years after the memory was created (docs/reference/memory.md). A memory past its retention is
 `expired`: kept until deleted, but never listed or delivered without asking for inactive ones.
 """
 

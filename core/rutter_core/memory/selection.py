@@ -1,4 +1,4 @@
-"""The memories a context assembly may select (contract section 13): part of the memory
+"""The memories a context assembly may select (docs/reference/assembly.md): part of the memory
 service, in its own module so the service stays one screenful of operations.
 
 Runs in the caller's transaction (the assembly's, so what it read and the audit it appends are

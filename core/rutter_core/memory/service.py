@@ -1,4 +1,4 @@
-"""Explicit user and project long-term memory: the operations (contract section 9).
+"""Explicit user and project long-term memory: the operations (docs/reference/memory.md).
 
 Only an operator surface writes memory: every write names its `actor` the surface sets ("cli",
 "lsp", later "http_control"); anything else is refused here and by the store's CHECKs. What

@@ -119,7 +119,7 @@ class Profile(_Strict):
     target's directory (every agent here concatenates root first, nearest last)."""
     stop_markers: tuple[str, ...] = (".git",)
     """The project root is the nearest directory (target's upward, within the workspace)
-    holding one of these; else the workspace root (contract section 17)."""
+    holding one of these; else the workspace root (docs/reference/profiles.md)."""
     stop_source: str
     sources: tuple[Annotated[FileRule | RulesDir, Field(discriminator="type")], ...]
     """What is looked for, in the agent's order at each directory (fallbacks last)."""

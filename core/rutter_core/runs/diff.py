@@ -1,5 +1,5 @@
-"""A run's pinned snapshot against the instructions on disk: what changed (contract section 6's
-`diff`), and the inspection built from it."""
+"""A run's pinned snapshot against the instructions on disk: what changed (the
+`diff` of docs/reference/runs.md), and the inspection built from it."""
 
 from __future__ import annotations
 

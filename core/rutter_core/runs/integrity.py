@@ -2,7 +2,7 @@
 refused (`snapshot_tampered`), never used.
 
 Every read of a revision re-checks it against itself: the stored snapshot must parse, name the
-row's fingerprint and hash to it (contract 5.5), each source's content must match its
+row's fingerprint and hash to it (docs/reference/discovery.md), each source's content must match its
 `content_sha256`, and the snapshot must be the run's (its workspace and target).
 """
 

@@ -1,4 +1,4 @@
-"""The documents of runs and their pinned instructions (contract section 6), as pydantic models.
+"""The documents of runs and their pinned instructions (docs/reference/runs.md), as pydantic models.
 
 Each model's JSON dump (`to_json`) is exactly the wire document every surface prints or returns:
 the CLI's `--json`, the language server's results, and later the HTTP API. Field order is the
@@ -134,7 +134,7 @@ class PinnedRevision(RunDocument):
 
 
 class SnapshotDiff(RunDocument):
-    """Pinned → live, per contract section 6. `changed_fields` (path → the source fields that
+    """Pinned → live, per docs/reference/runs.md. `changed_fields` (path → the source fields that
     differ) is for surfaces that explain a change; it is not part of the JSON."""
 
     from_fingerprint: str | None
@@ -150,7 +150,7 @@ class SnapshotDiff(RunDocument):
 
 class LiveFailure(RunDocument):
     """Live discovery failed closed: the run stays on its pinned snapshot. JSON: `{"error":
-    <the error document>}` (contract section 7)."""
+    <the error document>}` (docs/reference/errors.md)."""
 
     error: dict[str, Any]
 

@@ -1,4 +1,4 @@
-"""Runs and their pinned instruction snapshots (contract section 6): the operations.
+"""Runs and their pinned instruction snapshots (docs/reference/runs.md): the operations.
 
 A Run works on a Mission, in a Session, as part of a Thread. `create_run` creates all of them
 in one write transaction together with the run's root continuity node and revision 1 of its
@@ -7,7 +7,7 @@ happens on disk. `inspect_run` compares the pinned snapshot with a fresh discove
 "live" one) and `confirm_refresh` appends the live snapshot as the next revision, but only
 when the caller names both fingerprints it reviewed and both are still current.
 `create_pinned_run` is the fork or resume of a continuity node: a run pinned to a revision the
-caller already read and verified, inside the caller's transaction (contract section 10).
+caller already read and verified, inside the caller's transaction (docs/reference/continuity.md).
 
 Revisions live in an append-only table; every read of one passes `integrity.verified`. The
 runs' tables are reached through `repo` only; the thread, session and root node a run gets
@@ -188,7 +188,7 @@ def create_pinned_run(
 ) -> CreatedRun:
     """A new run of `source`'s workspace and target whose revision 1 is `snapshot`, a pinned
     revision the caller read from the ledger and verified, in the caller's write transaction:
-    the fork or resume of a continuity node (contract section 10). Its line of nodes starts
+    the fork or resume of a continuity node (docs/reference/continuity.md). Its line of nodes starts
     with a branch marker below `branch.parent_node_id`; it gets a new thread and session, and a
     new mission with `goal` (a fork) or `source`'s mission again, reopened when it was closed
     (a resume: `goal` None).

@@ -2,9 +2,9 @@
 that changed (pinned → live), and added or removed sources whole (`rutter context instructions
 --run RUN --diff`).
 
-Both sides are the snapshots' contents, which discovery has already redacted (contract 8), so
-a review never shows a secret the snapshot would not. Built with `difflib`; lines keep their
-endings, and a last line without one is marked as `diff` marks it.
+Both sides are the snapshots' contents, which discovery has already redacted
+(docs/reference/redaction.md), so a review never shows a secret the snapshot would not. Built with
+`difflib`; lines keep their endings, and a last line without one is marked as `diff` marks it.
 """
 
 from __future__ import annotations

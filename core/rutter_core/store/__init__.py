@@ -1,5 +1,5 @@
-"""The store: unit of work, schema, migrations, and the dialects behind them (contract
-section 2).
+"""The store: unit of work, schema, migrations, and the dialects behind them
+(docs/reference/store.md).
 
 Callers resolve the URL with `resolve_database_url` (the CLI passes `os.environ`), open it
 with `open_store`, and do all work inside `store.read()` / `store.write()` (a write that deletes

@@ -1,4 +1,4 @@
-"""Locating, opening and transacting on the store (contract section 2).
+"""Locating, opening and transacting on the store (docs/reference/store.md).
 
 The unit of work is `Store.read()` / `Store.write()`: each declares its isolation (a consistent
 snapshot that refuses writes; a write that takes the lock before its first statement) and the

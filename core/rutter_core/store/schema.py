@@ -11,7 +11,7 @@ is a new migration plus the matching edit here. CHECK constraints and the guards
 only in the migrations (the database's backstop; the code validates first).
 
 `info={"append_only": True}` marks the tables whose rows are never updated, deleted or
-replaced (contract section 2); `info={"where": ...}` the predicate of a partial index.
+replaced (docs/reference/store.md); `info={"where": ...}` the predicate of a partial index.
 """
 
 from __future__ import annotations

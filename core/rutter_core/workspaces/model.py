@@ -1,4 +1,4 @@
-"""What a workspace registration is (contract section 4), and the rules its ID follows."""
+"""What a workspace registration is (docs/reference/workspaces.md), and the rules its ID follows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Workspace registry (contract section 4): register, list, get, infer, ensure, delete.
+"""Workspace registry (docs/reference/workspaces.md): register, list, get, infer, ensure, delete.
 
 A workspace is an operator-chosen ID bound to one resolved directory. Every discovery is
 confined to a registered root, so roots are stored as realpaths and compared component-wise.
@@ -224,7 +224,8 @@ def infer_workspace(store: Store, cwd: Path) -> Workspace:
     return max(matches, key=lambda ws: len(PurePath(ws.root).parts))
 
 
-# -- the language server's folder registration (contract section 4) -----------------------------
+# -- the language server's folder registration (docs/reference/workspaces.md)
+# -----------------------------
 
 
 def ensure_workspace(store: Store, root: str | Path, *, preferred_id: str, cwd: Path) -> Workspace:

@@ -24,7 +24,7 @@ return {
   end,
 
   -- Neovim names a workspace folder by its full path; the server derives the workspace ID
-  -- from the folder name (contract section 4), so send the directory's name, as VS Code does:
+  -- from the folder name (docs/reference/workspaces.md), so send the directory's name, as VS Code does:
   -- ~/src/shop is registered as "shop", not "home-me-src-shop".
   before_init = function(params)
     if type(params.workspaceFolders) == "table" then

@@ -1,5 +1,5 @@
 /**
- * The agent commands of the Instructions view (contract section 17):
+ * The agent commands of the Instructions view (docs/reference/profiles.md):
  *
  * - "Instructions for Agent…" (`rutter.instructions.chooseAgent`, the view's title bar): pick
  *   rutter (default), Codex, Claude Code, Gemini CLI, Copilot or Cursor; the view then shows

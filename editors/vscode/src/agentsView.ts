@@ -1,5 +1,5 @@
 /**
- * Agent profiles as the editor shows them (contract section 17): the Instructions view's rows
+ * Agent profiles as the editor shows them (docs/reference/profiles.md): the Instructions view's rows
  * for one agent (its sources in its load order, each with where the agent cuts it and why it
  * loads it), and the side-by-side document of every agent for one file. Pure.
  *

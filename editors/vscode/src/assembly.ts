@@ -1,5 +1,5 @@
 /**
- * Assembled context in VS Code (contract section 13), from a run of the Runs view (its context
+ * Assembled context in VS Code (docs/reference/assembly.md), from a run of the Runs view (its context
  * menu) or the palette (a pick of the active runs):
  *
  * - "Show Assembled Context" (`rutter.showAssembledContext`): `rutter/contextAssemble` for the
@@ -21,7 +21,7 @@ export const AssemblyCommands = {
   audit: "rutter.showContextAudit",
 } as const;
 
-/** Why an omitted entry was left out, as a phrase (contract section 13's reasons). */
+/** Why an omitted entry was left out, as a phrase (the reasons of docs/reference/assembly.md). */
 export function reasonText(reason: string | null): string {
   switch (reason) {
     case "quota":

@@ -1,5 +1,5 @@
 /**
- * History search and read in VS Code (contract section 12): "Search History…"
+ * History search and read in VS Code (docs/reference/history.md): "Search History…"
  * (`rutter.history.search`, the search button of the Session Tree view and the palette) opens a
  * QuickPick that asks `rutter/historySearch` as the person types (debounced; an answer to an
  * older text is dropped), in the active file's workspace and, where one is known, the run the

@@ -3,7 +3,7 @@
  * shows, as view nodes. Pure: no editor state is read here.
  *
  * A header row first ("9 sources in delivery order; higher precedence wins where sources
- * conflict", the contract's wording); then the sources in delivery order (label = `ordinal.
+ * conflict", the wording of docs/reference/discovery.md); then the sources in delivery order (label = `ordinal.
  * path`, description = kind · human scope · precedence, and `→ target` for a link, tooltip =
  * why_effective, click opens the file, "Show Why" opens the whole explanation, see
  * sourceDetails.ts); then the groups Conflicts (worded as layering: "A is overridden here by
@@ -31,7 +31,7 @@ function withOpen(node: ViewNode, path: string | undefined): ViewNode {
   return command === undefined ? node : { ...node, command };
 }
 
-/** The contract's precedence rule (section 5.1), as the header and the details say it. */
+/** The precedence rule (docs/reference/discovery.md), as the header and the details say it. */
 export const PRECEDENCE_RULE = "higher precedence wins where sources conflict";
 
 /** A scope as a person says it: "workspace root" for `.`, else the directory. */

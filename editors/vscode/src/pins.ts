@@ -5,7 +5,7 @@
  * The view asks `rutter/pin/proposals` after every server start and when the server says
  * `rutter/pinProposalsChanged` (a proposal arrived, from an agent through `rutter mcp`, or was
  * answered anywhere). Each proposal is announced once per session with the three choices of
- * the seed: **Pin** (the shown text, exactly), **Discuss** (answer without pinning, an optional
+ * docs/reference/pins.md: **Pin** (the shown text, exactly), **Discuss** (answer without pinning, an optional
  * reply) and **Custom reply…** (your own words, pinned only if you choose so). Nothing is
  * pinned without the person's choice; a proposal answered elsewhere first is `conflict`, and
  * the person is told so.

@@ -1,10 +1,15 @@
 /**
  * The rutter language server's custom messages and the JSON shapes the extension reads.
  *
- * Only the fields the extension uses are typed; the server sends more. The protocol tests
- * (test/protocol) drive the real server and feed its answers through these types into the
- * view models, so a rename on either side fails there.
+ * Most shapes are the generated ones (`protocol.generated.ts`, written by tools/reference.py from
+ * the server's own models; docs/reference/schemas/lsp.json): a field renamed or retyped on the
+ * server fails the type check here. The few interfaces still written out below type only the
+ * fields the extension reads (the server sends more), so that the view tests can build them
+ * from small fixtures; the protocol tests (test/protocol) drive the real server and feed its
+ * answers through them into the view models, so a rename on either side fails there.
  */
+
+import type * as generated from "./protocol.generated";
 
 export const Methods = {
   effectiveInstructions: "rutter/effectiveInstructions",
@@ -41,10 +46,13 @@ export const Methods = {
   historyRead: "rutter/historyRead",
   contextAssemble: "rutter/contextAssemble",
   contextAudit: "rutter/contextAudit",
-} as const;
+} as const satisfies Record<string, generated.RequestMethod | generated.NotificationMethod>;
+
+/** The params and result of each `rutter/*` request, as the server declares them. */
+export type Requests = generated.Requests;
 
 /**
- * The error document (contract section 7): the typed reason something could not be done. A
+ * The error document (docs/reference/errors.md): the typed reason something could not be done. A
  * failed custom request carries it as the JSON-RPC error's `data` (every `rutter/*` request and
  * command, docs/editors.md); an answer that reports a failure of one of its parts holds it under
  * `error` (a run's live discovery: `live`, `live_error`).
@@ -63,10 +71,7 @@ export interface ErrorAnswer {
   error: ErrorInfo;
 }
 
-export interface RedactionCount {
-  kind: string;
-  count: number;
-}
+export type RedactionCount = generated.RedactionCount;
 
 export interface Source {
   ordinal: number;
@@ -81,7 +86,7 @@ export interface Source {
   content_sha256: string;
   /** The redacted text (present in snapshots; the review shows its changes). */
   content?: string;
-  /** A link inside the workspace: the file it ends at, whose content this is (contract 5.6). */
+  /** A link inside the workspace: the file it ends at, whose content this is (docs/reference/discovery.md). */
   link_target?: string;
   /** The link is a git `core.symlinks=false` stub file. */
   link_stub?: boolean;
@@ -89,7 +94,7 @@ export interface Source {
 
 export interface IgnoredEntry {
   path: string;
-  /** `superseded`, `blank_override`, `ignore_file` or `alias` (contract sections 5.5, 5.6). */
+  /** `superseded`, `blank_override`, `ignore_file` or `alias` (docs/reference/discovery.md). */
   reason: string;
   superseded_by?: string;
   line?: number;
@@ -99,14 +104,9 @@ export interface IgnoredEntry {
   link_stub?: boolean;
 }
 
-export interface Conflict {
-  role: string;
-  lower_precedence_path: string;
-  higher_precedence_path: string;
-  resolution: string;
-}
+export type Conflict = generated.Conflict;
 
-/** `project_instruction_snapshot.v1` (contract section 5.5). */
+/** `project_instruction_snapshot.v1` (docs/reference/discovery.md). */
 export interface Snapshot {
   protocol_version: string;
   workspace_id: string;
@@ -125,10 +125,7 @@ export interface Snapshot {
 export type InstructionsAnswer = Snapshot | ErrorAnswer;
 
 /** `rutter/instructionsChanged` (server → client). */
-export interface InstructionsChanged {
-  workspace_id: string;
-  paths: string[];
-}
+export type InstructionsChanged = generated.InstructionsChanged;
 
 /** An active run in `rutter/runs` (a `RunRecord` plus its drift; rutter_lsp/features/runs/requests.py). */
 export interface RunEntry {
@@ -151,24 +148,10 @@ export interface RunEntry {
 }
 
 /** The answer of `rutter/createRun` (what `rutter run create --json` prints). */
-export interface CreatedRun {
-  run_id: string;
-  mission_id: string;
-  session_id: string;
-  thread_id: string;
-  root_node_id: string;
-  revision: number;
-  fingerprint: string;
-}
+export type CreatedRun = generated.CreatedRun;
 
 /** The answer of `rutter/setRunStatus`: the run after the call (`rutter run status --json`). */
-export interface RunRecord {
-  run_id: string;
-  workspace_id: string;
-  goal: string;
-  target_path: string;
-  status: string;
-}
+export type RunRecord = generated.RunRecord;
 
 export interface RunsAnswer {
   runs: RunEntry[];
@@ -176,21 +159,10 @@ export interface RunsAnswer {
 
 /** `rutter/runsChanged` (server → client): the active runs of these workspaces were created,
  * refreshed or ended (also by another process), or went stale or back (rutter_lsp/features/runs/monitor.py). */
-export interface RunsChanged {
-  workspace_ids: string[];
-}
+export type RunsChanged = generated.WorkspacesChanged;
 
-/** Pinned → live (contract section 6). */
-export interface SnapshotDiff {
-  from_fingerprint: string | null;
-  to_fingerprint: string | null;
-  added: string[];
-  removed: string[];
-  changed: string[];
-  order_changed: boolean;
-  ignored_changed: boolean;
-  requires_confirmation: boolean;
-}
+/** Pinned → live (docs/reference/runs.md). */
+export type SnapshotDiff = generated.SnapshotDiff;
 
 /** The answer of `rutter/runInstructions`: a run's pinned snapshot against disk now. */
 export interface RunInspection {
@@ -299,13 +271,7 @@ export interface MemoryList {
 }
 
 /** The answer of `rutter/memory/delete`: deleted, or kept because the person cancelled. */
-export interface DeletedMemory {
-  id: string;
-  version: number;
-  deleted: boolean;
-  recoverable?: boolean;
-  cancelled?: boolean;
-}
+export type DeletedMemory = generated.DeletedMemory;
 
 /** `context_memory_export.v1`. */
 export interface MemoryExport {
@@ -317,84 +283,31 @@ export interface MemoryExport {
   capability_grant: false;
 }
 
-// -- session continuity (contract section 10; rutter_lsp/features/{session,branches,sessions}) --
+// -- session continuity (docs/reference/continuity.md; rutter_lsp/features/{session,branches,sessions}) --
 
 /** A memory reference of a node and what became of it (`session_tree.v1`). */
-export interface MemoryMarker {
-  memory_id: string;
-  version: number;
-  /** `active`, `disabled`, `expired`, `deleted` or `version_drift`. */
-  state: string;
-}
+export type MemoryMarker = generated.MemoryMarker;
 
-export interface InstructionsMarker {
-  pinned_fingerprint: string;
-  live_fingerprint: string | null;
-  /** The discovery error's code when discovery fails closed now. */
-  live_error: string | null;
-  changed: boolean;
-}
+export type InstructionsMarker = generated.InstructionsMarker;
 
 export interface GitIdentity {
   branch: string | null;
   head: string;
 }
 
-export interface GitMarker {
-  recorded: GitIdentity | null;
-  recorded_reason: string | null;
-  current: GitIdentity | null;
-  current_reason: string | null;
-  branch_changed: boolean;
-  head_changed: boolean;
-}
+export type GitMarker = generated.GitMarker;
 
 /** A node's drift markers: what it recorded against what is true now. */
-export interface Drift {
-  memory: MemoryMarker[];
-  instructions: InstructionsMarker | null;
-  git: GitMarker | null;
-}
+export type Drift = generated.Drift;
 
 /** A node as `rutter/session/tree` and `rutter/session/recent` list it. */
-export interface TreeNode {
-  node_id: string;
-  parent_node_id: string | null;
-  /** `root`, `checkpoint`, `fork`, `resume`; projected: `decision`. */
-  kind: string;
-  projected: boolean;
-  run_id: string;
-  session_id: string;
-  thread_id: string;
-  run_status: string;
-  title: string | null;
-  created_by: string;
-  created_at: string;
-  fingerprint: string | null;
-  drift: Drift | null;
-  /** The error of a node that fails its integrity check. */
-  error: ErrorInfo | null;
-}
+export type TreeNode = generated.TreeNode;
 
 /** `session_tree.v1`: nodes depth first from the root, a parent before its children. */
-export interface SessionTree {
-  protocol_version: string;
-  workspace_id: string;
-  run_id: string;
-  session_id: string;
-  root_node_id: string;
-  computed_at: string;
-  truncated: boolean;
-  nodes: TreeNode[];
-}
+export type SessionTree = generated.SessionTree;
 
 /** The answer of `rutter/session/recent`: the workspace's newest stored nodes, newest first. */
-export interface RecentNodes {
-  workspace_id: string;
-  computed_at: string;
-  items: TreeNode[];
-  has_more: boolean;
-}
+export type RecentNodes = generated.RecentNodes;
 
 export interface SnapshotMessage {
   message_id: string;
@@ -442,68 +355,25 @@ export interface ContinuityNode {
 }
 
 /** The answer of an accepted `rutter/session/fork` or `/resume`. */
-export interface BranchedRun {
-  kind: string;
-  run_id: string;
-  mission_id: string;
-  session_id: string;
-  thread_id: string;
-  node_id: string;
-  parent_node_id: string;
-  source_run_id: string;
-  revision: number;
-  fingerprint: string;
-  status: string;
-  mode: string;
-  profile: string | null;
-}
+export type BranchedRun = generated.BranchedRun;
 
 /** The answer of a fork or resume the person declined: nothing was written. */
-export interface CancelledBranch {
-  node_id: string;
-  cancelled: true;
-}
+export type CancelledBranch = generated.CancelledBranch;
 
 export function isCancelled(value: BranchedRun | CancelledBranch): value is CancelledBranch {
   return "cancelled" in value && value.cancelled === true;
 }
 
-export interface ComparedNode {
-  node_id: string;
-  kind: string;
-  title: string | null;
-  fingerprint: string | null;
-  run_id: string;
-  session_id: string;
-  run_status: string;
-  instructions: { revision: number; fingerprint: string } | null;
-  project_configuration_fingerprint: string | null;
-  git: GitIdentity | null;
-  git_reason: string | null;
-  message_count: number | null;
-  memory_references: number | null;
-}
+export type ComparedNode = generated.ComparedNode;
 
 /** The answer of `rutter/session/compare`: changes from A to B. */
-export interface NodeComparison {
-  a: ComparedNode;
-  b: ComparedNode;
-  same: Record<string, boolean>;
-  memory: {
-    added: { memory_id: string; version: number }[];
-    removed: { memory_id: string; version: number }[];
-    changed: { memory_id: string; a_version: number; b_version: number }[];
-    unchanged: number;
-  };
-}
+export type NodeComparison = generated.NodeComparison;
 
 /** `rutter/sessionsChanged` (server → client): continuity data of these workspaces changed,
  * written by any process (rutter_lsp/features/sessions/monitor.py). */
-export interface SessionsChanged {
-  workspace_ids: string[];
-}
+export type SessionsChanged = generated.WorkspacesChanged;
 
-/** A thread's pin (`rutter context pin … --json`; contract section 11). */
+/** A thread's pin (`rutter context pin … --json`; docs/reference/pins.md). */
 export interface Pin {
   pin_id: string;
   thread_id: string;
@@ -514,13 +384,7 @@ export interface Pin {
 }
 
 /** `rutter/pin/list`: a thread's pins (or a run's thread's). */
-export interface PinList {
-  thread_id: string;
-  run_id: string | null;
-  pins: Pin[];
-  count: number;
-  total_chars: number;
-}
+export type PinList = generated.PinList;
 
 /** A pin an agent proposed (through `rutter mcp`), and its answer once answered. */
 export interface Proposal {
@@ -536,77 +400,38 @@ export interface Proposal {
   created_at: string;
 }
 
-export interface ProposalList {
-  proposals: Proposal[];
-  has_more: boolean;
-}
+export type ProposalList = generated.ProposalList;
 
 /** `rutter/pin/answer`: the proposal as answered and the pin it created (null: none). */
-export interface AnsweredProposal {
-  proposal: Proposal;
-  pin: Pin | null;
-}
+export type AnsweredProposal = generated.AnsweredProposal;
 
 /** `rutter/pinProposalsChanged` (server → client): the pending proposals of these workspaces changed. */
-export interface PinProposalsChanged {
-  workspace_ids: string[];
-}
+export type PinProposalsChanged = generated.WorkspacesChanged;
 
-// -- history search and read (contract section 12; rutter_lsp/features/history) --
+// -- history search and read (docs/reference/history.md; rutter_lsp/features/history) --
 
 /** One hit of `rutter/historySearch`. */
-export interface HistoryHit {
-  /** Opaque, versioned: what `rutter/historyRead` takes. */
-  handle: string;
-  /** `memory`, `note`, `message`, `receipt`, `summary` or `checkpoint`. */
-  source_kind: string;
-  source_id: string;
-  version: number;
-  snippet: string;
-}
+export type HistoryHit = generated.HistoryHit;
 
-export interface HistoryHits {
-  hits: HistoryHit[];
-  /** Opaque; null on the last page. */
-  next_cursor: string | null;
-}
+export type HistoryHits = generated.HistoryHits;
 
 /** One page of a source, `rutter/historyRead`. */
-export interface HistoryPage {
-  handle: string;
-  page: number;
-  pages: number;
-  text: string;
-}
+export type HistoryPage = generated.HistoryPage;
 
-// -- agent profiles (contract section 17; `rutter/effectiveInstructions` with `profile`) --
+// -- agent profiles (docs/reference/profiles.md; `rutter/effectiveInstructions` with `profile`) --
 
 /** Where an agent would cut a file: it keeps bytes 0 to `byte` - 1; `line` holds the first byte lost. */
-export interface ProfileTruncation {
-  byte: number;
-  line: number;
-  lost_bytes: number;
-}
+export type ProfileTruncation = generated.ProfileTruncation;
 
-export interface ProfileSource {
-  /** Workspace-relative. */
-  path: string;
-  why: string;
-  truncation: ProfileTruncation | null;
-}
+export type ProfileSource = generated.ProfileSource;
 
 /** What one agent would load for a file, in its order. */
-export interface ProfileView {
-  agent: string;
-  sources: ProfileSource[];
-}
+export type ProfileView = generated.ProfileView;
 
 /** The answer for `profile: "all"`. */
-export interface ProfileViews {
-  profiles: ProfileView[];
-}
+export type ProfileViews = generated.ProfileViews;
 
-// -- context assembly and audit (contract section 13; rutter_lsp/features/assembly) --
+// -- context assembly and audit (docs/reference/assembly.md; rutter_lsp/features/assembly) --
 
 export interface AssemblyEntry {
   /** `instruction`, `pin` or `memory`. */
@@ -632,12 +457,7 @@ export interface AssemblyBudget {
   used: number;
 }
 
-export interface ConfiguredScope {
-  active: number;
-  considered: number;
-  inactive: number;
-  inactive_listed: number;
-}
+export type ConfiguredScope = generated.ConfiguredScope;
 
 export interface AssemblyConfigured {
   instructions: { revision: number; fingerprint: string; target_path: string; sources: number };
@@ -645,13 +465,7 @@ export interface AssemblyConfigured {
   memory: Record<string, ConfiguredScope>;
 }
 
-export interface FollowedReport {
-  assembly_id: string;
-  followed: string[];
-  ignored: string[];
-  reported_by: string;
-  reported_at: string;
-}
+export type FollowedReport = generated.FollowedReport;
 
 /** `context_assembly.v1`: what `rutter/contextAssemble` answers and the audit keeps. */
 export interface Assembly {

@@ -5,8 +5,8 @@
  * - Create asks what `rutter run create` needs: the goal, what to pin (the file the
  *   Instructions view shows, or its workspace root), and an optional agent profile (a label,
  *   as `--profile`); the workspace is the one of the file shown. It sends `rutter/createRun`.
- * - Move offers only the statuses the contract allows from the run's status (contract section
- *   6: running, paused, completed, failed, cancelled; the last three are final), asks before a
+ * - Move offers only the statuses a run may move to from its status (docs/reference/runs.md:
+ *   running, paused, completed, failed, cancelled; the last three are final), asks before a
  *   final one in a modal dialog, and sends `rutter/setRunStatus`.
  * - Show opens the run's pinned stack beside the instructions on disk now (`rutter/runInstructions`,
  *   runStacks.ts) in VS Code's diff editor.
@@ -25,7 +25,7 @@ export const RunCommands = {
   showStacks: "rutter.showRunInstructions",
 } as const;
 
-/** The statuses a run may be moved to (contract section 6). */
+/** The statuses a run may be moved to (docs/reference/runs.md). */
 export const RUN_STATUSES = ["running", "paused", "completed", "failed", "cancelled"] as const;
 export type TargetStatus = (typeof RUN_STATUSES)[number];
 export const FINAL_STATUSES: readonly string[] = ["completed", "failed", "cancelled"];

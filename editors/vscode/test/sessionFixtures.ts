@@ -126,6 +126,6 @@ export function comparison(a: string, b: string): NodeComparison {
     a: side(a),
     b: side(b),
     same: { fingerprint: false, run: true, session: true, run_status: true, instructions: true, project_configuration: true, git_branch: true, git_head: false, message_count: true },
-    memory: { added: [{ memory_id: "mem_02", version: 1 }], removed: [], changed: [], unchanged: 1 },
+    memory: { added: [{ memory_id: "mem_02", version: 1, content_sha256: "d".repeat(64) }], removed: [], changed: [], unchanged: 1 },
   };
 }

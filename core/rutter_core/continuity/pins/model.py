@@ -1,4 +1,4 @@
-"""The documents of thread pins and pin proposals (contract section 11), as pydantic models.
+"""The documents of thread pins and pin proposals (docs/reference/pins.md), as pydantic models.
 
 A pin is a requirement a person keeps in front of every later run of a thread: text (redacted
 per section 8, at most 8192 characters), versioned like memory. A proposal is an agent's

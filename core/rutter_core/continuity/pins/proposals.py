@@ -1,4 +1,4 @@
-"""Pin proposals (contract section 11): an agent proposes the exact text of a pin; it waits
+"""Pin proposals (docs/reference/pins.md): an agent proposes the exact text of a pin; it waits
 until an operator answers it, once, with one of three choices.
 
 - `pin`: pin the text as it was shown (no other text may come with it);

@@ -1,4 +1,4 @@
-"""A thread's pins (contract section 11): add, list, edit, remove.
+"""A thread's pins (docs/reference/pins.md): add, list, edit, remove.
 
 Pins belong to their thread: every later run of the thread carries them, and a new thread
 (a fork or a resume starts one) carries none. A thread holds at most 32 pins of at most 8192

@@ -1,4 +1,4 @@
-"""Importing agents' own session transcripts into threads (issue 15, contract section 16).
+"""Importing agents' own session transcripts into threads (issue 15, docs/reference/transcripts.md).
 
 - `records`: the neutral records (entries, skip and omit reasons) every parser returns.
 - `claude_code`, `codex`: one pure parser per agent, a JSON line in, a `LineOutcome` out; each

@@ -4,8 +4,8 @@ A transcript is the agent's, not the person's input: a message is never refused 
 CRLF and CR become LF; other control characters than newline and tab, and unpaired surrogates,
 become U+FFFD (what `continuity.policy.clean_text` refuses, replaced instead: the stored text
 obeys the same rules). Text is redacted with the one engine (`rutter_core.discovery.redaction`)
-and then bounded at the 64 KiB of a message (contract section 10): a longer one (tool outputs
-often are) keeps its beginning and ends with the marker `[truncated by rutter: kept K of N
+and then bounded at the 64 KiB of a message (docs/reference/continuity.md): a longer one (tool
+outputs often are) keeps its beginning and ends with the marker `[truncated by rutter: kept K of N
 bytes]`, and the import's answer names it.
 
 Order matters for secrets. Redaction runs before the final cut, so a secret is never cut into a

@@ -1,5 +1,5 @@
 """What an agent's transcript holds, in neutral terms: the records every agent's parser returns
-and the importer stores (contract section 16).
+and the importer stores (docs/reference/transcripts.md).
 
 A parser reads one JSON line at a time and answers a `LineOutcome`: the messages it maps to
 (`Entry`), the parts it leaves out on purpose (`omitted`, by reason), the facts it names about

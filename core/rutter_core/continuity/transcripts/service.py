@@ -1,5 +1,5 @@
 """Storing an imported transcript: the thread that holds the agent's session, and its new
-messages, in the caller's write transaction (contract section 16).
+messages, in the caller's write transaction (docs/reference/transcripts.md).
 
 A transcript is found again by its session ID under its source (`import:<agent>`), so a
 re-import appends to the same thread, and only the messages whose external IDs the thread does

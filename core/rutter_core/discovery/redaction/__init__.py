@@ -1,4 +1,4 @@
-"""Secret redaction: the one engine every surface uses (contract section 8).
+"""Secret redaction: the one engine every surface uses (docs/reference/redaction.md).
 
 `redact(text)` replaces each secret with `[REDACTED:<kind>]` and reports exact spans. Patterns
 come from detect-secrets where its plugin fits span-level work (AWS access keys, classic GitHub

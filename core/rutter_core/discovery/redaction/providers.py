@@ -1,4 +1,5 @@
-"""Service tokens with a distinctive prefix, beyond the contract's minimum list.
+"""Service tokens with a distinctive prefix, beyond the minimum list of
+docs/reference/redaction.md.
 
 Each entry is (anchor, regex the text after the anchor must match or None, rules tried at the
 anchor), as in `anchors`. A rule's regex starts at the anchor; `glue` lets the token stand

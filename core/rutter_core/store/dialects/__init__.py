@@ -1,6 +1,6 @@
 """The store's dialects: the only package in rutter that names a database engine.
 
-A dialect is found by the URL's backend name. PostgreSQL is on the contract's roadmap: its
+A dialect is found by the URL's backend name. PostgreSQL is on the roadmap: its
 dialect will be one module here and one entry in `_DIALECTS`; until then, opening a URL of an
 engine without a dialect fails at once with `unsupported_database`.
 """
@@ -52,7 +52,7 @@ def dialect_for(url: URL) -> Dialect:
 
 
 def append_only_triggers(table: str, *, dialect: str = EMBEDDED.name) -> tuple[str, ...]:
-    """Statements that make `table` reject UPDATE and DELETE (contract section 2), as
+    """Statements that make `table` reject UPDATE and DELETE (docs/reference/store.md), as
     migrations render them."""
     return dialect_named(dialect).append_only_guard(table)
 

@@ -72,7 +72,7 @@ class ChangeFeed(Protocol):
 
 
 class Dialect(ABC):
-    """One database engine's answers to what the store needs (contract section 2)."""
+    """One database engine's answers to what the store needs (docs/reference/store.md)."""
 
     name: ClassVar[str]
     """The engine's SQLAlchemy backend name, as in the URL's scheme."""

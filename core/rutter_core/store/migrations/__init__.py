@@ -1,4 +1,5 @@
-"""Ordered schema migrations, applied on open and recorded with a checksum (contract section 2).
+"""Ordered schema migrations, applied on open and recorded with a checksum
+(docs/reference/store.md).
 
 One module per migration (`mNNNN_name.py`, exporting `MIGRATION`), listed below in order.
 Migrations are immutable once released (stores record their checksums and refuse to open

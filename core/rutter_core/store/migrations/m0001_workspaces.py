@@ -1,4 +1,4 @@
-"""Migration 1: registered workspaces (contract section 4). Released: never edit it."""
+"""Migration 1: registered workspaces (docs/reference/workspaces.md). Released: never edit it."""
 
 from rutter_core.store.migrations.migration import Migration
 

@@ -1,5 +1,6 @@
 """Migration 2: missions, threads, sessions, runs, their root continuity nodes and the
-append-only ledger of pinned instruction snapshots (contract section 6). Released: never edit it.
+append-only ledger of pinned instruction snapshots (docs/reference/runs.md). Released: never edit
+it.
 """
 
 from rutter_core.store.migrations.migration import Migration
@@ -89,7 +90,7 @@ MIGRATION = Migration(
         """,
         "CREATE INDEX continuity_nodes_by_session ON continuity_nodes (session_id)",
         # Append-only revision ledger of each run's pinned instruction snapshot
-        # (contract section 6). Revision 1 replaces nothing; every later one names the
+        # (docs/reference/runs.md). Revision 1 replaces nothing; every later one names the
         # fingerprint it replaced.
         """
         CREATE TABLE run_instruction_snapshots (

@@ -1,4 +1,4 @@
-"""Migration 3: explicit user/project memory (issue 5, contract section 9). Released: never
+"""Migration 3: explicit user/project memory (issue 5, docs/reference/memory.md). Released: never
 edit it.
 
 Only operator surfaces write it: the actor CHECKs refuse a model, tool or system writer even

@@ -1,6 +1,6 @@
-"""Migration 4: append-only tables also refuse an INSERT whose key already exists (contract
-section 2), `INSERT OR REPLACE` included: a replace is a delete plus an insert, and the
-delete half does not fire the guard of migration 2.
+"""Migration 4: append-only tables also refuse an INSERT whose key already exists
+(docs/reference/store.md), `INSERT OR REPLACE` included: a replace is a delete plus an insert, and
+the delete half does not fire the guard of migration 2.
 
 Every key a replace could match on is listed: the primary keys, and the one root node per run.
 """

@@ -1,5 +1,5 @@
 """Migration 5: what threads hold (messages and notes) and the snapshots of checkpoint nodes
-(issue 13, contract section 10). Released: never edit it.
+(issue 13, docs/reference/continuity.md). Released: never edit it.
 
 - `messages`: append-only. `seq` orders a thread's messages (1, 2, 3, ... per thread, taken
   under the write lock; UNIQUE, so a lost race is a conflict on every dialect). `source` is the

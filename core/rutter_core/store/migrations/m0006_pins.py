@@ -1,5 +1,5 @@
-"""Migration 6: thread pins and pin proposals (issue 15, contract sections 11 and 14), and the
-MCP server as a writer of checkpoints. Released: never edit it.
+"""Migration 6: thread pins and pin proposals (issue 15, docs/reference/pins.md and
+docs/reference/surfaces.md), and the MCP server as a writer of checkpoints. Released: never edit it.
 
 - `pin_proposals`: what an agent proposed to pin (the exact text, redacted per section 8) and
   how the operator answered (`pin`, `discuss` or `custom`), once: an answered proposal stays

@@ -1,5 +1,5 @@
-"""Migration 7: which thread holds which imported agent transcript (issue 15 item 4, contract
-section 16). Released: never edit it.
+"""Migration 7: which thread holds which imported agent transcript (issue 15 item 4,
+docs/reference/transcripts.md). Released: never edit it.
 
 - `transcript_imports`: append-only, one row per (source, external session ID): the agent's own
   session ID (Claude Code's `sessionId`, Codex's `session_meta.payload.id`) under the source

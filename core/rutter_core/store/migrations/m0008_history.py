@@ -1,4 +1,4 @@
-"""Migration 8: the history index (issue 16, contract section 12). Released: never edit it.
+"""Migration 8: the history index (issue 16, docs/reference/history.md). Released: never edit it.
 
 - `history_entries`: one row per searchable source (a memory, note, message, tool receipt,
   summary or checkpoint snapshot): its kind, ID, owner (`local-user`, a workspace for project

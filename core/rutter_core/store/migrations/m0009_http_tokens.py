@@ -1,5 +1,5 @@
-"""Migration 9: the HTTP API's bearer tokens (issue 17, contract section 15). Numbered 9 so it
-never collides with another branch's migration 8. Released: never edit it.
+"""Migration 9: the HTTP API's bearer tokens (issue 17, docs/reference/surfaces.md). Numbered 9 so
+it never collides with another branch's migration 8. Released: never edit it.
 
 - `http_tokens`: one row per bearer: its `tok_` ID, its scope (`read` or `control`), the
   SHA-256 of its secret (the secret itself is shown once and never stored), when it was made,

@@ -1,4 +1,4 @@
-"""Migration 10: the audit of context assemblies (issue 16 items 2-3, contract section 13).
+"""Migration 10: the audit of context assemblies (issue 16 items 2-3, docs/reference/assembly.md).
 Numbered 10 so that it cannot collide with the migrations of work done beside it (8 and 9 are
 other issues'). Released: never edit it.
 

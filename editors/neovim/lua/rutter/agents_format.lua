@@ -1,4 +1,4 @@
---- Pure formatting of agent-profile answers (contract section 17): one agent's view
+--- Pure formatting of agent-profile answers (docs/reference/profiles.md): one agent's view
 --- (`{ agent, sources = { { path, why, truncation } } }`) as the instruction float's lines, and
 --- every agent's view (`{ profiles = { … } }`) as one column per agent for the side-by-side.
 ---

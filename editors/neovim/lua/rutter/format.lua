@@ -203,7 +203,7 @@ function M.lines(result, opts)
           path
         )
         if str(source.link_target) ~= "" then
-          -- A link inside the workspace (contract 5.6): where its content comes from.
+          -- A link inside the workspace (docs/reference/discovery.md): where its content comes from.
           local arrow = source.link_stub == true and "  stub → " or "  → "
           row = row .. arrow .. str(source.link_target)
         end

@@ -2,7 +2,7 @@
 --- tool receipts, summaries, checkpoints) through the server's `rutter/historySearch`, pick a
 --- hit (`vim.ui.select`, kind `rutter_history`, so a telescope / fzf-lua ui.select override
 --- shows its own picker), and read it through `rutter/historyRead` in a read-only scratch
---- buffer, page by page (contract section 12).
+--- buffer, page by page (docs/reference/history.md).
 ---
 --- What is searched: the current buffer's workspace (its project memories and your user
 --- memories) and, when the plugin knows the workspace's current run (the one chosen for the

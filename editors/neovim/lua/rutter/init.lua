@@ -59,7 +59,7 @@ local function notify(message, level)
   ui.notify(message, level)
 end
 
---- Whether a path names an instruction file or the ignore file (contract 5.1).
+--- Whether a path names an instruction file or the ignore file (docs/reference/discovery.md).
 --- @param path string
 --- @return boolean
 function M.is_instruction_file(path)
@@ -295,7 +295,7 @@ end
 --- the typed error (`code`, `message`, `path`?, `details`?) that the server puts in the JSON-RPC
 --- error's `data` when discovery fails closed or the file is in no served folder, else
 --- `request_failed` (the server could not answer at all). With `profile` (an agent, or "all")
---- the answer is that agent's view (contract section 17) instead of the snapshot.
+--- the answer is that agent's view (docs/reference/profiles.md) instead of the snapshot.
 --- @param client vim.lsp.Client
 --- @param uri string
 --- @param bufnr integer

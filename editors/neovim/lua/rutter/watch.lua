@@ -12,7 +12,7 @@ local M = {}
 local uv = vim.uv
 
 M.DEBOUNCE_MS = 100
-local MAX_TREE_DEPTH = 34 -- rules nest at most 32 deep (contract 5.3)
+local MAX_TREE_DEPTH = 34 -- rules nest at most 32 deep (docs/reference/discovery.md)
 
 local FileChangeType = { Created = 1, Changed = 2, Deleted = 3 }
 

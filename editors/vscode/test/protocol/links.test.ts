@@ -1,5 +1,5 @@
 /**
- * Protocol tests of links inside the workspace (contract 5.6) against the real server: a root
+ * Protocol tests of links inside the workspace (docs/reference/discovery.md) against the real server: a root
  * `CLAUDE.md -> AGENTS.md` is an alias, `docs/CLAUDE.md -> CONTRIBUTING.md` a source with its
  * link target; the view shows both, and hover / code lens say so on the link itself.
  */

@@ -1,7 +1,7 @@
 /**
  * Runs from the editor against the real server: "Create Run…" creates the run the CLI then
- * shows, the Runs view lists it with no terminal involved, "Move Run Status…" moves it as the
- * contract allows (a final status after the modal question, and the run leaves the view), and
+ * shows, the Runs view lists it with no terminal involved, "Move Run Status…" moves it as
+ * docs/reference/runs.md allows (a final status after the modal question, and the run leaves the view), and
  * "Show Pinned and Live Instructions" puts the pinned stack beside the one on disk once an
  * instruction file changed. The status bar reads "rutter: N" throughout.
  */
@@ -73,7 +73,7 @@ describe("runs from the editor against the real server", () => {
     assert.match(editor.messages.at(-1)?.text ?? "", new RegExp(`^rutter: run ${runId} created in yard; it pins the instructions of services/api/input\\.go \\(revision 1\\)$`));
   });
 
-  it("moves its status: running, then paused, as the contract allows", async () => {
+  it("moves its status: running, then paused, as a run may move", async () => {
     const row = () => editor.tree("rutter.runs")[0];
     editor.pickAnswers = [(items) => items.find((item) => item.value === "running")?.value];
     assert.equal(await editor.run(RunCommands.setStatus, row()), "running");

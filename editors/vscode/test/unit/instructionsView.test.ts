@@ -72,7 +72,7 @@ describe("instruction nodes of a snapshot", () => {
 });
 
 describe("the header, scopes and conflicts in words", () => {
-  it("says how many sources, their order and the contract's precedence rule", () => {
+  it("says how many sources, their order and the precedence rule", () => {
     assert.equal(headerText(9), "9 sources in delivery order; higher precedence wins where sources conflict");
     assert.equal(headerText(1), "1 source in delivery order; higher precedence wins where sources conflict");
     const [header] = instructionNodes(snapshot(), ROOT);
@@ -140,7 +140,7 @@ describe("ignored reasons", () => {
   });
 });
 
-describe("links inside the workspace (contract 5.6)", () => {
+describe("links inside the workspace (docs/reference/discovery.md)", () => {
   function linked(): Snapshot {
     const base = snapshot();
     return {

@@ -122,7 +122,7 @@ describe("Create Run…", () => {
 });
 
 describe("Move Run Status…", () => {
-  it("offers only the moves the contract allows from each status", () => {
+  it("offers only the moves a run may make from each status", () => {
     assert.deepEqual(statusItems("created").map((item) => item.label), ["running", "failed", "cancelled"]);
     assert.deepEqual(statusItems("running").map((item) => item.label), ["paused", "completed", "failed", "cancelled"]);
     assert.deepEqual(statusItems("paused").map((item) => item.label), ["running", "failed", "cancelled"]);

@@ -1,5 +1,5 @@
 """What the person is asked before a fork or resume: what the new run takes from the node
-and what it does not (contract section 10; `continuity.snapshot.INHERITS` and `Authority`).
+and what it does not (docs/reference/continuity.md; `continuity.snapshot.INHERITS` and `Authority`).
 
 Taken, and only this: the workspace; the instruction snapshot the node pins, as the new run's
 revision 1 (not the files on disk: a later drift is shown and refreshed by confirmation as for

@@ -1,4 +1,5 @@
-"""Workspace folders (contract section 4): each editor folder is served under a registration.
+"""Workspace folders (docs/reference/workspaces.md): each editor folder is served under a
+registration.
 
 A folder whose root is already registered reuses that registration; otherwise it is registered
 with an ID derived from the folder name, made unique with a numeric suffix. Removing a folder

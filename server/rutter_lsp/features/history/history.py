@@ -1,5 +1,5 @@
 """History search and read in the editor: a thin adapter over the app facade
-(`server.session.app.history`), for the editors' search box and picker (contract section 12).
+(`server.session.app.history`), for the editors' search box and picker (docs/reference/history.md).
 
 Requests (params decoded into the app's params models by `rutter_lsp.dispatch.custom_request`,
 unknown fields refused; results: the CLI's `--json` documents; failures: JSON-RPC errors whose

@@ -69,7 +69,7 @@ def headline(status: FileStatus) -> str:
 
 
 def _link_note(status: FileStatus) -> str:
-    """` · link to X` for a delivered link (contract 5.6), else nothing."""
+    """` · link to X` for a delivered link (docs/reference/discovery.md), else nothing."""
     source = status.source
     if source is None or source.link_target is None:
         return ""

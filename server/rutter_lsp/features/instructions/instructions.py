@@ -1,16 +1,17 @@
 """`rutter/effectiveInstructions` and the commands: the snapshot for the file in front of you.
 
-The custom request takes `{"textDocument": {"uri": ...}}` and answers with the contract's
-`project_instruction_snapshot.v1` JSON for that file as it is on disk. When there is none it
-fails like every custom request (`rutter_lsp.dispatch`): a JSON-RPC error whose `data` is the
-error document (`code`, `message`, `path`?, `details`?, `hint`?), when discovery fails closed or
-the file is outside every served folder (`not_registered`), so the editor can always say why
-nothing applies. With `"profile"` (`codex`, `claude`, `gemini`, `copilot`, `cursor` or `all`) it
-answers instead with what that agent would load for the file (contract section 17: `{"agent",
-"sources": [{"path", "why", "truncation"}]}`, or `{"profiles": [...]}` for `all`). Command
-`rutter.effectiveInstructions` (arguments: the URI, and optionally the profile) is the same for
-clients that cannot send custom requests; `rutter.showApplicableFiles` (the code lens's
-command) lists the open files an instruction file applies to.
+The custom request takes `{"textDocument": {"uri": ...}}` and answers with the
+`project_instruction_snapshot.v1` JSON (docs/reference/discovery.md) for that file as it is on
+disk. When there is none it fails like every custom request (`rutter_lsp.dispatch`): a JSON-RPC
+error whose `data` is the error document (`code`, `message`, `path`?, `details`?, `hint`?), when
+discovery fails closed or the file is outside every served folder (`not_registered`), so the editor
+can always say why nothing applies. With `"profile"` (`codex`, `claude`, `gemini`, `copilot`,
+`cursor` or `all`) it answers instead with what that agent would load for the file
+(docs/reference/profiles.md: `{"agent", "sources": [{"path", "why", "truncation"}]}`, or
+`{"profiles": [...]}` for `all`). Command `rutter.effectiveInstructions` (arguments: the URI, and
+optionally the profile) is the same for clients that cannot send custom requests;
+`rutter.showApplicableFiles` (the code lens's command) lists the open files an instruction file
+applies to.
 
 The answer is the app's `instructions.effective`, taken step by step (`workspace`, `stack`,
 `snapshot`) with two caches between the steps, because a request costs little more than its
@@ -195,7 +196,7 @@ def _encoded(rutter: Rutter, cache: EncodedSnapshots, workspace: Workspace, rel:
 
 
 async def profile_for(server: RutterServer, uri: str, agent: AgentChoice) -> dict[str, Any]:
-    """What `agent` would load for the file at `uri` (contract section 17)."""
+    """What `agent` would load for the file at `uri` (docs/reference/profiles.md)."""
     rutter, workspace, rel = await _located(server, uri)
     views = await server.session.worker.run(rutter.profiles.view_in, workspace, rel, agent)
     return views.to_json()

@@ -1,8 +1,8 @@
 """Drift of active runs: where a run's pinned instructions differ from the disk, as diagnostics.
 
-Pure functions over the inspection JSON that `rutter_core.runs.inspect_run` gives (contract
-section 6: `pinned`, `live`, `diff`). `findings_of` runs on the disk worker and turns one
-inspection into per-file findings; `place` runs on the event loop and puts them on the open
+Pure functions over the inspection JSON that `rutter_core.runs.inspect_run` gives
+(docs/reference/runs.md: `pinned`, `live`, `diff`). `findings_of` runs on the disk worker and turns
+one inspection into per-file findings; `place` runs on the event loop and puts them on the open
 documents:
 
 - a changed or added instruction file that is open gets a Warning "changed since run RUN
@@ -93,7 +93,7 @@ def first_difference(pinned: str, live: str) -> tuple[int, str | None]:
 
 
 def findings_of(inspection: Mapping[str, Any], workspace_id: str, target: str) -> RunDrift:
-    """The findings of one run's inspection (contract 6 shape)."""
+    """The findings of one run's inspection (docs/reference/runs.md shape)."""
     run_id = str(inspection["run_id"])
     revision = inspection.get("revision")
     live = inspection.get("live")

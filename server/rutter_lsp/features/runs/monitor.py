@@ -60,7 +60,8 @@ class RunsMonitor:
     async def store_changed(self, changed: bool) -> None:
         """A tick of the session's store watch: after a commit, inspect the runs again."""
         if changed:
-            # A workspace moved to a served folder is served under its own ID (contract 4).
+            # A workspace moved to a served folder is served under its own ID
+            # (docs/reference/workspaces.md).
             await folders.follow_registrations(self._server)
             self._server.refresher.request(runs=True)
 

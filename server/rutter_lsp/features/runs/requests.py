@@ -7,7 +7,7 @@ typed errors the dispatch maps to JSON-RPC errors whose `data` is the error docu
   "live_fingerprint", "live_error"?}]}`, the active runs of that workspace, else of every served
   workspace;
 - `rutter/runInstructions` (`rutter.runInstructions`, also `[run_id]`) `{"run_id"}`: the
-  inspection (contract section 6);
+  inspection (docs/reference/runs.md);
 - `rutter/confirmRefresh` (`rutter.confirmRefresh`) `{"run_id", "expected_fingerprint",
   "expected_live_fingerprint"}`: the inspection after the call plus `"refreshed"`;
 - `rutter/createRun` (`rutter.run.create`) `{"goal", "workspace_id"?, "profile"?, "mode"?,
