@@ -335,6 +335,7 @@ def search(
             source_kind=entry.source_kind,
             source_id=entry.source_id,
             version=entry.version,
+            thread_id=None if entry.source_kind == "memory" else entry.owner_id,
             snippet=_snippet(entry.body, query),
         )
         for entry in found

@@ -471,6 +471,7 @@ export interface HistoryHit {
   source_kind: "memory" | "note" | "message" | "receipt" | "summary" | "checkpoint";
   source_id: string;
   version: number;
+  thread_id: string | null;
   snippet: string;
 }
 
