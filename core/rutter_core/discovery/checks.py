@@ -79,14 +79,25 @@ def read_source(
 ) -> SourceText:
     """The decoded, redacted text of the source at `path` (`too_large` on raw bytes, NUL and
     UTF-8 refusals, `concurrent_modification`), cached by `reader` while its identity holds."""
-    return reader.read_decoded(
-        path,
-        st,
-        max_bytes=limits.max_file_bytes,
-        rel=rel,
-        decoder="source",
-        decode=lambda raw: decode_source(raw, rel=rel),
-    )
+    try:
+        return reader.read_decoded(
+            path,
+            st,
+            max_bytes=limits.max_file_bytes,
+            rel=rel,
+            decoder="source",
+            decode=lambda raw: decode_source(raw, rel=rel),
+        )
+    except RutterError as error:
+        if error.code != "too_large":
+            raise
+        raise discovery_error(
+            "too_large",
+            f"{error.message}, or exclude {rel} in {IGNORE_FILE} to leave it out of what "
+            "rutter delivers",
+            path=error.path,
+            details=error.details,
+        ) from None
 
 
 def require_deliverable(rel: str, text: SourceText, limits: Limits) -> None:
@@ -102,7 +113,8 @@ def require_deliverable(rel: str, text: SourceText, limits: Limits) -> None:
         raise discovery_error(
             "too_large",
             f"{rel} is {text.content_bytes} bytes after secret redaction, over the limit "
-            f"of {limits.max_file_bytes} bytes; shorten it",
+            f"of {limits.max_file_bytes} bytes; shorten it, or exclude {rel} in {IGNORE_FILE} "
+            "to leave it out of what rutter delivers",
             path=rel,
             details={"bytes": text.content_bytes, "limit": limits.max_file_bytes},
         )
