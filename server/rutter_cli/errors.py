@@ -24,6 +24,11 @@ HINT_WORDING: dict[str, HintWording] = {
         "check the path, or choose the store with --database-url, RUTTER_DATABASE_URL or "
         "RUTTER_HOME"
     ),
+    "writable_store": lambda _: (
+        "the store is read-only here: remount it read-write, make the file and its directory "
+        "writable, or choose another store with --database-url, RUTTER_DATABASE_URL or "
+        "RUTTER_HOME"
+    ),
     # -- memory (rutter context memory ...)
     "choose_workspace": lambda _: (
         "pass --workspace ID (see `rutter workspace list`) or register one with "

@@ -146,6 +146,10 @@ def _may_hold_secrets(rel: str) -> bool:
 def _step(root: str, rel: str, start: str, text: str) -> str:
     """The path that link text `text`, read in directory `start`, names: resolved component by
     component, refusing a step out of the root or through a linked directory."""
+    if text.endswith(("/", "/.")):
+        # `real.md/` or `real.md/.` names a directory: the kernel refuses it when it ends at a
+        # file (ENOTDIR), and dropping the slash below would follow it all the same.
+        _refuse(rel, "its target path ends in '/' (or '/.'), which names a directory, not a file")
     if os.path.isabs(text):
         # An absolute link into the workspace: walked from the root like a relative one, its
         # `..` resolved step by step as the kernel would (never collapsed in the text).

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from rutter_core.discovery.redaction import redact
 from rutter_core.kernel.errors import Hint, RejectedError
-from rutter_core.kernel.text import first_forbidden_char
+from rutter_core.kernel.text import require_readable
 
 MAX_TITLE_BYTES: Final = 256
 MAX_CONTENT_BYTES: Final = 16 * 1024
@@ -243,19 +243,6 @@ def _utf8_size(field: str, text: str) -> int:
         ) from exc
 
 
-def _refuse_controls(field: str, text: str, *, allowed: str) -> None:
-    found = first_forbidden_char(text, allowed=allowed)
-    if found is not None:
-        offset, char = found
-        raise RejectedError(
-            "control_character",
-            f"{field} contains the control character U+{ord(char):04X} at offset {offset}; "
-            "memory text may contain newlines and tabs but no other control characters and no "
-            "bidirectional controls",
-            details={"field": field, "codepoint": f"U+{ord(char):04X}", "offset": offset},
-        )
-
-
 def _bounded(field: str, text: str, *, code: str, max_bytes: int) -> None:
     size = _utf8_size(field, text)
     if size > max_bytes:
@@ -279,7 +266,7 @@ def clean_title(title: str) -> str:
             details={"field": "title"},
         )  # fmt: skip
     _utf8_size("title", text)
-    _refuse_controls("title", text, allowed="\t")
+    require_readable("title", text, allowed="\t")
     _bounded("title", text, code="invalid_title", max_bytes=MAX_TITLE_BYTES)
     return text
 
@@ -296,7 +283,7 @@ def clean_content(content: str) -> str:
             "the content is empty or blank; write what the memory should say",
             details={"field": "content"},
         )
-    _refuse_controls("content", text, allowed="\n\t")
+    require_readable("content", text, allowed="\n\t")
     return text
 
 
@@ -333,7 +320,7 @@ def normalize_references(references: Iterable[str]) -> tuple[str, ...]:
                 details={"field": "reference", "reference": echoed},
             )
         _utf8_size("reference", text)
-        _refuse_controls("reference", text, allowed="")
+        require_readable("reference", text, allowed="")
         _bounded("reference", text, code="invalid_reference", max_bytes=MAX_REFERENCE_BYTES)
         check_source_ref(text)
         found = redact(text)

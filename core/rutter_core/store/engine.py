@@ -298,7 +298,7 @@ class Store:
                 "store_read_only",
                 f"the store {url} is read-only here ({exc.orig}), so nothing was written; make "
                 "the file and its directory writable",
-                hint=Hint("choose_store"),
+                hint=Hint("writable_store"),
             )
         if failure == "full":
             return StoreError(
