@@ -205,6 +205,8 @@ def _in_config_section(text: str, start: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     if text[line_start:start].strip(" \t"):
         return False
+    if text.rfind("[", max(0, line_start - _SECTION_BYTES), line_start) < 0:
+        return False  # no header within reach: most code and prose stop here
     end = line_start - 1
     for _ in range(_SECTION_REACH):
         if end <= 0:
@@ -254,10 +256,12 @@ def assignment(
     pos = found.end()
     if sep == ":" and not ws and text[start - 1 : start] == ":":
         return None  # a reStructuredText role: :token:`name`
-    if found.group("option") is not None:
-        return _option_value(text, pos)
-    if sep == ">" or found.group("attr") is not None:
-        return _markup_value(text, low, start, name_end, pos, name, element=sep == ">")
+    if sep is None:  # `--password VALUE` or `key="…Password" value="…"`
+        if found.group("option") is not None:
+            return _option_value(text, pos)
+        return _markup_value(text, low, start, name_end, pos, name, element=False)
+    if sep == ">":
+        return _markup_value(text, low, start, name_end, pos, name, element=True)
     quoted = _QUOTED.match(text, pos) if text[pos : pos + 1] in _QUOTED_START else None
     code_name = False  # an unquoted bare identifier where code, not config, is likely
     if quoted is not None:
@@ -302,7 +306,7 @@ def assignment(
             and not looks_chosen(value)
             and not (sep == "=" and _in_config_section(text, start))
         )
-    if not name.endswith(_PASSWORD_NAMES) and _OBJECT_NAME.fullmatch(value):
+    if "-" in value and _OBJECT_NAME.fullmatch(value) and not name.endswith(_PASSWORD_NAMES):
         return None  # `secret: db-credentials`: the name of a secret object
     if aws and _AWS_SECRET_VALUE.fullmatch(value) and not _HEX.fullmatch(value):
         return "aws_secret_key", value_start, value_end

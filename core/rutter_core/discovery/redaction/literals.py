@@ -37,9 +37,12 @@ _PLACEHOLDER_SHAPE: Final = re.compile(
     r"|^not[-_ .]?(?:needed|required|used|set|a[-_ .]?real)|^(?:sk-)?no[-_ .]?key"
     r"|^(?:sk[-_])?(?:test|fake|mock|dummy|demo)(?:[-_ .]?(?:key|token|secret|password|value))?$"
     r"|^\[.*\]$|^(?:arn|urn):"
-    # references to a secret manager's entry, and values a tool keeps encrypted (SOPS)
-    r"|^(?:vault|op|bw|ssm|sm|secretsmanager|keyvault|azurekeyvault|gcpsm|k8s|doppler"
-    r"|infisical|sops|secretref|keyring):|^enc\[|^projects/[^/]+/secrets/"
+)
+# References to a secret manager's entry, and values a tool keeps encrypted (SOPS); matched at
+# the start only (a search would try every alternative at every character).
+_REFERENCE: Final = re.compile(
+    r"(?:vault|op|bw|ssm|sm|secretsmanager|keyvault|azurekeyvault|gcpsm|k8s|doppler"
+    r"|infisical|sops|secretref|keyring):|enc\[|projects/[^/]+/secrets/"
 )
 # `token: v2.3.1-rc4`, `key: 1.20.0+build.7`: a version (semantic versioning's shape), not a
 # credential.
@@ -116,6 +119,7 @@ def is_literal(value: str, *, quoted: bool) -> bool:
         or MASK.fullmatch(value)
         or normalized(value) in PLACEHOLDER_WORDS
         or _PLACEHOLDER_SHAPE.search(lowered)
+        or _REFERENCE.match(lowered)
         or (len(value) <= 128 and _NAME_OF_SECRET.fullmatch(lowered) and not looks_chosen(value))
         or _VERSION.fullmatch(value)
         or _PATH_LIKE.match(value)
