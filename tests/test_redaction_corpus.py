@@ -30,7 +30,7 @@ def test_corpus_counts_are_exact(request: pytest.FixtureRequest) -> None:
     request.config.stash[REDACTION_FIGURES] = secret_corpus.summary(score)
     assert score.notes == ()
     assert (score.prose_documents, score.prose_lines, score.false_positives) == (15, 1283, 0)
-    assert (score.lookalikes, score.lookalikes_flagged) == (101, 0)
+    assert (score.lookalikes, score.lookalikes_flagged) == (105, 0)
     assert (score.cases, score.secrets) == (1271, 1273)
     assert (score.found, score.missed, score.inexact, score.extra) == (1273, 0, 0, 0)
     assert (score.precision, score.recall) == (1.0, 1.0)
@@ -205,7 +205,7 @@ def test_benchmark_prints_the_corpus_counts() -> None:
         cwd=ROOT,
     )
     assert "prose: 15 documents, 1283 lines, 0 findings (false positives)" in done.stdout
-    assert "look-alikes: 101 cases, 0 with a finding (false positives)" in done.stdout
+    assert "look-alikes: 105 cases, 0 with a finding (false positives)" in done.stdout
     assert (
         "secrets: 1271 cases, 1273 secrets: 1273 found, 0 missed, 0 inexact, 0 extra" in done.stdout
     )

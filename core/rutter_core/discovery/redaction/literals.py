@@ -51,7 +51,7 @@ _VERSION: Final = re.compile(
 )
 # A digit inside a word, between letters, in a value that mixes cases (`S3cretPass`,
 # `P4ssw0rd`): how people write passwords, not how names are spelled (`oauth2Token`, `s3_key`).
-_LEET: Final = re.compile(r"[A-Za-z][0-9]+[a-z]")
+_LEET: Final = re.compile(r"[A-Za-z][0-9]+[a-z]{2}")
 MASK: Final = re.compile(r"[xX*•·.#_\-]+")
 _NON_ALNUM: Final = re.compile(r"[^a-z0-9]+")
 _LETTER: Final = re.compile(r"[A-Za-z]")
