@@ -461,7 +461,6 @@ SENSITIVE = {
     "keys/id_rsa": "private_key",
     "backup/id_ed25519": "private_key",
     "id_dsa": "private_key",
-    "id_ed25519.pub": "private_key",
     "certs/server.pem": "private_key",
     "tls/server.KEY": "private_key",
     "client.p12": "private_key",
@@ -533,6 +532,12 @@ HARMLESS = [
     "docs/.setup.md.swp",
     "environment.md.bak",
     "/proc/cpuinfo",
+    # public keys (issue 34): shared on purpose, even from the key directory
+    "id_ed25519.pub",
+    "~/.ssh/id_ed25519.pub",
+    "keys/id_rsa.pub",
+    "id_rsa.pub~",
+    "deploy_key.pub",
 ]
 
 

@@ -170,8 +170,8 @@ def _plain_segment_kind(name: str, parent: str | None) -> SensitiveKind | None:
     # Stem and suffix as for file names: a leading dot starts no suffix (`.secrets` has none).
     head, dot, tail = name[1:].rpartition(".")
     stem, suffix = (name[0] + head, tail) if dot else (name, "")
-    if name.split(".", 1)[0] in _PRIVATE_KEY_NAMES:  # id_rsa, id_rsa.pub, id_ed25519.old ...
-        return "private_key"
+    if name.split(".", 1)[0] in _PRIVATE_KEY_NAMES and not _is_public_key(name):
+        return "private_key"  # id_rsa, id_ed25519.old, id_ecdsa.bak ...
     if suffix in _PRIVATE_KEY_SUFFIXES:
         return "private_key"
     if stem in _SECRET_STORE_STEMS and suffix in _STORE_FORMATS:
@@ -179,6 +179,12 @@ def _plain_segment_kind(name: str, parent: str | None) -> SensitiveKind | None:
     if stem in _TERMINAL_STEMS or stem.endswith("_history"):
         return "terminal_input"  # shell and REPL histories are recorded terminal input
     return None
+
+
+def _is_public_key(name: str) -> bool:
+    """`id_ed25519.pub`, `deploy_key.pub` (and their backups, `id_rsa.pub~`): the public half
+    of a key pair, which ssh-keygen names `<key>.pub` and which is meant to be shared."""
+    return any(candidate.split(".")[1:2] == ["pub"] for candidate in _undecorated(name))
 
 
 def sensitive_source_kind(reference: str) -> SensitiveKind | None:
@@ -201,7 +207,13 @@ def sensitive_source_kind(reference: str) -> SensitiveKind | None:
         if local[0] == "proc" and "environ" in local[2:]:
             return "env_file"  # a process's environment: what .env files are loaded into
     parent: str | None = None
+    # A public key is shared on purpose, also from the key directory (`~/.ssh/id_ed25519.pub`);
+    # the directory itself and every other file in it stay refused.
+    public_key = bool(segments) and _is_public_key(segments[-1])
     for name in segments:
+        if public_key and name == ".ssh":
+            parent = name
+            continue
         kind = _segment_kind(name, parent)
         if kind is not None:
             return kind
