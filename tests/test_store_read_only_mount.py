@@ -143,9 +143,15 @@ def test_a_write_on_a_read_only_mount_is_store_read_only(home: Path, tmp_path: P
 def test_a_store_not_created_yet_on_a_read_only_mount_is_store_read_only(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
     with read_only(empty, tmp_path) as run:
-        error = assert_read_only(run("workspace", "list"))
+        error = assert_read_only(run("workspace", "register", "ws", str(workspace)))
+        # A command that only reads creates no store, so it answers as from an empty one.
+        listed = run("workspace", "list")
     assert error["path"].endswith("rutter.db")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == {"workspaces": []}
     assert list(empty.iterdir()) == []
 
 
