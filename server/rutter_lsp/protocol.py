@@ -11,6 +11,7 @@ them again and decoding with a new namedtuple class each time, ~0.1 ms apiece). 
   not plain JSON still reaches pygls' `default`, which unstructures it as before);
 - the params of requests lsprotocol has no type for (our `rutter/*` requests) stay plain JSON;
   `rutter_lsp.dispatch` decodes them into the operation's pydantic model;
+- strings, integers and booleans are decoded strictly (see `strict_primitives`);
 - a result already encoded as JSON text (`EncodedResult`) is not decoded and encoded again: the
   converter puts a placeholder in its place and the writer swaps the text in before framing.
   `json.dumps` cannot embed raw JSON and pygls has no hook between encoding and writing, so the
@@ -29,10 +30,12 @@ from urllib.parse import unquote, urlsplit
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
 
 from rutter_core.app.profiles import is_agent_file
 from rutter_core.discovery.layout import IGNORE_NAME, PRAYU_DIR, classify
+from rutter_lsp.errors import WrongType
 
 if TYPE_CHECKING:
     from cattrs import Converter
@@ -120,6 +123,40 @@ def _plain_request(data: dict[str, Any], _: type[Any]) -> JsonRPCRequestMessage:
     )
 
 
+def _strict_str(value: Any, _: type[Any]) -> str:
+    if isinstance(value, str):
+        return value
+    raise WrongType("a string")
+
+
+def _strict_int(value: Any, _: type[Any]) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise WrongType("an integer")
+
+
+def _strict_float(value: Any, _: type[Any]) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise WrongType("a number")
+
+
+def _strict_bool(value: Any, _: type[Any]) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise WrongType("true or false")
+
+
+def strict_primitives(converter: Converter) -> None:
+    """Decode strings, numbers and booleans only from values of that JSON type. cattrs
+    converts whatever it is given (`str(5)`, `int("1")`, `bool("false")`): a hover with
+    `"uri": 5` was served for the URI `"5"` instead of being refused as invalid params."""
+    converter.register_structure_hook(str, _strict_str)
+    converter.register_structure_hook(int, _strict_int)
+    converter.register_structure_hook(float, _strict_float)
+    converter.register_structure_hook(bool, _strict_bool)
+
+
 MAX_TRACKED_CHARS: Final = 1 << 20
 """An instruction file's buffer above this many characters is not kept (discovery refuses any
 source over 64 KiB, so its diagnostics come from the disk alone)."""
@@ -156,6 +193,7 @@ class RutterProtocol(LanguageServerProtocol):
         converter.register_unstructure_hook(EncodedResult, self.encoded.placeholder)
         # Only requests of methods lsprotocol has no type for are decoded as this type.
         converter.register_structure_hook(JsonRPCRequestMessage, _plain_request)
+        strict_primitives(converter)
         self.untracked: set[str] = set()
         """Open documents kept without their text (keys as pygls' workspace has them)."""
 
@@ -179,6 +217,15 @@ class RutterProtocol(LanguageServerProtocol):
             # client that supports both report everything twice.
             result.capabilities.diagnostic_provider = None
         return result
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(
+        self, params: types.ExecuteCommandParams
+    ) -> Generator[Any, Any, Any]:
+        # pygls' answer to an unknown command quotes the name the client sent.
+        if params.command not in self.fm.commands:
+            raise JsonRpcInvalidParams("invalid params: 'command' names no command of this server")
+        return (yield from super().lsp_workspace__execute_command(params))
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(
