@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import sys
@@ -21,6 +22,8 @@ from typing import Any
 import pytest
 
 from rutter_lsp.nesting import MAX_JSON_DEPTH
+from rutter_lsp.server import create_server
+from rutter_lsp.transport import MessageLoop
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -358,3 +361,82 @@ async def test_a_wrong_setting_is_named_without_its_value(tmp_path: Path) -> Non
                     "the three settings are reported")  # fmt: skip
         assert "got another string" in shown()
         assert_quiet(session)
+
+
+async def test_a_change_to_a_document_never_opened_is_ignored(tmp_path: Path) -> None:
+    change = {"textDocument": {"uri": f"file:///{MARKER}/AGENTS.md", "version": 2},
+              "contentChanges": [{"text": MARKER}]}  # fmt: skip
+    async with raw_session(tmp_path) as session:
+        await session.send(frame({"jsonrpc": "2.0", "method": "textDocument/didChange",
+                                  "params": change}))  # fmt: skip
+        await session.alive(4)
+        assert "ignored a change to a document that is not open" in session.stderr
+        assert not [m for m in session.notifications if m["method"] == "window/showMessage"]
+        assert_quiet(session)
+
+
+async def test_a_notification_that_fails_is_reported_without_what_was_sent(
+    tmp_path: Path,
+) -> None:
+    # pygls fails on a change to a notebook that is not open (a KeyError naming its URI).
+    change = {
+        "notebookDocument": {"uri": f"file:///{MARKER}.ipynb", "version": 1},
+        "change": {"cells": {"structure": {"array": {"start": 5, "deleteCount": 3}}}},
+    }
+    progress = {"token": MARKER}  # pygls warns about an unknown token, quoting it
+    async with raw_session(tmp_path) as session:
+        for method, params in [
+            ("notebookDocument/didChange", change),
+            ("window/workDoneProgress/cancel", progress),
+        ]:
+            await session.send(frame({"jsonrpc": "2.0", "method": method, "params": params}))
+        await session.alive(4)
+
+        def shown() -> list[str]:
+            return [
+                m["params"]["message"]
+                for m in session.notifications
+                if m["method"] == "window/showMessage"
+            ]
+
+        await until(shown, "the person is told")
+        assert shown() == ["rutter: an internal error; see the language server's log"]
+        assert "progress cancel for unknown token <not logged>" in session.stderr
+        assert_quiet(session)
+
+
+class _Collected:
+    """A transport that keeps what the server writes."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+async def test_an_unexpected_failure_is_answered_without_its_text_or_traceback() -> None:
+    # No handler is known to fail on any input: a failing one stands for the next bug.
+    server = create_server()
+    try:
+
+        def fails(params: Any) -> None:
+            raise ValueError(MARKER)
+
+        untyped: Any = server  # pygls' decorators are untyped
+        untyped.feature("rutter/test/fails")(fails)
+
+        transport = _Collected()
+        server.protocol.set_writer(transport)
+        MessageLoop(server.protocol, io.BytesIO()).handle_message(request(4, "rutter/test/fails"))
+        await until(lambda: transport.written, "the request is answered")
+        answer = json.loads(transport.written[0].partition(b"\r\n\r\n")[2])
+        assert answer["id"] == 4
+        assert answer["error"] == {
+            "code": -32603, "message": "internal error: see the language server's log"
+        }  # fmt: skip
+    finally:
+        server.session.worker.shutdown()

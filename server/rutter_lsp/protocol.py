@@ -12,6 +12,7 @@ them again and decoding with a new namedtuple class each time, ~0.1 ms apiece). 
 - the params of requests lsprotocol has no type for (our `rutter/*` requests) stay plain JSON;
   `rutter_lsp.dispatch` decodes them into the operation's pydantic model;
 - strings, integers and booleans are decoded strictly (see `strict_primitives`);
+- an answer never carries a traceback (see `without_traceback`);
 - a result already encoded as JSON text (`EncodedResult`) is not decoded and encoded again: the
   converter puts a placeholder in its place and the writer swaps the text in before framing.
   `json.dumps` cannot embed raw JSON and pygls has no hook between encoding and writing, so the
@@ -22,6 +23,8 @@ them again and decoding with a new namedtuple class each time, ~0.1 ms apiece). 
 from __future__ import annotations
 
 import itertools
+import json
+import logging
 import re
 import secrets
 from collections.abc import Generator
@@ -40,6 +43,9 @@ from rutter_lsp.errors import WrongType
 if TYPE_CHECKING:
     from cattrs import Converter
     from pygls.io_ import AsyncWriter, Writer
+
+
+logger = logging.getLogger(__name__)
 
 
 class EncodedResult:
@@ -103,6 +109,8 @@ class _SplicingWriter:
 
     def write(self, data: bytes) -> Any:
         body = self._encoded.splice(data)
+        if _TRACEBACK_KEY in body:
+            body = without_traceback(body)
         if self._framed:
             header = f"Content-Length: {len(body)}\r\nContent-Type: {self._content_type}\r\n\r\n"
             body = header.encode("ascii") + body
@@ -111,6 +119,28 @@ class _SplicingWriter:
 
     def close(self) -> Any:
         return self._transport.close()
+
+
+_TRACEBACK_KEY: Final = b'"traceback"'
+INTERNAL_ERROR_MESSAGE: Final = "internal error: see the language server's log"
+
+
+def without_traceback(body: bytes) -> bytes:
+    """An error answer without what pygls puts in it when a handler fails unexpectedly
+    (`JsonRpcInternalError.of`): the exception's text, which can hold a value the handler was
+    working on, and its traceback. The client gets the code and a pointer to the log, where
+    pygls logged the failure."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return body
+    error = message.get("error") if isinstance(message, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("data"), dict):
+        return body
+    if "traceback" not in error["data"]:
+        return body
+    message["error"] = {"code": error.get("code"), "message": INTERNAL_ERROR_MESSAGE}
+    return json.dumps(message).encode("utf-8")
 
 
 def _as_is(value: dict[Any, Any]) -> dict[Any, Any]:
@@ -250,13 +280,18 @@ class RutterProtocol(LanguageServerProtocol):
     ) -> Generator[Any, Any, None]:
         key = unquote(params.text_document.uri)
         document = self.workspace.text_documents.get(key)
+        if document is None:
+            # A change to a document the client never opened: nothing to apply it to (pygls
+            # fails on it and told the person with the URI in the message).
+            logger.warning("ignored a change to a document that is not open")
+            return
         if key not in self.untracked:
             # As pygls applies them, then the bound.
             for change in params.content_changes:
                 self.workspace.update_text_document(params.text_document, change)
-            if document is not None and len(document.source) > MAX_TRACKED_CHARS:
+            if len(document.source) > MAX_TRACKED_CHARS:
                 self._untrack(key, document.version)
-        elif document is not None:
+        else:
             document.version = params.text_document.version
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import FeatureRequestError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -168,6 +169,18 @@ class RutterServer(LanguageServer):
         self, message: str, kind: types.MessageType = types.MessageType.Warning
     ) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=f"rutter: {message}"))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """What pygls tells the person when a notification's handler or a send fails: by
+        default its exception's text (`Error in server: ...`), which can hold a value the
+        handler was working on. A failed request is answered instead, as pygls does."""
+        if source is FeatureRequestError:
+            return
+        logger.error("the server failed handling a message (%s)", type(error).__name__)
+        logger.debug("the failure", exc_info=error)
+        self.notify_user(
+            "an internal error; see the language server's log", types.MessageType.Error
+        )
 
     def send_request_quietly(self, method: str, params: Any = None) -> None:
         """Fire a server→client request whose answer does not matter (refresh requests)."""
