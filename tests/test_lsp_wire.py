@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -440,3 +441,46 @@ async def test_an_unexpected_failure_is_answered_without_its_text_or_traceback()
         }  # fmt: skip
     finally:
         server.session.worker.shutdown()
+
+
+async def test_the_tcp_server_has_the_same_bounds(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a free port (taken again by the server below)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "RUTTER_HOME": str(tmp_path / "home")}
+    env.pop("RUTTER_DATABASE_URL", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rutter_lsp", "--tcp", f"127.0.0.1:{port}",
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    try:
+
+        async def connect() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            while True:
+                try:
+                    return await asyncio.open_connection("127.0.0.1", port)
+                except OSError:
+                    await asyncio.sleep(0.05)
+
+        reader, writer = await asyncio.wait_for(connect(), TIMEOUT)
+
+        async def answer() -> dict[str, Any]:
+            header = await reader.readuntil(b"\r\n\r\n")
+            length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+            return dict(json.loads(await reader.readexactly(length)))
+
+        deep = (
+            f'{{"jsonrpc": "2.0", "id": 4, "method": "rutter/nothing", "params": {nested(1_000)}}}'
+        )
+        writer.write(frame(deep.encode()) + frame(request(5, "shutdown")))
+        refused, shut = [await asyncio.wait_for(answer(), TIMEOUT) for _ in range(2)]
+        assert (refused["id"], error_code(refused)) == (4, -32602)
+        assert shut == {"jsonrpc": "2.0", "id": 5, "result": None}
+        writer.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+        writer.close()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
