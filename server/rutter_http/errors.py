@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from rutter_core.kernel.errors import ErrorCategory, RutterError, UsageError
+from rutter_core.kernel.errors import ErrorCategory, Hint, RutterError, UsageError
 
 CATEGORY_STATUS: Final[dict[ErrorCategory, int]] = {
     ErrorCategory.INTERNAL: 500,
@@ -73,6 +73,30 @@ def body_too_large(limit: int) -> HttpError:
 def invalid_json(why: str) -> HttpError:
     """`why` is one of our own fixed phrases, never the parser's text (which quotes input)."""
     return HttpError("invalid_json", f"the request body is not valid JSON: {why}")
+
+
+MIN_INTEGER: Final = -(2**63)
+MAX_INTEGER: Final = 2**63 - 1
+"""The integers a body may hold: what the store keeps (64-bit, signed)."""
+
+
+def number_out_of_range() -> HttpError:
+    return HttpError(
+        "number_out_of_range",
+        "a number in the request body is out of range: integers are 64-bit, floats finite",
+        details={"min_integer": MIN_INTEGER, "max_integer": MAX_INTEGER},
+    )
+
+
+def host_not_allowed() -> HttpError:
+    """The `Host` header names another server: what a page whose name was rebound to this
+    address sends (DNS rebinding). Never echoes the header."""
+    return HttpError(
+        "host_not_allowed",
+        "the Host header does not name this server: only its address, localhost on loopback, "
+        "and the names its operator allows are served",
+        hint=Hint("allow_host"),
+    )
 
 
 def invalid_params(error: ValidationError, known: frozenset[str]) -> UsageError:

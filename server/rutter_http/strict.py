@@ -1,15 +1,26 @@
 """Strict JSON request bodies: bounded (1 MiB, refused before the whole body is read),
-well-formed UTF-8 JSON, one object, no duplicate keys, no NaN or Infinity, no lone surrogates.
+well-formed UTF-8 JSON, one object nested at most 64 deep (checked before it is parsed), no
+duplicate keys, no NaN or Infinity, numbers in range (64-bit integers, finite floats), no lone
+surrogates.
 
 What is refused is refused with a fixed phrase: the parser's own message quotes the input."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
-from rutter_http.errors import HttpError, body_too_large, invalid_json
+from rutter_core.kernel.nesting import json_depth_exceeds, nesting_too_deep
+from rutter_http.errors import (
+    MAX_INTEGER,
+    MIN_INTEGER,
+    HttpError,
+    body_too_large,
+    invalid_json,
+    number_out_of_range,
+)
 
 MAX_BODY: Final = 1024 * 1024
 """Bytes a request body may have (contract section 15)."""
@@ -34,6 +45,28 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constant(_: str) -> Any:
     raise _Constant
+
+
+class _OutOfRange(Exception):
+    pass
+
+
+def _integer(text: str) -> int:
+    """A JSON integer the store can hold; its digits are counted before they are converted
+    (Python refuses to convert more than 4,300 with a `ValueError` that quotes the count)."""
+    if len(text.lstrip("-")) > len(str(MAX_INTEGER)):
+        raise _OutOfRange
+    value = int(text)
+    if not MIN_INTEGER <= value <= MAX_INTEGER:
+        raise _OutOfRange
+    return value
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # `1e400` reads as infinity
+        raise _OutOfRange
+    return value
 
 
 def check_length(content_length: str | None, limit: int = MAX_BODY) -> None:
@@ -64,12 +97,22 @@ def parse_object(body: bytes) -> dict[str, Any]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise invalid_json("it is not UTF-8") from None
+    if json_depth_exceeds(body):
+        raise nesting_too_deep()
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_int=_integer,
+            parse_float=_float,
+        )
     except _Duplicate:
         raise invalid_json("an object has a duplicate key") from None
     except _Constant:
         raise invalid_json("NaN and Infinity are not JSON") from None
+    except _OutOfRange:
+        raise number_out_of_range() from None
     except (json.JSONDecodeError, RecursionError):
         raise invalid_json("it does not parse") from None
     if not isinstance(value, dict):
