@@ -106,8 +106,7 @@ def test_a_number_out_of_range_is_a_typed_400(server: Server, number: str) -> No
     error = refused(answer, 400, "number_out_of_range")
     assert error == {  # the rule and its bounds, never the number sent
         "code": "number_out_of_range",
-        "message": "a number in the request body is out of range: integers are 64-bit, "
-        "floats finite",
+        "message": "a number sent is out of range: integers are 64-bit, floats finite",
         "details": {"min_integer": -(2**63), "max_integer": 2**63 - 1},
     }
     # Nothing changed.

@@ -25,6 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
+from rutter_core.kernel.echo import sent_texts, without_echo
 from rutter_core.kernel.errors import RutterError
 from rutter_http.errors import (
     HttpError,
@@ -32,10 +33,8 @@ from rutter_http.errors import (
     forbidden,
     host_not_allowed,
     invalid_params,
-    sent_texts,
     status_of,
     unauthorized,
-    without_echo,
 )
 from rutter_http.hosts import HostRule
 from rutter_http.openapi import openapi_document

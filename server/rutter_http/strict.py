@@ -8,19 +8,12 @@ What is refused is refused with a fixed phrase: the parser's own message quotes 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
 from rutter_core.kernel.nesting import json_depth_exceeds, nesting_too_deep
-from rutter_http.errors import (
-    MAX_INTEGER,
-    MIN_INTEGER,
-    HttpError,
-    body_too_large,
-    invalid_json,
-    number_out_of_range,
-)
+from rutter_core.kernel.numbers import MAX_INTEGER, number_in_range, number_out_of_range
+from rutter_http.errors import HttpError, body_too_large, invalid_json
 
 MAX_BODY: Final = 1024 * 1024
 """Bytes a request body may have (contract section 15)."""
@@ -57,14 +50,14 @@ def _integer(text: str) -> int:
     if len(text.lstrip("-")) > len(str(MAX_INTEGER)):
         raise _OutOfRange
     value = int(text)
-    if not MIN_INTEGER <= value <= MAX_INTEGER:
+    if not number_in_range(value):
         raise _OutOfRange
     return value
 
 
 def _float(text: str) -> float:
     value = float(text)
-    if not math.isfinite(value):  # `1e400` reads as infinity
+    if not number_in_range(value):  # `1e400` reads as infinity
         raise _OutOfRange
     return value
 
