@@ -39,7 +39,8 @@ def json_depth_exceeds(raw: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
         return False
     # Escapes first (pairs of backslashes, then escaped quotes: a run of backslashes pairs up
     # from its left, as JSON reads it), so every quote left opens or closes a string.
-    data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     # Only quotes and brackets matter. Two adjacent quotes are an empty string or the end and
     # start of two strings with no bracket between them: dropping them keeps every bracket
     # inside or outside the strings it was in or out of, and leaves quotes only around
