@@ -202,6 +202,33 @@ def test_an_allowed_name_is_a_name(tmp_path: Path) -> None:
         assert refusal["error"]["code"] == "invalid_allow_host", bad
 
 
+@pytest.mark.parametrize(
+    ("bound", "header", "admitted"),
+    [
+        ("127.0.0.1", "127.0.0.1:8787", True),
+        ("127.0.0.1", "127.0.0.2", True),  # any loopback address: it cannot be rebound
+        ("127.0.0.1", "[::1]:8787", True),
+        ("127.0.0.1", "localhost.", True),
+        ("127.0.0.1", "localhost.evil.example", False),
+        ("127.0.0.1", "[::1", False),
+        ("127.0.0.1", "127.0.0.1:http", False),
+        ("::1", "[::1]:8787", True),
+        ("::1", "[::2]", False),
+        ("localhost", "127.0.0.1", True),
+        ("0.0.0.0", "192.0.2.7:443", True),  # a wildcard bind: any address, no name
+        ("0.0.0.0", "rebound.example", False),
+        ("192.0.2.7", "192.0.2.7", True),
+        ("192.0.2.7", "localhost", False),  # off loopback, localhost is another machine's
+        ("192.0.2.7", "rutter.internal:443", True),  # allowed below
+        ("192.0.2.7", "RUTTER.internal.", True),
+    ],
+)
+def test_which_hosts_a_bind_admits(bound: str, header: str, admitted: bool) -> None:
+    from rutter_http.hosts import HostRule
+
+    assert HostRule.of(bound, ["rutter.internal"]).admits(header) is admitted
+
+
 # -- a client that goes away --------------------------------------------------------------------
 
 

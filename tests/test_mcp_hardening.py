@@ -218,6 +218,25 @@ def test_lines_that_are_not_json_rpc_are_answered_not_dropped(env: Env, tmp_path
     assert "Traceback" not in log.read_text(encoding="utf-8")
 
 
+def test_numbers_out_of_range_are_typed_errors_over_raw_stdio(env: Env, tmp_path: Path) -> None:
+    log = tmp_path / "mcp.log"
+    with raw_server(env, log) as raw:
+        # More digits than the SDK's parser takes: it dropped the call without an answer.
+        line = call_line(30, "1", tool="memory_list").replace(
+            '"workspace_id": 1', '"limit": ' + "7" * 5000
+        )
+        [digits] = raw.probe(line, ping_id=31)
+        # Parsed by the SDK (as infinity): refused by the tool, typed.
+        raw.send(call_line(32, "1").replace('"workspace_id": 1', '"limit": 1e400'))
+        infinite = raw.until(32)[-1]
+    assert (digits["id"], digits["error"]["code"]) == (30, -32602)
+    assert digits["error"]["data"]["code"] == "number_out_of_range"
+    assert "7777" not in json.dumps(digits)
+    assert infinite["result"]["isError"] is True
+    assert infinite["result"]["structuredContent"]["error"]["code"] == "number_out_of_range"
+    assert "Traceback" not in log.read_text(encoding="utf-8")
+
+
 # -- nesting, the SDK's client ------------------------------------------------------------------
 
 

@@ -12,7 +12,12 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 
 from rutter_core.kernel.nesting import json_depth_exceeds, nesting_too_deep
-from rutter_core.kernel.numbers import MAX_INTEGER, number_in_range, number_out_of_range
+from rutter_core.kernel.numbers import (
+    OutOfRange,
+    number_out_of_range,
+    parse_float,
+    parse_integer,
+)
 from rutter_http.errors import HttpError, body_too_large, invalid_json
 
 MAX_BODY: Final = 1024 * 1024
@@ -38,28 +43,6 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constant(_: str) -> Any:
     raise _Constant
-
-
-class _OutOfRange(Exception):
-    pass
-
-
-def _integer(text: str) -> int:
-    """A JSON integer the store can hold; its digits are counted before they are converted
-    (Python refuses to convert more than 4,300 with a `ValueError` that quotes the count)."""
-    if len(text.lstrip("-")) > len(str(MAX_INTEGER)):
-        raise _OutOfRange
-    value = int(text)
-    if not number_in_range(value):
-        raise _OutOfRange
-    return value
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not number_in_range(value):  # `1e400` reads as infinity
-        raise _OutOfRange
-    return value
 
 
 def check_length(content_length: str | None, limit: int = MAX_BODY) -> None:
@@ -97,14 +80,14 @@ def parse_object(body: bytes) -> dict[str, Any]:
             text,
             object_pairs_hook=_no_duplicates,
             parse_constant=_no_constant,
-            parse_int=_integer,
-            parse_float=_float,
+            parse_int=parse_integer,
+            parse_float=parse_float,
         )
     except _Duplicate:
         raise invalid_json("an object has a duplicate key") from None
     except _Constant:
         raise invalid_json("NaN and Infinity are not JSON") from None
-    except _OutOfRange:
+    except OutOfRange:
         raise number_out_of_range() from None
     except (json.JSONDecodeError, RecursionError):
         raise invalid_json("it does not parse") from None

@@ -6,7 +6,8 @@ what it cannot parse to the server as an exception that is only logged at debug 
 the client would wait for ever.
 
 The answer names the rule (`data` is the error document: `nesting_too_deep`, `invalid_json`,
-`invalid_request`), never what was sent; the log gets one line, without content. A
+`invalid_request`, `number_out_of_range` for an integer of more digits than the SDK's parser
+takes), never what was sent; the log gets one line, without content. A
 notification or a response gets no answer, per JSON-RPC; the ID of a request too deep to parse
 is read from the top level of its line by a scan that does not parse.
 """
@@ -30,12 +31,19 @@ from pydantic import ValidationError
 
 from rutter_core.kernel.errors import RutterError, UsageError
 from rutter_core.kernel.nesting import MAX_JSON_DEPTH, json_depth_exceeds, nesting_too_deep
+from rutter_core.kernel.numbers import (
+    OutOfRange,
+    number_out_of_range,
+    parse_float,
+    parse_integer,
+)
 
 if TYPE_CHECKING:
     from mcp.shared._stream_protocols import WriteStream
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
+INVALID_PARAMS: Final = -32602
 
 _TOKEN: Final = re.compile(r'"[^"\\]*(?:\\(?:.|\Z)[^"\\]*)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
 """A string (an unterminated one runs to the end: the scan stays linear) or a bracket."""
@@ -105,7 +113,10 @@ def screen(line: str) -> Refusal | None:
     else:
         return None
     try:
-        value = json.loads(line)
+        value = json.loads(line, parse_int=parse_integer, parse_float=parse_float)
+    except OutOfRange:  # the SDK's parser refuses an integer of thousands of digits
+        keys, request_id = top_level(line)
+        return _refusal(INVALID_PARAMS, number_out_of_range(), keys, request_id)
     except (ValueError, RecursionError):
         return Refusal(PARSE_ERROR, UsageError("invalid_json", "the line is not JSON"), None)
     if not isinstance(value, dict):  # a batch, or a bare value
@@ -129,6 +140,7 @@ def _log(refusal: Refusal) -> None:
     what = {
         "nesting_too_deep": f"a message nested more than {MAX_JSON_DEPTH} levels deep",
         "invalid_json": "a line that is not JSON",
+        "number_out_of_range": "a message with a number out of range",
     }.get(refusal.error.code, "a message that is not JSON-RPC")
     answer = "no answer: a notification or a response" if refusal.silent else "answered"
     sys.stderr.write(f"rutter mcp: refused {what} ({answer})\n")
