@@ -142,6 +142,8 @@ HINT_WORDING: dict[str, HintWording] = {
         "bind 127.0.0.1 or ::1, or give --tls-cert and --tls-key, or (behind a TLS proxy "
         "only) pass --allow-non-loopback"
     ),
+    "give_allow_host": lambda _: "pass --allow-host NAME, e.g. --allow-host rutter.internal",
+    "allow_host": lambda _: "start `rutter http` with --allow-host NAME for each name it serves",
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 

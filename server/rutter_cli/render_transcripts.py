@@ -20,6 +20,7 @@ _REASONS = {
     "invalid_id": "unusable message ID",
     "line_too_long": "over 32 MiB",
     "truncated": "last line without its newline",
+    "nesting_too_deep": "nested more than 64 levels deep",
 }
 
 

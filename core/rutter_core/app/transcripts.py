@@ -60,7 +60,8 @@ class SkippedTranscriptLine(Result):
     line: int
     reason: str
     """invalid_utf8, nul_byte, invalid_json, not_an_object, unexpected_shape, invalid_id,
-    line_too_long or truncated (a last line without its newline)."""
+    line_too_long, nesting_too_deep (over 64 levels) or truncated (a last line without its
+    newline)."""
 
 
 class TruncatedTranscriptMessage(Result):

@@ -26,6 +26,7 @@ SkipReason = Literal[
     "invalid_id",
     "line_too_long",
     "truncated",
+    "nesting_too_deep",
 ]
 """Why a line is skipped (malformed): reported with its line number, never its content."""
 
