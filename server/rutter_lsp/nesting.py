@@ -3,9 +3,9 @@
 Python's JSON parser recurses once per object or array: a 2 KB body nested 1,000 deep kills
 the process with `RecursionError`, and a few hundred levels are enough to overflow whatever
 walks the decoded params afterwards (pygls' converter, pydantic). So the message loop
-(`rutter_lsp.transport`) measures the depth first, without recursion and mostly in C, and
-refuses a message over `MAX_JSON_DEPTH` without decoding it. To answer such a request with
-its own id, `outline` decodes the top level only.
+(`rutter_lsp.transport`) measures the depth first, with the one rule every surface applies
+(`rutter_core.kernel.nesting`), and refuses a message over `MAX_JSON_DEPTH` without decoding
+it. To answer such a request with its own id, `outline` decodes the top level only.
 
 Depth counts objects and arrays, the message itself included: `{}` is 1 deep, a request whose
 params are `{"a": [1]}` is 3 deep.
@@ -15,43 +15,16 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
 from typing import Any, Final
 
-MAX_JSON_DEPTH: Final = 64
-"""Objects and arrays nested in one message. Nothing the language server takes nests more
-than a dozen levels (the client's capabilities, the deepest, about eight)."""
+from rutter_core.kernel.nesting import MAX_JSON_DEPTH, json_depth_exceeds
+
+__all__ = ["MAX_JSON_DEPTH", "TOO_DEEP", "json_depth_exceeds", "outline"]
 
 TOO_DEEP: Final = "\x00too deep"
 """What `outline` puts in place of a top-level member that nests too deep."""
 
-_QUOTES_AND_BRACKETS: Final = bytes(set(range(256)) - set(b'"[]{}'))
-"""Everything else, deleted before the brackets are counted."""
-_STRING: Final = re.compile(rb'"[^"]*(?:"|\Z)')
-"""What is left of a string that holds brackets (of an unterminated one: up to the end)."""
-_STEP: Final = [0] * 256
-_STEP[ord("[")] = _STEP[ord("{")] = 1
-_STEP[ord("]")] = _STEP[ord("}")] = -1
 _TOKEN: Final = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]', re.DOTALL)
-
-
-def json_depth_exceeds(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether `body` nests objects and arrays deeper than `limit`, brackets inside strings not
-    counted. Linear and without recursion on any input; malformed input is measured as it
-    would be parsed (every opening bracket one level deeper), and refused by the parser after."""
-    if body.count(b"[") + body.count(b"{") <= limit:
-        return False
-    # Escapes first: pairs of backslashes, then escaped quotes (a run of backslashes pairs up
-    # from its left, as JSON reads it), so that every quote left opens or closes a string.
-    data = body.replace(b"\\\\", b"").replace(b'\\"', b"")
-    # Then only quotes and brackets matter. Two adjacent quotes are an empty string, or the end
-    # and the start of two strings with no bracket between them: dropping them keeps every
-    # bracket inside or outside the string it was in, and leaves quotes only around strings
-    # that hold brackets (few), which the pattern cuts out.
-    kept = data.translate(None, _QUOTES_AND_BRACKETS).replace(b'""', b"")
-    if b'"' in kept:
-        kept = _STRING.sub(b"", kept)
-    return max(accumulate(map(_STEP.__getitem__, kept)), default=0) > limit
 
 
 def outline(body: bytes, limit: int = MAX_JSON_DEPTH) -> Any:
