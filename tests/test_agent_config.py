@@ -72,18 +72,17 @@ def test_codex_table_is_written_as_codex_documents_it() -> None:
 @pytest.mark.parametrize("agent", JSON_AGENTS)
 def test_json_other_servers_and_keys_are_kept_with_their_order_and_layout(agent: Agent) -> None:
     key = SERVERS_KEY[agent]
-    before = {
-        "theme": "dark",
-        key: {"github": {"command": "npx", "args": ["-y", "gh"], "env": {"TOKEN": "é"}}},
-        "inputs": [{"id": "k", "type": "promptString"}],
-    }
+    others: dict[str, Any] = {"github": {"command": "npx", "args": ["-y", "gh"], "env": {"T": "é"}}}
+    before: dict[str, Any] = {
+        "theme": "dark", key: others, "inputs": [{"id": "k", "type": "promptString"}],
+    }  # fmt: skip
     existing = json.dumps(before, indent=2, ensure_ascii=False) + "\n"
     entry = server_entry(agent, LAUNCH)
     merged = merge(agent, existing, entry, force=False)
     after = json.loads(merged.text)
     assert list(after) == ["theme", key, "inputs"]
     assert list(after[key]) == ["github", "rutter"]
-    expected = {**before, key: {**before[key], "rutter": entry}}
+    expected = {**before, key: {**others, "rutter": entry}}
     assert after == expected
     # Written with the file's own layout: byte for byte what that layout gives.
     assert merged.text == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
