@@ -108,14 +108,14 @@ def test_project_scope_writes_the_agents_file_at_the_workspace_root(
 
 def test_user_scope_keeps_the_rest_of_the_users_file(setup: Setup) -> None:
     claude = setup.home / ".claude.json"
-    before = {"numStartups": 3, "projects": {"/x": {"allowedTools": []}},
-              "mcpServers": {"other": {"type": "stdio", "command": "npx", "args": []}}}  # fmt: skip
+    others: dict[str, Any] = {"other": {"type": "stdio", "command": "npx", "args": []}}
+    before = {"numStartups": 3, "projects": {"/x": {"allowedTools": []}}, "mcpServers": others}
     claude.write_text(json.dumps(before, indent=2) + "\n", encoding="utf-8")
     claude.chmod(0o640)
     answer = setup.json("connect", "claude-code", "--scope", "user", cwd=setup.tmp)
     assert (answer["path"], answer["workspace_id"]) == (str(claude), None)
     after = json.loads(claude.read_text(encoding="utf-8"))
-    assert after == {**before, "mcpServers": {**before["mcpServers"], "rutter": answer["entry"]}}
+    assert after == {**before, "mcpServers": {**others, "rutter": answer["entry"]}}
     assert "cwd" not in answer["entry"]
     assert stat.S_IMODE(claude.stat().st_mode) == 0o640  # the file's permissions are kept
     assert leftovers(setup.home) == []
