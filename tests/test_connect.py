@@ -182,6 +182,15 @@ def test_links_and_invalid_files_are_refused_and_left_as_they_were(setup: Setup)
     assert setup.error("connect", "gemini", code=3)["code"] == "config_invalid"
 
 
+def test_an_unknown_agent_or_scope_is_refused_without_echoing_it(setup: Setup) -> None:
+    error = setup.error("connect", "emacs-sentinel", code=2)
+    assert (error["code"], error["details"]["allowed"]) == ("invalid_agent", list(CONFIG_FILES))
+    assert "emacs-sentinel" not in error["message"]
+    error = setup.error("connect", "cursor", "--scope", "global-sentinel", code=2)
+    assert error["code"] == "invalid_scope"
+    assert "global-sentinel" not in error["message"]
+
+
 def test_vscode_user_scope_is_refused(setup: Setup) -> None:
     error = setup.error("connect", "vscode", "--scope", "user", code=2)
     assert error["code"] == "unsupported_scope"

@@ -58,10 +58,13 @@ def connect_command(
 
     if agent not in FORMATS:
         raise UsageError(
-            "usage", f"AGENT must be one of: {', '.join(FORMATS)}", details={"field": "agent"}
+            "invalid_agent",
+            f"rutter connects {', '.join(FORMATS)}",
+            details={"allowed": list(FORMATS)},
         )
     if scope not in get_args(Scope):
-        raise UsageError("usage", "--scope must be project or user", details={"field": "scope"})
+        scopes = list(get_args(Scope))
+        raise UsageError("invalid_scope", "--scope is project or user", details={"allowed": scopes})
     chosen = agent  # one of FORMATS: checked above
     where = location(chosen, cast("Scope", scope))
     if scope == "user" and workspace_id is not None:
@@ -227,7 +230,7 @@ def _write_atomically(
     from rutter_core.kernel.errors import ConflictError
 
     path = base.joinpath(*where.parts)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
     _read_config(base, where)  # the directories just made, and the file, are still no links
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else (0o600 if private else None)
     descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
