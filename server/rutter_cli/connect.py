@@ -48,9 +48,7 @@ def connect_command(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Write the agent's MCP configuration for `rutter mcp` (other servers are kept). The
-    project is the registered workspace around the current directory (or --workspace), else
-    the git repository around it."""
+    """The command's help is `rutter_cli.main.COMMANDS["connect"]`."""
     from rutter_cli.agent_config import FORMATS, Scope, location, merge, server_entry
     from rutter_cli.common import cli_app, print_json
     from rutter_core.kernel.errors import UsageError

@@ -52,7 +52,9 @@ COMMANDS: Final[dict[str, Command]] = {
     ),
     "connect": Command(
         "Add rutter's MCP server to an agent's configuration (claude-code, codex, gemini, "
-        "vscode, cursor), naming this store.",
+        "vscode, cursor), naming this store. Other servers are kept. The project is the "
+        "registered workspace around the current directory (or --workspace), else its git "
+        "repository.",
         "connect_command",
         "rutter_cli.connect",
     ),
