@@ -130,6 +130,17 @@ HINT_WORDING: dict[str, HintWording] = {
     ),
     # -- context assembly (rutter context assemble|audit|report)
     "list_assemblies": lambda _: "see a run's assemblies with `rutter context audit RUN`",
+    # -- agents' configurations (rutter connect ...)
+    "use_project_scope": lambda _: (
+        "use --scope project (the agent's user configuration is its own)"
+    ),
+    "fix_agent_config": lambda _: (
+        "fix the file by hand, or see the entry to add with `rutter connect AGENT --dry-run --json`"
+    ),
+    "force_connect": lambda _: (
+        "see the change with --dry-run, then pass --force to replace that entry with this one"
+    ),
+    "connect_again": lambda _: "run `rutter connect` again once the agent has stopped writing it",
     # -- HTTP API (rutter http ...)
     "choose_token_scope": lambda _: "pass --scope read or --scope control",
     "list_tokens": lambda _: "see the tokens with `rutter http token list --all`",

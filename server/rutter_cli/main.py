@@ -34,11 +34,13 @@ DATABASE_URL_HELP: Final = (
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """A command of the root that is not a group: its help, and its function's name in
-    `rutter_cli.root` (imported only once a command runs)."""
+    """A command of the root that is not a group: its help, and its function's name in its
+    module."""
 
     help: str
     function: str
+    module: str = "rutter_cli.root"
+    """Where `function` is (imported only once a command runs)."""
 
 
 COMMANDS: Final[dict[str, Command]] = {
@@ -47,6 +49,14 @@ COMMANDS: Final[dict[str, Command]] = {
     ),
     "mcp": Command(
         "Serve the Model Context Protocol over stdio, for agents (actor: mcp).", "mcp_command"
+    ),
+    "connect": Command(
+        "Add rutter's MCP server to an agent's configuration (claude-code, codex, gemini, "
+        "vscode, cursor), naming this store. Other servers are kept. The project is the "
+        "registered workspace around the current directory (or --workspace), else its git "
+        "repository.",
+        "connect_command",
+        "rutter_cli.connect",
     ),
 }
 """The root's commands that are not groups, in the order the help lists them (before the
@@ -186,7 +196,10 @@ def build_app(args: Sequence[str] = ()) -> typer.Typer:
         else:  # listed by name and help; never run, since `args` do not name it
             app.add_typer(typer.Typer(help=group.help, no_args_is_help=True), name=name)
     for name, command in COMMANDS.items():
-        app.command(name, help=command.help)(getattr(root, command.function))
+        module = (
+            root if command.module == root.__name__ else importlib.import_module(command.module)
+        )
+        app.command(name, help=command.help)(getattr(module, command.function))
     return app
 
 

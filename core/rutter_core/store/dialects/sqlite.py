@@ -315,6 +315,12 @@ class SqliteDialect(Dialect):
             return None
         return make_url("sqlite://")  # in memory: gone when the command ends
 
+    def absolute(self, url: URL, *, cwd: str) -> URL | None:
+        path = database_file(url)
+        if path is None:
+            return None
+        return url.set(database=str(Path(cwd) / path))  # unchanged when already absolute
+
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
         install_hooks(engine, busy_timeout_ms=busy_timeout_ms)
 
