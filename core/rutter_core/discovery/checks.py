@@ -129,6 +129,9 @@ class Checked:
     """For a link (or a git stub): the final file, workspace-relative
     (docs/reference/discovery.md)."""
     link_stub: bool = False
+    link_hops: tuple[str, ...] = ()
+    """For a link: the other links its chain passes through on the way to `link_target`,
+    workspace-relative, in order."""
 
 
 def require_candidate(root: str | None, rel: str, path: str, st: stat_result) -> None:
@@ -173,7 +176,10 @@ def check_candidate(
     require_deliverable(end.rel if end is not None else rel, text, limits)
     if end is None:
         return Checked(text)
-    return Checked(text, end.rel, end.stub)
+    assert root is not None  # links are followed only inside a root
+    chain = (os.path.relpath(path, root).replace(os.sep, "/") for path, _, _ in end.chain)
+    hops = tuple(hop for hop in chain if hop != rel)
+    return Checked(text, end.rel, end.stub, hops)
 
 
 def check_source(
