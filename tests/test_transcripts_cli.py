@@ -61,7 +61,14 @@ def test_a_claude_code_session_maps_exactly(cli: Cli) -> None:
         "already_present": 0,
         "redacted": 1,
         "truncated": [],
-        "omitted": {"reasoning": 1, "sidechain": 2, "metadata": 2, "empty": 0},
+        "omitted": {
+            "reasoning": 1,
+            "sidechain": 2,
+            "metadata": 2,
+            "empty": 0,
+            "abandoned": 0,
+            "rolled_back": 0,
+        },
         "skipped": [
             {"line": 19, "reason": "invalid_json"},
             {"line": 20, "reason": "not_an_object"},
@@ -150,7 +157,14 @@ def test_a_codex_rollout_maps_exactly(cli: Cli) -> None:
         "already_present": 0,
         "redacted": 1,
         "truncated": [],
-        "omitted": {"reasoning": 1, "sidechain": 0, "metadata": 5, "empty": 0},
+        "omitted": {
+            "reasoning": 1,
+            "sidechain": 0,
+            "metadata": 5,
+            "empty": 0,
+            "abandoned": 0,
+            "rolled_back": 0,
+        },
         "skipped": [
             {"line": 21, "reason": "invalid_json"},
             {"line": 22, "reason": "unexpected_shape"},

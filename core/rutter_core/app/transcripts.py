@@ -29,7 +29,7 @@ from rutter_core.continuity.policy import require_external_id, require_thread_id
 from rutter_core.continuity.transcripts import service
 from rutter_core.continuity.transcripts.prepare import Prepared, prepare_entry
 from rutter_core.continuity.transcripts.reading import TranscriptReader
-from rutter_core.continuity.transcripts.records import AGENTS, Agent, Entry
+from rutter_core.continuity.transcripts.records import AGENTS, Agent
 from rutter_core.continuity.transcripts.source import TranscriptFile
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
@@ -42,7 +42,9 @@ if TYPE_CHECKING:
 MIN_POLL_SECONDS: Final = 0.2
 MAX_POLL_SECONDS: Final = 2.0
 MAX_REPORTED_TRUNCATIONS: Final = 1000
-OMIT_REASONS: Final = ("reasoning", "sidechain", "metadata", "empty")
+OMIT_REASONS: Final = (
+    "reasoning", "sidechain", "metadata", "empty", "abandoned", "rolled_back"
+)  # fmt: skip
 
 
 class ImportTranscriptParams(NullMeansAbsent):
@@ -87,7 +89,9 @@ class TranscriptImport(Result):
     """Stored messages in which a secret was replaced by a marker."""
     truncated: tuple[TruncatedTranscriptMessage, ...]
     omitted: dict[str, int]
-    """Parts left out on purpose, by reason: reasoning, sidechain, metadata, empty."""
+    """Parts left out on purpose, by reason: reasoning, sidechain, metadata, empty, abandoned
+    (messages of a Claude Code branch the person rewound away from), rolled_back (messages of
+    turns Codex rolled back)."""
     skipped: tuple[SkippedTranscriptLine, ...]
     """Malformed lines, by number and reason (never their content); the first 1000."""
     skipped_total: int
@@ -108,7 +112,6 @@ class _Run:
         self.actor = actor
         self.cwd = cwd
         self.reader = TranscriptReader(self.agent, params.path)
-        self.waiting: list[Entry] = []
         self.ready: list[Prepared] = []
         self.present: set[str] | None = None
         self.workspace_id: str | None = None
@@ -122,15 +125,16 @@ class _Run:
             require_thread_id(params.thread_id)
 
     def take(self, data: bytes) -> None:
-        """Read bytes; make the complete lines' messages storable once the session is known
-        (Codex's IDs need it), except those the thread holds already (never redacted again)."""
-        self.waiting.extend(self.reader.feed(data))
-        session = self.reader.session_id
-        if session is None:
-            return
+        """Read bytes (their messages are made storable when stored: a later line can still
+        undo them)."""
+        self.reader.feed(data)
+
+    def _prepare(self, session: str) -> None:
+        """Make the conversation's new messages storable, except those the thread holds already
+        (never redacted again)."""
         if self.present is None:
             self.present = self._present(session)
-        for entry in self.waiting:
+        for entry in self.reader.take():
             external_id = self.reader.external_id(entry)
             if external_id in self.present:
                 self.already += 1
@@ -141,7 +145,6 @@ class _Run:
                 self.reader.skip(entry.line, "invalid_id")
             else:
                 self.ready.append(prepared)
-        self.waiting.clear()
 
     def _present(self, session: str) -> set[str]:
         """The external IDs the transcript's thread (or the chosen one) holds already."""
@@ -178,6 +181,7 @@ class _Run:
         session = self.session_id()
         if self.workspace_id is None:
             self.workspace_id = self._workspace(session)
+        self._prepare(session)
         if self.thread_id is not None and not self.ready:
             return False
         now = now_rfc3339()
@@ -260,7 +264,7 @@ class _Run:
             already_present=self.already,
             redacted=self.redacted,
             truncated=tuple(self.truncated),
-            omitted={reason: self.reader.omitted[reason] for reason in OMIT_REASONS},
+            omitted={reason: self.reader.left_out[reason] for reason in OMIT_REASONS},
             skipped=tuple(
                 SkippedTranscriptLine(line=skip.line, reason=skip.reason)
                 for skip in self.reader.skipped

@@ -250,6 +250,7 @@ def _message(row: Row[Any]) -> Message:
         text=str(row.text),
         redacted=bool(row.redacted),
         created_at=str(row.created_at),
+        injected=row.injected,
     )
 
 

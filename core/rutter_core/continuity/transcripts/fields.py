@@ -25,6 +25,23 @@ def timestamp(value: object) -> str | None:
         return None
 
 
+def instant(value: object) -> str:
+    """An ISO 8601 time with a zone as RFC 3339 UTC to the microsecond, for ordering records;
+    '' when it is not one."""
+    if not isinstance(value, str) or not 10 <= len(value) <= 64:
+        return ""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00", 1))
+    except ValueError:
+        return ""
+    if moment.tzinfo is None:
+        return ""
+    try:
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    except (OverflowError, ValueError):
+        return ""
+
+
 def identifier(value: object) -> str | None:
     """A non-empty string ID as given; None when missing or not text."""
     if isinstance(value, str) and value:
@@ -48,4 +65,4 @@ def is_object(value: Any) -> bool:
     return isinstance(value, dict)
 
 
-__all__ = ["as_json_text", "identifier", "is_object", "joined", "timestamp"]
+__all__ = ["as_json_text", "identifier", "instant", "is_object", "joined", "timestamp"]
