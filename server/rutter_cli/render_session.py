@@ -55,7 +55,7 @@ def render_messages(console: Console, found: MessageList) -> None:
     for message in found.messages:
         console.print(
             escape(
-                f"#{message.seq} {message.role} · {_provenance(message)} · "
+                f"#{message.seq} {_role(message)} · {_provenance(message)} · "
                 f"{message.created_at} · {message.message_id}"
             ),
             style="bold",
@@ -66,6 +66,11 @@ def render_messages(console: Console, found: MessageList) -> None:
     if found.has_more:
         first = found.messages[0].seq
         console.print(f"Older messages exist: --before {first} lists them.")
+
+
+def _role(message: Message) -> str:
+    """The role, and for text an agent's harness inserted, its kind (`system (command)`)."""
+    return message.role if message.injected is None else f"{message.role} ({message.injected})"
 
 
 def render_note(console: Console, note: Note, *, headline: str) -> None:
