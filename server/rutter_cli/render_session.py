@@ -17,6 +17,7 @@ from rutter_core.app.continuity import (
     MessageList,
     Note,
     NoteList,
+    ThreadList,
 )
 
 MAX_LINE = 80
@@ -46,6 +47,27 @@ def render_added_message(console: Console, added: AddedMessage) -> None:
     console.print(escape(said), highlight=False, soft_wrap=True)
     if added.redacted:
         console.print("  secrets in the text were replaced by [REDACTED:<kind>] markers.")
+
+
+def render_threads(console: Console, found: ThreadList) -> None:
+    if not found.items:
+        console.print(
+            "No threads yet: a run starts one (`rutter run create`), and so does importing an "
+            "agent's transcript (`rutter session import`)."
+        )
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("last activity", "messages", "source", "thread", "title"):
+        table.add_column(column, no_wrap=column != "title", overflow="fold")
+    for thread in found.items:
+        table.add_row(
+            thread.last_activity_at or "-",
+            str(thread.message_count),
+            escape(thread.source),
+            thread.thread_id,
+            escape(thread.title or "-"),
+        )
+    console.print(table)
 
 
 def render_messages(console: Console, found: MessageList) -> None:

@@ -117,6 +117,30 @@ class MessageList(ContinuityDocument):
     """Older messages exist than the first one listed."""
 
 
+class ThreadSummary(ContinuityDocument):
+    """A thread as `session threads` lists it."""
+
+    thread_id: str
+    title: str | None
+    """The session's own title when the agent wrote one (Claude Code's summary), else the
+    first line of the first thing the person said, cut at 80 characters; None when neither."""
+    source: str
+    """Where the thread came from: `import:<agent>` for an imported transcript, else the surface
+    that started it (`cli`, `lsp`, `http`)."""
+    message_count: int
+    last_activity_at: str | None
+    """The newest message's time as recorded (an imported message's: the agent's own; a
+    session's title, which has no time of its own, does not count); None for a thread without
+    messages."""
+
+
+class ThreadList(ContinuityDocument):
+    """`session threads`: newest activity first (threads without messages last, newest
+    first)."""
+
+    items: tuple[ThreadSummary, ...]
+
+
 class Note(ContinuityDocument):
     """A note of a thread: versioned (every change is version + 1, guarded by the version the
     caller read), `active` until superseded."""
@@ -173,4 +197,6 @@ __all__ = [
     "NoteStatus",
     "Role",
     "SupersededNote",
+    "ThreadList",
+    "ThreadSummary",
 ]
