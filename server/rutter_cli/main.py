@@ -140,8 +140,8 @@ GROUPS: Final[dict[str, Group]] = {
         _attribute("rutter_cli.runs", "run_app"),
     ),
     "session": Group(
-        "Session continuity: a thread's messages and notes, checkpoints of runs, fork and "
-        "resume, the session tree, comparing nodes.",
+        "Session continuity: the threads, a thread's messages and notes, checkpoints of runs, "
+        "fork and resume, the session tree, comparing nodes.",
         _session,
     ),
     "history": Group(

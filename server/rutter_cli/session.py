@@ -34,8 +34,8 @@ from rutter_core.app.continuity import (
 )
 
 session_app = typer.Typer(
-    help="Session continuity: a thread's messages and notes, checkpoints of runs, fork and "
-    "resume, the session tree, comparing nodes.",
+    help="Session continuity: the threads, a thread's messages and notes, checkpoints of runs, "
+    "fork and resume, the session tree, comparing nodes.",
     no_args_is_help=True,
 )
 message_app = typer.Typer(help="Add a message to a thread.", no_args_is_help=True)
