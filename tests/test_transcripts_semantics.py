@@ -321,3 +321,26 @@ def test_the_store_refuses_an_unknown_kind_of_harness_text(cli: Cli) -> None:
                 " '2026-12-01T00:00:00Z', 'whatever')",
                 ("msg_" + "0" * 26, row[0], row[1] + 1),
             )
+
+
+def test_an_import_can_give_the_thread_its_run_in_the_same_step(cli: Cli) -> None:
+    done = cli.json(
+        "session", "import", "codex", str(ROLLBACK), "--workspace", "demo", "--create-run",
+        "--goal", "Review the users index",
+    )  # fmt: skip
+    assert (done["run_created"], done["imported"]) == (True, 14)
+    shown = cli.json("run", "show", done["run_id"])
+    assert (shown["thread_id"], shown["goal"]) == (done["thread_id"], "Review the users index")
+    # repeating it answers the same run, and stores nothing again
+    again = cli.json("session", "import", "codex", str(ROLLBACK), "--create-run")
+    assert (again["run_id"], again["run_created"], again["imported"]) == (done["run_id"], False, 0)
+    plain = cli.json("session", "import", "codex", str(ROLLBACK))
+    assert (plain["run_id"], plain["run_created"]) == (None, False)
+
+
+def test_a_goal_without_a_run_is_a_usage_error(cli: Cli) -> None:
+    refused = cli.json(
+        "session", "import", "codex", str(ROLLBACK), "--workspace", "demo", "--goal", "g", code=2
+    )
+    assert refused["error"]["code"] == "goal_without_run"
+    assert cli.json("session", "threads") == {"items": []}  # nothing was imported

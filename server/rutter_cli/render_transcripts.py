@@ -39,6 +39,9 @@ def render_import(console: Console, done: TranscriptImport, *, headline: str) ->
         ),
         soft_wrap=True,
     )
+    if done.run_id is not None:
+        how = "created" if done.run_created else "the thread's newest run"
+        console.print(f"  run: {done.run_id} ({how})", markup=False)
     if done.redacted:
         console.print(
             f"  {done.redacted} with secrets replaced by [REDACTED:<kind>] markers.", markup=False

@@ -170,6 +170,16 @@ def find_node(conn: Connection, node_id: str) -> StoredNode | None:
     return None if row is None else _stored_node(row)
 
 
+def runs_of_thread(conn: Connection, thread_id: str) -> list[str]:
+    """The runs working in the thread, newest first (each run has one root node)."""
+    rows = conn.execute(
+        select(continuity_nodes.c.run_id)
+        .where(continuity_nodes.c.thread_id == thread_id, continuity_nodes.c.kind == "root")
+        .order_by(continuity_nodes.c.created_at.desc(), continuity_nodes.c.run_id.desc())
+    ).scalars()
+    return [str(run_id) for run_id in rows]
+
+
 def run_start_node(conn: Connection, run_id: str, kinds: tuple[str, ...]) -> StoredNode | None:
     """The node of `kinds` the run's line starts at (its root or branch marker)."""
     node = continuity_nodes
