@@ -77,15 +77,40 @@ def history_search(
         print_json(found.to_json())
         return
     console = make_console()
+    console.print(
+        _searched(workspace_id, run_id, scopes or []), style="dim", highlight=False,
+        soft_wrap=True,
+    )  # fmt: skip
     if not found.hits:
-        console.print("No hits.")
-    for hit in found.hits:
+        console.print("No hits." if run_id is not None else _NO_HITS_WITHOUT_RUN, soft_wrap=True)
+    for number, hit in enumerate(found.hits, start=1):
         console.print(
-            f"[bold]{hit.source_kind}[/bold] {hit.source_id} v{hit.version}: {escape(hit.snippet)}"
+            f"{number}. [bold]{hit.source_kind}[/bold] {hit.source_id} v{hit.version}: "
+            f"{escape(hit.snippet)}",
+            soft_wrap=True,
         )
-        console.print(f"  handle: {hit.handle}", soft_wrap=True)
+        console.print(f"   read it: rutter history read {hit.handle}", soft_wrap=True)
     if found.next_cursor is not None:
         console.print(f"More: --cursor {found.next_cursor}", soft_wrap=True)
+
+
+_NO_HITS_WITHOUT_RUN = (
+    "No hits in memories. Without --run only memories are searched; --run RUN also searches "
+    "the run's notes, messages, receipts, summaries and checkpoints."
+)
+
+
+def _searched(workspace_id: str | None, run_id: str | None, scopes: list[str]) -> str:
+    """The scope a search covered, said before its hits: what was searched is a fact of the
+    answer (an empty answer from memories alone reads differently from one over a run)."""
+    if run_id is not None:
+        where = f"your memories, the run's workspace's, and the threads of run {run_id}'s lineage"
+    elif workspace_id is not None:
+        where = f"your memories and workspace {workspace_id}'s (no run: no thread content)"
+    else:
+        where = "your memories only (no --workspace, no --run)"
+    kinds = f" ({', '.join(scopes)} only)" if scopes else ""
+    return f"Searched {where}{kinds}."
 
 
 @history_app.command("read")
