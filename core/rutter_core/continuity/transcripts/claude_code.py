@@ -14,9 +14,11 @@ microsoft/amplifier `ai_working/claude_code_logging` and jwhenry28/claude-code-v
   `{thinking, signature}` (also `redacted_thinking`), `tool_use` `{id, name, input}`,
   `tool_result` `{tool_use_id, content: string | [text | image blocks], is_error?}`.
   An assistant reply is often written as several lines, one content block each, each with its
-  own `uuid`. `user` lines may be `isMeta` (text the harness injected) or `isCompactSummary`
-  (the summary that continues a compacted conversation); `system` lines have a `subtype`
-  (`compact_boundary`, `local_command`, `api_error`, ...) and a `content` string.
+  own `uuid`. A user line holding a `tool_result` may repeat the result, structured, in
+  `toolUseResult`: it is not read (the block is the text the model was given). `user` lines
+  may be `isMeta` (text the harness injected) or `isCompactSummary` (the summary that continues
+  a compacted conversation); `system` lines have a `subtype` (`compact_boundary`,
+  `local_command`, `api_error`, ...) and a `content` string.
 - `summary` lines `{summary, leafUuid}` name a conversation (no `uuid`, no time).
 - Other types (`file-history-snapshot`, `queue-operation`, `progress`, ...) are not messages;
   only message lines name the session. Some of them (`progress`, `attachment`) have a `uuid`
