@@ -81,7 +81,6 @@ from rutter_core.continuity.transcripts.fields import (
     identifier,
     instant,
     joined,
-    timestamp,
 )
 from rutter_core.continuity.transcripts.records import (
     IMAGE_PLACEHOLDER,
@@ -118,13 +117,14 @@ _REMINDER: Final = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTA
 Said = tuple[Role, str, Injected | None]
 
 
+_MARKER: Final = re.compile(r"\s*(" + "|".join(re.escape(marker) for marker, _ in _MARKERS) + ")")
+_KIND_OF_MARKER: Final[dict[str, Injected]] = dict(_MARKERS)
+
+
 def harness_kind(text: str) -> Injected | None:
     """The kind of harness text this is, by its marker; None for the person's own words."""
-    start = text.lstrip()
-    for marker, kind in _MARKERS:
-        if start.startswith(marker):
-            return kind
-    return None
+    found = _MARKER.match(text)
+    return None if found is None else _KIND_OF_MARKER[found[1]]
 
 
 class Parser:
@@ -159,16 +159,7 @@ class Parser:
             return LineOutcome(omitted=("sidechain",), session_id=session_id)
         cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else None
         node = _node(record, line, uuid, leaf=kind != "system" and record.get("isMeta") is not True)
-        outcome = _message_line(record, line, kind, uuid, session_id, cwd)
-        if outcome.problem is not None:
-            return outcome
-        return LineOutcome(
-            entries=outcome.entries,
-            omitted=outcome.omitted,
-            session_id=outcome.session_id,
-            cwd=outcome.cwd,
-            node=node,
-        )
+        return _message_line(record, line, kind, node, session_id, cwd)
 
     def _link(self, record: dict[str, Any], line: int) -> TreeNode | None:
         """A record that is no message but a link of the tree (`progress`, `attachment`):
@@ -191,16 +182,18 @@ def _node(record: dict[str, Any], line: int, uuid: str, *, leaf: bool) -> TreeNo
 
 
 def _message_line(
-    record: dict[str, Any], line: int, kind: str, uuid: str, session_id: str, cwd: str | None
+    record: dict[str, Any], line: int, kind: str, node: TreeNode, session_id: str, cwd: str | None
 ) -> LineOutcome:
-    when = timestamp(record.get("timestamp"))
+    uuid = node.uuid
+    exact = node.order[0]
+    when = f"{exact[:19]}Z" if exact else None  # `fields.timestamp`, from the time read once
     if kind == "system":
         content = record.get("content")
         if isinstance(content, str) and content.strip():
             injected = harness_kind(content) or "event"
             entry = Entry(line, uuid, "system", content, when, injected=injected)
-            return LineOutcome(entries=(entry,), session_id=session_id, cwd=cwd)
-        return LineOutcome(omitted=("metadata",), session_id=session_id, cwd=cwd)
+            return LineOutcome(entries=(entry,), session_id=session_id, cwd=cwd, node=node)
+        return LineOutcome(omitted=("metadata",), session_id=session_id, cwd=cwd, node=node)
     message = record.get("message")
     if not isinstance(message, dict):
         return skipped("unexpected_shape")
@@ -229,7 +222,9 @@ def _message_line(
     )  # fmt: skip
     if not entries and not omitted:
         omitted = ["empty"]
-    return LineOutcome(entries=entries, omitted=tuple(omitted), session_id=session_id, cwd=cwd)
+    return LineOutcome(
+        entries=entries, omitted=tuple(omitted), session_id=session_id, cwd=cwd, node=node
+    )
 
 
 def _summary(record: dict[str, Any], line: int) -> LineOutcome:
@@ -310,7 +305,7 @@ def _split_harness_text(text: str) -> list[tuple[str, Injected | None]]:
     starts with a marker is the harness's whole; `<system-reminder>` blocks added to the
     person's words are cut out of them."""
     kind = harness_kind(text)
-    if kind is not None and kind != "reminder":
+    if (kind is not None and kind != "reminder") or "</system-reminder>" not in text:
         return [(text, kind)]
     pieces: list[tuple[str, Injected | None]] = []
     start = 0

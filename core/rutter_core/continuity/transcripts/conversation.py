@@ -106,17 +106,31 @@ class ClaudeTree:
     def _live_nodes(self) -> set[str] | None:
         """The nodes on the path from the newest leaf to the root; None when there is nothing to
         choose between (no record can end a conversation, or no record names a parent)."""
-        leaves = [node for node in self._nodes.values() if node.leaf]
-        if not leaves or not self._has_parents:
+        nodes = self._nodes
+        if not self._has_parents:
+            return None
+        # A leaf is a record that can end a conversation and that no such record follows: the
+        # ancestors of every one of them are marked, each walk stopping at a marked node.
+        followed: set[str] = set()
+        for node in nodes.values():
+            if not node.leaf:
+                continue
+            parent = node.parent
+            while parent is not None and parent not in followed:
+                followed.add(parent)
+                above = nodes.get(parent)
+                parent = None if above is None else above.parent
+        leaves = [node for node in nodes.values() if node.leaf and node.uuid not in followed]
+        if not leaves:
             return None
         current: str | None = max(leaves, key=lambda node: node.order).uuid
         path: set[str] = set()
         while current is not None and current not in path:
-            node = self._nodes.get(current)
-            if node is None:
+            step = nodes.get(current)
+            if step is None:
                 break  # a parent the file does not hold (an older session's) ends the path
             path.add(current)
-            current = node.parent
+            current = step.parent
         return path
 
 
