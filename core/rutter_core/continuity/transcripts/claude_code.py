@@ -40,9 +40,10 @@ microsoft/amplifier `ai_working/claude_code_logging` and jwhenry28/claude-code-v
 
 The mapping (each decision is the importer's, not the agent's):
 
-- The conversation is the path from the newest leaf (the last-written user or assistant record
-  of the main conversation that is not `isMeta`; records written later that cannot end a
-  conversation, such as `progress`, do not count) back to the root, across compaction
+- The conversation is the path from the newest leaf back to the root (a leaf: a user or
+  assistant record of the main conversation, not `isMeta`, that no other such record follows;
+  the newest: the latest time, then the latest line; records that cannot end a conversation,
+  such as `progress`, never do, even written later), across compaction
   boundaries through `logicalParentUuid`; messages off that path (an abandoned branch) are
   left out and counted (`abandoned`). A parent the file does not hold ends the path. This is
   decided over everything read (`conversation`), not line by line.
