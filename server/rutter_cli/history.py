@@ -77,7 +77,7 @@ def history_search(
         print_json(found.to_json())
         return
     console = make_console()
-    searched = searched_where(run_id, workspace_id)
+    searched = searched_where(run_id, workspace_id, scopes or [])
     if not found.hits:
         console.print(f"No hits in {searched}.", highlight=False)
         if run_id is None:
@@ -106,13 +106,17 @@ def history_search(
         console.print(f"More: --cursor {found.next_cursor}", soft_wrap=True)
 
 
-def searched_where(run_id: str | None, workspace_id: str | None) -> str:
-    """What a search looked in, for people."""
+def searched_where(run_id: str | None, workspace_id: str | None, scopes: list[str]) -> str:
+    """What a search looked in, for people: an empty answer from memories alone reads
+    differently from one over a run."""
+    kinds = f" ({', '.join(scopes)} only)" if scopes else ""
     if run_id is not None:
-        return f"run {run_id}'s lineage (its threads and those it came from) and its memories"
-    if workspace_id is not None:
-        return f"the memories of workspace {workspace_id} and your user memories"
-    return "your user memories"
+        where = f"run {run_id}'s lineage (its threads and those it came from) and its memories"
+    elif workspace_id is not None:
+        where = f"the memories of workspace {workspace_id} and your user memories"
+    else:
+        where = "your user memories"
+    return where + kinds
 
 
 @history_app.command("read")

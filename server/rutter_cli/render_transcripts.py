@@ -24,6 +24,12 @@ _REASONS = {
 }
 
 
+_LEFT_OUT = {
+    "abandoned": "of a branch the person rewound away from",
+    "rolled_back": "of turns the agent rolled back",
+}
+
+
 def render_import(console: Console, done: TranscriptImport, *, headline: str) -> None:
     where = "a new thread" if done.thread_created else "thread"
     console.print(
@@ -34,6 +40,9 @@ def render_import(console: Console, done: TranscriptImport, *, headline: str) ->
         ),
         soft_wrap=True,
     )
+    if done.run_id is not None:
+        how = "created" if done.run_created else "the thread's newest run"
+        console.print(f"  run: {done.run_id} ({how})", markup=False)
     if done.redacted:
         console.print(
             f"  {done.redacted} with secrets replaced by [REDACTED:<kind>] markers.", markup=False
@@ -42,7 +51,11 @@ def render_import(console: Console, done: TranscriptImport, *, headline: str) ->
         console.print(
             f"  line {cut.line}: cut to 64 KiB (was {cut.original_bytes} bytes)", markup=False
         )
-    left_out = ", ".join(f"{count} {reason}" for reason, count in done.omitted.items() if count)
+    left_out = ", ".join(
+        f"{count} {_LEFT_OUT.get(reason, reason)}"
+        for reason, count in done.omitted.items()
+        if count
+    )
     if left_out:
         console.print(f"  left out: {left_out}", markup=False)
     for skip in done.skipped:
