@@ -50,6 +50,7 @@ export interface AddedMessage {
   text: string;
   redacted: boolean;
   created_at: string;
+  injected?: "interruption" | "command" | "command_output" | "notification" | "reminder" | "compaction_prompt" | "compaction_summary" | "instructions" | "environment_context" | "skill" | "meta" | "event" | "session_title" | null;
   created: boolean;
 }
 
@@ -528,6 +529,10 @@ export interface ImportTranscriptParams {
   workspace_id?: string | null;
   /** import into this thread (default: the transcript's, or a new one) */
   thread_id?: string | null;
+  /** give the thread a run: its newest one, else a new run continuing it */
+  create_run?: boolean;
+  /** the goal of the run create_run creates (default: names the session) */
+  goal?: string | null;
 }
 
 export interface InspectRunParams {
@@ -708,6 +713,7 @@ export interface Message {
   text: string;
   redacted: boolean;
   created_at: string;
+  injected?: "interruption" | "command" | "command_output" | "notification" | "reminder" | "compaction_prompt" | "compaction_summary" | "instructions" | "environment_context" | "skill" | "meta" | "event" | "session_title" | null;
 }
 
 /** A thread's messages, oldest first: the most recent ones up to the limit (before a `seq`, when one is given). */
@@ -1079,6 +1085,8 @@ export interface TranscriptImport {
   workspace_id: string;
   session_id: string;
   thread_created: boolean;
+  run_id: string | null;
+  run_created: boolean;
   imported: number;
   already_present: number;
   redacted: number;
