@@ -7,6 +7,7 @@ SDK's stdio client."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,8 +64,12 @@ def test_the_cli_searches_pages_and_reads_with_exit_codes(tmp_path: Path) -> Non
     assert set(first) == {"hits", "next_cursor"}
     assert [hit["source_id"] for hit in first["hits"]] == [memory["id"], note["note_id"]]
     assert set(first["hits"][0]) == {
-        "handle", "source_kind", "source_id", "version", "thread_id", "snippet",
+        "handle", "source_kind", "source_id", "version", "thread_id", "recorded_at", "snippet",
     }  # fmt: skip
+    assert all(
+        re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", hit["recorded_at"])
+        for hit in first["hits"]
+    )
     assert [hit["thread_id"] for hit in first["hits"]] == [None, thread]
     second = cli.json("history", "search", "不可恢复", "--run", run["run_id"], "--limit", "2",
                       "--cursor", first["next_cursor"])  # fmt: skip
@@ -274,7 +279,10 @@ def test_people_read_numbered_hits_with_their_thread_and_what_was_searched(
         "memories:"
     )
     assert lines[1].startswith(" 1. note note_")
-    assert lines[1].endswith(f" v1 in thread {run['thread_id']}")
+    assert re.fullmatch(
+        rf" 1\. note note_\w+ v1, \d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ in thread {run['thread_id']}",
+        lines[1],
+    )
     assert lines[2] == "    kiwi note"
     assert lines[3].startswith("    read: rutter history read rh1.")
     none = cli("history", "search", "kiwi", "--workspace", "demo")

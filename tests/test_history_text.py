@@ -38,7 +38,10 @@ def test_hits_are_numbered_and_the_scope_searched_is_stated(
     )
     for number, hit in enumerate(hits, start=1):
         head = lines[3 * number - 2]
-        assert head == f"{number:>2}. message {hit['source_id']} v1 in thread {hit['thread_id']}"
+        assert head == (
+            f"{number:>2}. message {hit['source_id']} v1, {hit['recorded_at']} in thread "
+            f"{hit['thread_id']}"
+        )
         assert lines[3 * number] == f"    read: rutter history read {hit['handle']}"
     assert "DROP TABLE" not in found.stdout  # the rolled-back turn is in no thread
 

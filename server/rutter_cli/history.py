@@ -96,8 +96,10 @@ def history_search(
         )
     for number, hit in enumerate(found.hits, 1):
         where = "" if hit.thread_id is None else f" in thread {hit.thread_id}"
+        when = "" if hit.recorded_at is None else f", {hit.recorded_at}"
         console.print(
-            f"{number:>2}. [bold]{hit.source_kind}[/bold] {hit.source_id} v{hit.version}{where}",
+            f"{number:>2}. [bold]{hit.source_kind}[/bold] {hit.source_id} "
+            f"v{hit.version}{when}{where}",
             soft_wrap=True,
         )
         console.print(f"    {escape(hit.snippet)}", soft_wrap=True, highlight=False)

@@ -473,6 +473,7 @@ export interface HistoryHit {
   source_id: string;
   version: number;
   thread_id: string | null;
+  recorded_at: string | null;
   snippet: string;
 }
 
