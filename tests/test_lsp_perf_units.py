@@ -26,10 +26,9 @@ from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.chain import walk_chain
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import classify
-from rutter_core.discovery.shared import SharedLevels
 from rutter_core.discovery.snapshot import Limits
 from rutter_core.discovery.stack import Stack
-from rutter_core.discovery.walk import discover, discover_stack
+from rutter_core.discovery.walk import SharedLevels, discover, discover_stack
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
 from rutter_core.workspaces.service import Workspace

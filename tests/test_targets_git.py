@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rutter_cli.instructions import git_unquote
+from rutter_cli.targets import git_unquote
 from tests.conftest import write_tree
 
 TREE: dict[str, str | bytes] = {

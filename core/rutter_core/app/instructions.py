@@ -18,11 +18,10 @@ from pydantic import Field, model_validator
 
 from rutter_core.app.models import Params
 from rutter_core.discovery.assemble import snapshot_of
-from rutter_core.discovery.shared import SharedLevels
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.discovery.stack import Stack
 from rutter_core.discovery.targets import typed_target
-from rutter_core.discovery.walk import discover_stack
+from rutter_core.discovery.walk import SharedLevels, discover_stack
 from rutter_core.kernel.errors import Hint, RutterError
 from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
 

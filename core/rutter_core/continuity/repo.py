@@ -5,6 +5,10 @@ Every function takes the caller's `Connection`, so what a run creates (its threa
 root node) is written in the run's own transaction, and a checkpoint reads the thread and
 appends its node in one. Rows come back as the continuity models, or as stored rows
 (`StoredNode`) that `continuity.checkpoints` verifies before anything uses them.
+
+Why one module: it is the one place that knows continuity's tables and how their rows map to
+the models; each function is a statement or two over those same tables, and splitting them by
+table would only spread that knowledge over several modules.
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ from rutter_core.discovery.assemble import snapshot_of
 from rutter_core.discovery.checks import check_source, load_ignore_rules
 from rutter_core.discovery.fsread import FileReader, lstat_or_none, read_head
 from rutter_core.discovery.ignore import IGNORE_FILE
-from rutter_core.discovery.shared import SharedLevels
 from rutter_core.discovery.snapshot import (
     DEFAULT_LIMITS,
     Conflict,
@@ -31,7 +30,7 @@ from rutter_core.discovery.snapshot import (
     Source,
 )
 from rutter_core.discovery.stack import Stack
-from rutter_core.discovery.walk import discover_stack
+from rutter_core.discovery.walk import SharedLevels, discover_stack
 from rutter_core.kernel.errors import RutterError
 from rutter_lsp.index.paths import Folder, InstructionFile, directory_of
 

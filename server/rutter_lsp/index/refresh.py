@@ -34,7 +34,7 @@ from lsprotocol import types
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR, classify
-from rutter_core.discovery.shared import SharedLevels
+from rutter_core.discovery.walk import SharedLevels
 from rutter_lsp.features.diagnostics import diagnostics
 from rutter_lsp.features.runs.runs import RUNS_CHANGED
 from rutter_lsp.index.analysis import (
