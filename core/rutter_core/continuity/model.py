@@ -32,8 +32,8 @@ Injected = Literal[
     "event",
     "session_title",
 ]
-"""Text an agent's harness put into its transcript, never the person's words (contract section
-16), by kind: an interruption marker (Claude Code's `[Request interrupted by user]`, Codex's
+"""Text an agent's harness put into its transcript, never the person's words
+(docs/reference/transcripts.md), by kind: an interruption marker (Claude Code's `[Request interrupted by user]`, Codex's
 `<turn_aborted>`), a command the person ran through the harness (slash commands, `!` shell
 commands) and its output, a task or sub-agent notification, a system reminder, the compaction
 prompt and the summary that continues a compacted conversation, instructions and environment

@@ -1,4 +1,5 @@
-"""`session threads`: the threads people look for, newest activity first (contract section 21).
+"""`session threads`: the threads people look for, newest activity first
+(docs/reference/continuity.md).
 
 A title is what a person would recognise the thread by: the session's own title when the agent
 wrote one (Claude Code's summary records, stored as `session_title` harness text), else the

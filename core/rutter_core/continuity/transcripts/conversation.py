@@ -1,6 +1,6 @@
-"""Which entries of a transcript are the conversation the agent went on with (contract section
-16): decided over everything read so far, not line by line, because a later line can undo
-earlier ones.
+"""Which entries of a transcript are the conversation the agent went on with
+(docs/reference/transcripts.md): decided over everything read so far, not line by line,
+because a later line can undo earlier ones.
 
 - Claude Code (`ClaudeTree`): records form a tree by `parentUuid`; the conversation is the path
   from the newest leaf back to the root (see `claude_code`'s docstring for where this is

@@ -86,13 +86,13 @@ _NETRC: Final = re.compile(
 
 # The MySQL and MariaDB clients take the password glued to `-p` (`-pS3cret`, `-p'S3cret'`;
 # `-p` alone prompts, and `-p word` names a database), or as `--password=` (an assignment).
-_MYSQL: Final = re.compile(r"(?:mysql|mariadb)[a-z_-]{0,16}(?![A-Za-z0-9_.-])")
-_MYSQL_P: Final = re.compile(
+_SQL_CLIENT: Final = re.compile(r"(?:mysql|mariadb)[a-z_-]{0,16}(?![A-Za-z0-9_.-])")
+_SQL_CLIENT_PASSWORD: Final = re.compile(
     r"-p(?:(?P<q>[\"'])(?P<qv>[^\s\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
 )
 
 
-def _mysql_before(text: str, pos: int) -> bool:
+def _sql_client_before(text: str, pos: int) -> bool:
     """A MySQL or MariaDB client starts the command line `pos` is on (1 KiB back at most)."""
     reach = max(0, pos - _CURL_REACH)
     for name in ("mysql", "mariadb"):
@@ -100,7 +100,7 @@ def _mysql_before(text: str, pos: int) -> bool:
         while at >= 0:
             if (
                 (not at or text[at - 1] in _COMMAND_START or text[at - 1] == "/")
-                and _MYSQL.match(text, at) is not None
+                and _SQL_CLIENT.match(text, at) is not None
                 and _same_command_line(text, at, pos)
             ):
                 return True
@@ -108,14 +108,14 @@ def _mysql_before(text: str, pos: int) -> bool:
     return False
 
 
-def match_mysql_password(text: str, pos: int) -> _Span | None:
+def match_sql_client_password(text: str, pos: int) -> _Span | None:
     """At the space before `-p` (the anchor is ` -p`: a `-p` inside a word never reaches
     Python, and `--upgrade-package` is common in prose)."""
-    found = _MYSQL_P.match(text, pos + 1)
+    found = _SQL_CLIENT_PASSWORD.match(text, pos + 1)
     if found is None:
         return None
     group = "qv" if found.group("qv") is not None else "v"
-    if not is_literal(found.group(group), quoted=True) or not _mysql_before(text, pos):
+    if not is_literal(found.group(group), quoted=True) or not _sql_client_before(text, pos):
         return None
     return found.span(group)
 
@@ -218,7 +218,7 @@ CREDENTIAL_ANCHORS: Final[tuple[tuple[str, str | None, tuple[Rule, ...]], ...]] 
     ("-u", r"(?:[ \t]+|=)", (Rule("login_password", match_curl_user, context=True),)),
     ("--user", r"(?:[ \t]+|=)", (Rule("login_password", match_curl_user, context=True),)),
     ("machine", r"[ \t]", (Rule("login_password", match_netrc, context=True),)),
-    (" -p", r"[^\s]", (Rule("login_password", match_mysql_password, context=True),)),
+    (" -p", r"[^\s]", (Rule("login_password", match_sql_client_password, context=True),)),
     ("_auth", r"[ \t]*=", (Rule("npm_token", match_npm_auth, context=True),)),
     ("sig=", r"(?:[A-Za-z0-9+/]|%[0-9A-Fa-f]{2}){20}", (Rule("azure_sas", match_sas_signature),)),
     ("Basic", r"[ \t]+[A-Za-z0-9+/]{6}", (Rule("basic_auth", match_basic_header, context=True),)),

@@ -1,5 +1,5 @@
-"""Migration 13: what kind of harness text an imported message is (issue 32, contract section
-16). Released: never edit it.
+"""Migration 13: what kind of harness text an imported message is (issue 32,
+docs/reference/transcripts.md). Released: never edit it.
 
 An agent's transcript holds text its harness inserted (interruption markers, command wrappers
 and their output, notifications, compaction prompts and summaries, instructions): such a
