@@ -33,12 +33,13 @@ Injected = Literal[
     "session_title",
 ]
 """Text an agent's harness put into its transcript, never the person's words
-(docs/reference/transcripts.md), by kind: an interruption marker (Claude Code's `[Request interrupted by user]`, Codex's
-`<turn_aborted>`), a command the person ran through the harness (slash commands, `!` shell
-commands) and its output, a task or sub-agent notification, a system reminder, the compaction
-prompt and the summary that continues a compacted conversation, instructions and environment
-context the harness sends the model (AGENTS.md, developer messages), a skill's text, other meta
-records, the harness's own events (system records), and a session's title."""
+(docs/reference/transcripts.md), by kind: an interruption marker (Claude Code's `[Request
+interrupted by user]`, Codex's `<turn_aborted>`), a command the person ran through the harness
+(slash commands, `!` shell commands) and its output, a task or sub-agent notification, a system
+reminder, the compaction prompt and the summary that continues a compacted conversation,
+instructions and environment context the harness sends the model (AGENTS.md, developer
+messages), a skill's text, other meta records, the harness's own events (system records), and a
+session's title."""
 
 ROLES: Final[tuple[Role, ...]] = ("user", "assistant", "tool", "system")
 INJECTED: Final[tuple[Injected, ...]] = (
