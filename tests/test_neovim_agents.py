@@ -271,3 +271,22 @@ def test_agent_columns_mark_what_only_some_agents_load(tmp_path: Path) -> None:
         "1  x.mdc",
         "   why: why x.mdc",
     ]
+
+
+def test_agent_columns_compare_files_so_a_link_is_the_file_it_leads_to(tmp_path: Path) -> None:
+    results = run_nvim(tmp_path, "agents_unit", tmp_path, script_mode=True)
+    by_file = {column["agent"]: column["lines"][3:-2] for column in results["linked_columns"]}
+    assert by_file["codex"] == [
+        "1  AGENTS.md",
+        "   = same file as CLAUDE.md",
+        "   ≠ not Gemini CLI",
+    ]
+    assert by_file["claude"] == [
+        "1  CLAUDE.md",
+        "   = same file as AGENTS.md",
+        "   ≠ not Gemini CLI",
+    ]
+    assert by_file["gemini"] == ["1  GEMINI.md", "   ≠ only Gemini CLI"]
+    by_name = {column["agent"]: column["lines"][3:-2] for column in results["linked_by_name"]}
+    assert by_name["codex"] == ["1  AGENTS.md", "   ≠ only Codex"]
+    assert by_name["claude"] == ["1  CLAUDE.md", "   ≠ only Claude Code"]

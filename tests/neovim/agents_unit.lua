@@ -23,6 +23,21 @@ H.run(function(R)
   R.columns = vim.tbl_map(function(column)
     return { agent = column.agent, lines = column.lines }
   end, fmt.columns(result))
+  -- Claude loads CLAUDE.md, a link to AGENTS.md: compared by file, it is what the others load.
+  local linked = {
+    profiles = {
+      { agent = "codex", sources = { source("AGENTS.md") } },
+      { agent = "claude", sources = { source("CLAUDE.md") } },
+      { agent = "gemini", sources = { source("GEMINI.md") } },
+    },
+  }
+  local real = { ["CLAUDE.md"] = "/ws/AGENTS.md", ["AGENTS.md"] = "/ws/AGENTS.md", ["GEMINI.md"] = "/ws/GEMINI.md" }
+  R.linked_columns = vim.tbl_map(function(column)
+    return { agent = column.agent, lines = column.lines }
+  end, fmt.columns(linked, function(path) return real[path] end))
+  R.linked_by_name = vim.tbl_map(function(column)
+    return { agent = column.agent, lines = column.lines }
+  end, fmt.columns(linked))
   R.cut_null = fmt.cut_text(vim.NIL) or vim.NIL
   R.names = vim.tbl_map(fmt.name, { "codex", "claude", "gemini", "copilot", "cursor", "default", "other" })
   local lines = fmt.view_lines({ agent = "gemini", sources = {} }, { target = "a/b.go" })

@@ -145,7 +145,11 @@ local function draw(st, result)
     local lines = require("rutter.format").lines(result, { target = st.target, footer = false })
     views = { { agent = "error", lines = lines, rows = {}, hl = { [1] = "Title" } } }
   else
-    views = fmt.columns(result)
+    views = fmt.columns(result, function(path)
+      -- A link and the file it leads to are one file: compared by real path.
+      local abs = st.root and vim.fs.joinpath(st.root, path) or path
+      return vim.uv.fs_realpath(abs)
+    end)
   end
   local previous = api.nvim_get_current_tabpage()
   local wins = api.nvim_tabpage_list_wins(st.tab)

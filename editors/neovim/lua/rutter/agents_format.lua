@@ -110,19 +110,30 @@ function M.view_lines(result, opts)
   return lines, rows, hl
 end
 
---- Which agents load each path: path → set of agents (a view that failed is left out).
+--- The key a path is compared by: the path itself, or what `identity` makes of it (the file's
+--- real path, so that a link and the file it leads to count as one file).
+--- @param identity (fun(path: string): string?)?
+--- @param path string
+--- @return string
+local function key_of(identity, path)
+  return identity and identity(path) or path
+end
+
+--- Which agents load each file: key → set of agents (a view that failed is left out). Files
+--- are told apart by `identity` when given (see `key_of`), else by path.
 --- @param profiles table[]
+--- @param identity (fun(path: string): string?)?
 --- @return table<string, table<string, boolean>>
-function M.loaders(profiles)
-  local by_path = {}
+function M.loaders(profiles, identity)
+  local by_key = {}
   for _, view in ipairs(list(profiles)) do
     for _, source in ipairs(list(view.sources)) do
-      local path = str(source.path)
-      by_path[path] = by_path[path] or {}
-      by_path[path][str(view.agent)] = true
+      local key = key_of(identity, str(source.path))
+      by_key[key] = by_key[key] or {}
+      by_key[key][str(view.agent)] = true
     end
   end
-  return by_path
+  return by_key
 end
 
 --- How a path loaded by some agents and not others is marked: "≠ only X, Y" when at most half
@@ -149,10 +160,13 @@ function M.difference(agents, loaded)
 end
 
 --- One column per agent for `{ profiles = { … } }`; an entry `{ agent, error }` (that agent's
---- view failed closed) shows the error, and is left out of the comparison.
+--- view failed closed) shows the error, and is left out of the comparison. `identity` (a path
+--- → the file's real path) compares files rather than names: `CLAUDE.md -> AGENTS.md` loaded
+--- by one agent and `AGENTS.md` by another are the same text, and marked so.
 --- @param result table
+--- @param identity (fun(path: string): string?)?
 --- @return { agent: string, lines: string[], rows: table<integer, string>, hl: table<integer, string> }[]
-function M.columns(result)
+function M.columns(result, identity)
   local profiles = list(result.profiles)
   local agents = {}
   for _, view in ipairs(profiles) do
@@ -160,7 +174,17 @@ function M.columns(result)
       agents[#agents + 1] = str(view.agent)
     end
   end
-  local by_path = M.loaders(profiles)
+  local by_key = M.loaders(profiles, identity)
+  --- Another name the same file is loaded under by some agent (for "same file as …").
+  local names = {}
+  for _, view in ipairs(profiles) do
+    for _, source in ipairs(list(view.sources)) do
+      local path = str(source.path)
+      local key = key_of(identity, path)
+      names[key] = names[key] or {}
+      names[key][path] = true
+    end
+  end
   local columns = {}
   for _, view in ipairs(profiles) do
     local lines, rows, hl = {}, {}, {}
@@ -198,7 +222,18 @@ function M.columns(result)
       if phrase then
         add("   " .. phrase, path, "WarningMsg")
       end
-      local differs = M.difference(agents, by_path[path] or {})
+      local key = key_of(identity, path)
+      local others = {}
+      for name in pairs(names[key] or {}) do
+        if name ~= path then
+          others[#others + 1] = name
+        end
+      end
+      if #others > 0 then
+        table.sort(others)
+        add("   = same file as " .. table.concat(others, ", "), path, "Comment")
+      end
+      local differs = M.difference(agents, by_key[key] or {})
       if differs then
         add("   " .. differs, path, "DiagnosticHint")
       end
