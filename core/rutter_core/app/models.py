@@ -11,10 +11,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, WithJsonSchema, model_validator
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+
+def allowed(annotation: Any) -> WithJsonSchema:
+    """The JSON schema of `annotation` (a `Literal` of the closed set, or an `Annotated` type with
+    its bounds) for a field the model takes as a plain string or int: the area's service checks
+    the value and refuses it with its own typed code (`invalid_scope`, `invalid_limit`, ...),
+    the same on every surface, while the schemas (LSP, MCP, OpenAPI, TypeScript) state what is
+    allowed from the same declaration the service checks against."""
+    return WithJsonSchema(TypeAdapter(annotation).json_schema())
+
+
+def whole_number(minimum: int, maximum: int | None = None) -> WithJsonSchema:
+    """`allowed` for a whole number from `minimum` (to `maximum`): the bounds its service
+    enforces."""
+    schema: dict[str, Any] = {"type": "integer", "minimum": minimum}
+    if maximum is not None:
+        schema["maximum"] = maximum
+    return WithJsonSchema(schema)
 
 
 class Params(BaseModel):

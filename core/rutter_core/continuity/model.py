@@ -9,7 +9,7 @@ are in `continuity.snapshot`.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,8 +17,8 @@ Role = Literal["user", "assistant", "tool", "system"]
 NoteKind = Literal["decision", "summary", "fact"]
 NoteStatus = Literal["active", "superseded"]
 
-ROLES: Final[tuple[Role, ...]] = ("user", "assistant", "tool", "system")
-NOTE_KINDS: Final[tuple[NoteKind, ...]] = ("decision", "summary", "fact")
+ROLES: Final[tuple[Role, ...]] = get_args(Role)
+NOTE_KINDS: Final[tuple[NoteKind, ...]] = get_args(NoteKind)
 SURFACE_SOURCES: Final = ("cli", "lsp", "mcp", "http")
 """The sources a surface names itself; an importer's source is `import:<agent>`."""
 IMPORT_PREFIX: Final = "import:"

@@ -16,7 +16,7 @@ export interface AddMessageParams {
   /** the thread's ID (thr_...) */
   thread_id: string;
   /** user, assistant, tool or system */
-  role: string;
+  role: "user" | "assistant" | "tool" | "system";
   /** the message (stored redacted; at most 64 KiB) */
   text: string;
   /** the message's ID where it came from: adding it again adds nothing */
@@ -27,7 +27,7 @@ export interface AddNoteParams {
   /** the thread's ID (thr_...) */
   thread_id: string;
   /** decision, summary or fact */
-  kind: string;
+  kind: "decision" | "summary" | "fact";
   /** the note (stored redacted; at most 16 KiB) */
   text: string;
 }
@@ -57,7 +57,7 @@ export interface AnswerProposalParams {
   /** the proposal's ID (prop_...) */
   proposal_id: string;
   /** pin (pin the shown text), discuss (answer without pinning) or custom (your own reply, pinned only with `pin`) */
-  choice: string;
+  choice: "pin" | "discuss" | "custom";
   /** your reply (discuss: optional; custom: required; pin: not allowed) */
   text?: string | null;
   /** custom only: pin your reply */
@@ -287,7 +287,7 @@ export interface ContinuitySnapshot {
 
 export interface CreateRequest {
   /** 'user' or 'project' */
-  scope: string;
+  scope: "user" | "project";
   /** the project's workspace */
   workspace_id?: string | null;
   title: string;
@@ -308,7 +308,7 @@ export interface CreateRunParams {
   /** execution profile name (a label) */
   profile?: string | null;
   /** approval mode: ask, auto or full */
-  mode?: string;
+  mode?: "ask" | "auto" | "full";
   /** file or directory whose instructions to pin, as typed: relative to the surface's directory when that is inside the workspace, else workspace-relative, or absolute inside the workspace root (default: the workspace root) */
   target?: string | null;
   /** continue this thread */
@@ -430,7 +430,7 @@ export interface Entry {
 }
 
 export interface ExportRequest {
-  scope: string;
+  scope: "user" | "project";
   workspace_id?: string | null;
   all?: boolean;
   uri?: string | null;
@@ -501,7 +501,7 @@ export interface HistorySearchParams {
   /** the run whose lineage's notes, messages, receipts, summaries and checkpoints to search (and its workspace's memories) */
   run_id?: string | null;
   /** memory, note, message, receipt, summary, checkpoint (default: all) */
-  scopes?: string[] | null;
+  scopes?: ("memory" | "note" | "message" | "receipt" | "summary" | "checkpoint")[] | null;
   /** hits per page (1-50) */
   limit?: number;
   /** next_cursor of the previous page */
@@ -520,7 +520,7 @@ export interface IgnoredEntry {
 
 export interface ImportTranscriptParams {
   /** whose transcript: claude-code or codex */
-  agent: string;
+  agent: "claude-code" | "codex";
   /** the transcript file (JSON Lines) */
   path: string;
   /** the workspace of a new thread (default: the one the transcript ran in) */
@@ -591,7 +591,7 @@ export interface ListProposalsParams {
 
 export interface ListRequest {
   /** 'user' or 'project' (project needs `workspace_id`); without it, user memory plus `workspace_id`'s project memory, or every memory */
-  scope?: string | null;
+  scope?: "user" | "project" | null;
   workspace_id?: string | null;
   /** include disabled and expired memories */
   all?: boolean;
@@ -949,14 +949,14 @@ export interface SetMemoryStatusParams {
   id: string;
   version: number;
   /** 'active' or 'disabled' */
-  status: string;
+  status: "active" | "disabled";
 }
 
 export interface SetRunStatusParams {
   /** the run's ID (run_...) */
   run_id: string;
   /** running, paused, completed, failed or cancelled */
-  status: string;
+  status: "running" | "paused" | "completed" | "failed" | "cancelled";
 }
 
 export interface ShowNodeParams {
@@ -966,7 +966,7 @@ export interface ShowNodeParams {
 
 export interface SkippedTranscriptLine {
   line: number;
-  reason: string;
+  reason: "invalid_utf8" | "nul_byte" | "invalid_json" | "not_an_object" | "unexpected_shape" | "invalid_id" | "line_too_long" | "truncated";
 }
 
 export interface Snapshot {
@@ -1073,7 +1073,7 @@ export interface TextDocument {
 
 /** `session import`: what went where, and what was skipped or left out. */
 export interface TranscriptImport {
-  agent: string;
+  agent: "claude-code" | "codex";
   thread_id: string;
   workspace_id: string;
   session_id: string;

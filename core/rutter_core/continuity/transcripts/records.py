@@ -10,12 +10,12 @@ code). Parsers are pure: no files, no clock, no store.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from rutter_core.continuity.model import Role
 
 Agent = Literal["claude-code", "codex"]
-AGENTS: Final[tuple[Agent, ...]] = ("claude-code", "codex")
+AGENTS: Final[tuple[Agent, ...]] = get_args(Agent)
 
 SkipReason = Literal[
     "invalid_utf8",
