@@ -61,7 +61,7 @@ export interface AnswerProposalParams {
   /** your reply (discuss: optional; custom: required; pin: not allowed) */
   text?: string | null;
   /** custom only: pin your reply */
-  pin?: boolean;
+  pin?: boolean | null;
 }
 
 /** `pin answer`: the proposal as answered and the pin it created (None: no pin). */
@@ -104,7 +104,7 @@ export interface AuditParams {
   /** the run's ID (run_...) */
   run_id: string;
   /** at most this many, newest first (1-500) */
-  limit?: number;
+  limit?: number | null;
 }
 
 /** A stored assembly as the audit lists it: configured, injected, and `followed` (null until one report was made). */
@@ -292,11 +292,11 @@ export interface CreateRequest {
   workspace_id?: string | null;
   title: string;
   content: string;
-  references?: string[];
+  references?: string[] | null;
   /** a duration from now (720h, 30d) or an RFC 3339 time */
   retention?: string | null;
   /** store text with secrets replaced by [REDACTED:<kind>] */
-  redact_sensitive?: boolean;
+  redact_sensitive?: boolean | null;
   uri?: string | null;
 }
 
@@ -368,7 +368,7 @@ export interface EditMemoryParams {
   references?: string[] | null;
   /** a duration from now, an RFC 3339 time, or 'none' to remove it */
   retention?: string | null;
-  redact_sensitive?: boolean;
+  redact_sensitive?: boolean | null;
 }
 
 export interface EditNoteParams {
@@ -432,7 +432,7 @@ export interface Entry {
 export interface ExportRequest {
   scope: "user" | "project";
   workspace_id?: string | null;
-  all?: boolean;
+  all?: boolean | null;
   uri?: string | null;
 }
 
@@ -561,7 +561,7 @@ export interface ListMessagesParams {
   /** the thread's ID (thr_...) */
   thread_id: string;
   /** at most this many (1-500) */
-  limit?: number;
+  limit?: number | null;
   /** only messages before this position (to page back) */
   before_seq?: number | null;
 }
@@ -570,7 +570,7 @@ export interface ListNotesParams {
   /** the thread's ID (thr_...) */
   thread_id: string;
   /** include superseded notes */
-  all?: boolean;
+  all?: boolean | null;
 }
 
 export interface ListPinsParams {
@@ -586,7 +586,7 @@ export interface ListProposalsParams {
   /** only this thread's proposals */
   thread_id?: string | null;
   /** include answered proposals */
-  all?: boolean;
+  all?: boolean | null;
 }
 
 export interface ListRequest {
@@ -594,9 +594,9 @@ export interface ListRequest {
   scope?: "user" | "project" | null;
   workspace_id?: string | null;
   /** include disabled and expired memories */
-  all?: boolean;
+  all?: boolean | null;
   /** at most this many (1-500) */
-  limit?: number;
+  limit?: number | null;
   uri?: string | null;
 }
 
@@ -881,9 +881,9 @@ export interface ReportParams {
   /** the assembly's ID (asm_...) */
   assembly_id: string;
   /** IDs of the sources it delivered that were followed */
-  followed?: string[];
+  followed?: string[] | null;
   /** IDs of the sources it delivered that were not followed */
-  ignored?: string[];
+  ignored?: string[] | null;
 }
 
 export interface ResumeParams {
