@@ -165,6 +165,10 @@ def report_corpus() -> None:
         f"secrets: {score.cases} cases, {score.secrets} secrets: {score.found} found, "
         f"{score.missed} missed, {score.inexact} inexact, {score.extra} extra"
     )
+    print(
+        f"look-alikes: {score.lookalikes} cases, {score.lookalikes_flagged} with a finding "
+        "(false positives)"
+    )
     print(f"precision {score.precision:.4f}, recall {score.recall:.4f}")
     for note in score.notes:
         print(f"  {note}")

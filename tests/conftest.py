@@ -71,3 +71,18 @@ def synced_files(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tu
 
     monkeypatch.setattr(os, "fsync", spy)
     return synced
+
+
+# What the redaction corpus test measured (tests/test_redaction_corpus.py), printed at the end
+# of the run so recall and false positives show in the normal output, not only under `-s`.
+REDACTION_FIGURES = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    figures = config.stash.get(REDACTION_FIGURES, None)
+    if figures:
+        terminalreporter.write_sep("-", "redaction corpus")
+        for line in figures:
+            terminalreporter.write_line(line)

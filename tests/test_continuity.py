@@ -120,7 +120,7 @@ def test_messages_are_stored_in_order_with_their_provenance(
     assert listed.has_more is False
     assert set(first.to_json()) == {
         "message_id", "thread_id", "seq", "role", "source", "external_id", "text", "redacted",
-        "created_at", "created",
+        "created_at", "injected", "created",
     }  # fmt: skip
 
 

@@ -7,6 +7,7 @@ SDK's stdio client."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +63,14 @@ def test_the_cli_searches_pages_and_reads_with_exit_codes(tmp_path: Path) -> Non
     first = cli.json("history", "search", "不可恢复", "--run", run["run_id"], "--limit", "2")
     assert set(first) == {"hits", "next_cursor"}
     assert [hit["source_id"] for hit in first["hits"]] == [memory["id"], note["note_id"]]
-    assert set(first["hits"][0]) == {"handle", "source_kind", "source_id", "version", "snippet"}
+    assert set(first["hits"][0]) == {
+        "handle", "source_kind", "source_id", "version", "thread_id", "recorded_at", "snippet",
+    }  # fmt: skip
+    assert all(
+        re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", hit["recorded_at"])
+        for hit in first["hits"]
+    )
+    assert [hit["thread_id"] for hit in first["hits"]] == [None, thread]
     second = cli.json("history", "search", "不可恢复", "--run", run["run_id"], "--limit", "2",
                       "--cursor", first["next_cursor"])  # fmt: skip
     assert [hit["source_kind"] for hit in second["hits"]] == ["message", "message"]
@@ -252,3 +260,35 @@ async def test_the_mcp_tools_search_and_read_read_only(env: Env) -> None:
     assert [hit["source_kind"] for hit in tests["hits"]] == ["memory"]
     assert forged["code"] == "invalid_handle"
     assert extra["code"] == "invalid_params"
+
+
+def test_people_read_numbered_hits_with_their_thread_and_what_was_searched(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    write_tree(root, {"AGENTS.md": "rules\n"})
+    cli = Cli(tmp_path / "home", root)
+    cli.json("workspace", "register", "demo", str(root))
+    run = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
+    cli.json("session", "note", "add", run["thread_id"], "--kind", "fact", "--text", "kiwi note")
+    found = cli("history", "search", "kiwi", "--run", run["run_id"])
+    assert found.returncode == 0, found.stderr
+    lines = found.stdout.splitlines()
+    assert lines[0] == (
+        f"1 hit in run {run['run_id']}'s lineage (its threads and those it came from) and its "
+        "memories:"
+    )
+    assert lines[1].startswith(" 1. note note_")
+    assert re.fullmatch(
+        rf" 1\. note note_\w+ v1, \d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ in thread {run['thread_id']}",
+        lines[1],
+    )
+    assert lines[2] == "    kiwi note"
+    assert lines[3].startswith("    read: rutter history read rh1.")
+    none = cli("history", "search", "kiwi", "--workspace", "demo")
+    assert none.returncode == 0, none.stderr
+    assert none.stdout.splitlines() == [
+        "No hits in the memories of workspace demo and your user memories.",
+        "Without --run only memories are searched: give --run RUN to search that run's notes, "
+        "messages, receipts, summaries and checkpoints too.",
+    ]

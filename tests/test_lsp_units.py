@@ -163,7 +163,7 @@ def test_settings() -> None:
     assert parse_settings({"databaseUrl": "", "logLevel": None}, base=parsed) == Settings()
     one_wrong = parse_settings({"databaseUrl": True, "logLevel": "Error"}, base=parsed)
     assert one_wrong == Settings("sqlite:////x.db", "error")  # the wrong key alone is ignored
-    assert one_wrong.problems == ("rutter.databaseUrl must be a string, got bool",)
+    assert one_wrong.problems == ("rutter.databaseUrl must be a string, got a boolean",)
     wrong = parse_settings({"databaseUrl": 3, "logLevel": "loud"})
     assert wrong == Settings()
     assert len(wrong.problems) == 2

@@ -43,7 +43,8 @@ TOOLS = {
     "effective_instructions", "context_pin_propose", "checkpoint_create", "memory_list",
     "history_search", "history_read", "context_report",
 }  # fmt: skip
-READ_ONLY = {"effective_instructions", "memory_list", "history_search", "history_read"}
+READ_ONLY = {"memory_list", "history_search", "history_read"}
+"""Not `effective_instructions`: with `run_id` it appends a row to the run's audit."""
 
 
 @dataclass
@@ -186,12 +187,12 @@ async def test_failures_are_tool_errors_with_the_error_document(env: Env) -> Non
         )
     assert unknown_run["code"] == "run_not_found"
     assert (extra["code"], claimed["code"]) == ("invalid_params", "invalid_params")
-    # Refused as unknown, never named: a key is the client's text as much as a value.
-    assert "an unknown field" in extra["message"]
-    assert "an unknown field" in claimed["message"]
+    # Refused as unknown and named, as a short identifier with no secret in it is; the value
+    # never (tests/test_mcp_hardening.py: keys that could hold a secret are not named).
+    assert "unknown field 'content'" in extra["message"]
+    assert "unknown field 'actor'" in claimed["message"]
     assert SENTINEL not in str(extra)
-    assert "'actor'" not in claimed["message"]
-    assert "'content'" not in extra["message"]
+    assert "'cli'" not in claimed["message"]
     assert escaped["code"] == "invalid_target"
     assert both["code"] == "thread_or_run"
     assert env.count("pin_proposals") == 0

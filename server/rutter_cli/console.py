@@ -7,6 +7,11 @@ when the output is not a terminal.
   lines, wrapped between words to the terminal's width.
 - Elsewhere (a pipe, a file, `make demo | less`) nothing depends on a width: text is never
   wrapped, and a table is plain columns separated by spaces, without boxes or trailing spaces.
+
+Either way, every string printed (a table's cells included) shows the characters a person
+cannot see or that change what they see (control, bidirectional and invisible characters:
+`rutter_core.kernel.text`) as `<U+XXXX>`, never raw: text stored before those were refused, or
+text that may hold them (instruction files, messages), cannot reorder or hide what is printed.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from rutter_core.kernel.text import visible
+
 UNWRAPPED_WIDTH: Final = 10_000
 """The page width off a terminal: wide enough that nothing a command prints is wrapped."""
 
@@ -31,11 +38,19 @@ def make_console() -> Console:
     return PlainConsole(highlight=False, width=UNWRAPPED_WIDTH, soft_wrap=True)
 
 
+class VisibleConsole(Console):
+    """A console that prints no character a person cannot see raw (see the module docstring)."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        # Every string rich prints or lays out (cells, `out`, measuring) becomes text here.
+        return super().render_str(visible(text), **kwargs)
+
+
 def _plain(cell: Any) -> str:
     if isinstance(cell, Text):
         return cell.plain
     if isinstance(cell, str):
-        return Text.from_markup(cell).plain
+        return Text.from_markup(visible(cell)).plain
     return str(cell)
 
 
@@ -48,7 +63,7 @@ def _longest_word(texts: list[str]) -> int:
     return max((len(word) for text in texts for word in text.split()), default=0)
 
 
-class FittingConsole(Console):
+class FittingConsole(VisibleConsole):
     """A terminal console whose tables never break a word (see the module docstring)."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
@@ -98,7 +113,7 @@ class FittingConsole(Console):
                         self.out(f"{lead}{part}".rstrip(), highlight=False)
 
 
-class PlainConsole(Console):
+class PlainConsole(VisibleConsole):
     """Off a terminal: unwrapped text, and tables as plain space-separated columns."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:

@@ -24,6 +24,11 @@ HINT_WORDING: dict[str, HintWording] = {
         "check the path, or choose the store with --database-url, RUTTER_DATABASE_URL or "
         "RUTTER_HOME"
     ),
+    "writable_store": lambda _: (
+        "the store is read-only here: remount it read-write, make the file and its directory "
+        "writable, or choose another store with --database-url, RUTTER_DATABASE_URL or "
+        "RUTTER_HOME"
+    ),
     # -- memory (rutter context memory ...)
     "choose_workspace": lambda _: (
         "pass --workspace ID (see `rutter workspace list`) or register one with "
@@ -125,6 +130,17 @@ HINT_WORDING: dict[str, HintWording] = {
     ),
     # -- context assembly (rutter context assemble|audit|report)
     "list_assemblies": lambda _: "see a run's assemblies with `rutter context audit RUN`",
+    # -- agents' configurations (rutter connect ...)
+    "use_project_scope": lambda _: (
+        "use --scope project (the agent's user configuration is its own)"
+    ),
+    "fix_agent_config": lambda _: (
+        "fix the file by hand, or see the entry to add with `rutter connect AGENT --dry-run --json`"
+    ),
+    "force_connect": lambda _: (
+        "see the change with --dry-run, then pass --force to replace that entry with this one"
+    ),
+    "connect_again": lambda _: "run `rutter connect` again once the agent has stopped writing it",
     # -- HTTP API (rutter http ...)
     "choose_token_scope": lambda _: "pass --scope read or --scope control",
     "list_tokens": lambda _: "see the tokens with `rutter http token list --all`",
@@ -137,6 +153,8 @@ HINT_WORDING: dict[str, HintWording] = {
         "bind 127.0.0.1 or ::1, or give --tls-cert and --tls-key, or (behind a TLS proxy "
         "only) pass --allow-non-loopback"
     ),
+    "give_allow_host": lambda _: "pass --allow-host NAME, e.g. --allow-host rutter.internal",
+    "allow_host": lambda _: "start `rutter http` with --allow-host NAME for each name it serves",
 }
 """How the CLI words each `Hint.fix` (naming its own flags and commands)."""
 

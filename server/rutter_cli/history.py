@@ -77,15 +77,48 @@ def history_search(
         print_json(found.to_json())
         return
     console = make_console()
+    searched = searched_where(run_id, workspace_id, scopes or [])
     if not found.hits:
-        console.print("No hits.")
-    for hit in found.hits:
+        console.print(f"No hits in {searched}.", highlight=False)
+        if run_id is None:
+            console.print(
+                "Without --run only memories are searched: give --run RUN to search that run's "
+                "notes, messages, receipts, summaries and checkpoints too"
+                + ("" if workspace_id else ", or --workspace ID for a workspace's memories")
+                + ".",
+                highlight=False,
+            )
+    else:
+        count = len(found.hits)
+        more = " (more: see below)" if found.next_cursor is not None else ""
         console.print(
-            f"[bold]{hit.source_kind}[/bold] {hit.source_id} v{hit.version}: {escape(hit.snippet)}"
+            f"{count} hit{'s' if count != 1 else ''} in {searched}{more}:", highlight=False
         )
-        console.print(f"  handle: {hit.handle}", soft_wrap=True)
+    for number, hit in enumerate(found.hits, 1):
+        where = "" if hit.thread_id is None else f" in thread {hit.thread_id}"
+        when = "" if hit.recorded_at is None else f", {hit.recorded_at}"
+        console.print(
+            f"{number:>2}. [bold]{hit.source_kind}[/bold] {hit.source_id} "
+            f"v{hit.version}{when}{where}",
+            soft_wrap=True,
+        )
+        console.print(f"    {escape(hit.snippet)}", soft_wrap=True, highlight=False)
+        console.print(f"    read: rutter history read {hit.handle}", soft_wrap=True)
     if found.next_cursor is not None:
         console.print(f"More: --cursor {found.next_cursor}", soft_wrap=True)
+
+
+def searched_where(run_id: str | None, workspace_id: str | None, scopes: list[str]) -> str:
+    """What a search looked in, for people: an empty answer from memories alone reads
+    differently from one over a run."""
+    kinds = f" ({', '.join(scopes)} only)" if scopes else ""
+    if run_id is not None:
+        where = f"run {run_id}'s lineage (its threads and those it came from) and its memories"
+    elif workspace_id is not None:
+        where = f"the memories of workspace {workspace_id} and your user memories"
+    else:
+        where = "your user memories"
+    return where + kinds
 
 
 @history_app.command("read")

@@ -42,6 +42,15 @@ def http_serve(
             help="Listen off loopback without TLS (only behind a TLS-terminating proxy).",
         ),
     ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            metavar="NAME",
+            help="Also serve requests whose Host header is NAME (repeatable; e.g. a proxy's "
+            "name). By default only the bound address, and localhost on loopback.",
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a failure to start as one JSON document.")
     ] = False,
@@ -58,6 +67,7 @@ def http_serve(
             tls_cert=tls_cert,
             tls_key=tls_key,
             allow_non_loopback=allow_non_loopback,
+            allow_hosts=allow_host or (),
         )
     )
 

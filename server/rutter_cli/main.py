@@ -30,15 +30,30 @@ ROOT_HELP: Final = "Context continuity for AI coding agents: which instructions 
 DATABASE_URL_HELP: Final = (
     "SQLAlchemy URL of the store (default: $RUTTER_DATABASE_URL, else SQLite in $RUTTER_HOME)."
 )
+VERSION_HELP: Final = "Print rutter's version and exit."
+DISTRIBUTION: Final = "rutter"
+"""The distribution that installs the `rutter` command: its version is rutter's."""
+
+
+def version_line() -> str:
+    """`rutter X.Y.Z`, from the installed package's metadata (read only when asked for)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"rutter {version(DISTRIBUTION)}"
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "rutter (version unknown: the package is not installed)"
 
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """A command of the root that is not a group: its help, and its function's name in
-    `rutter_cli.root` (imported only once a command runs)."""
+    """A command of the root that is not a group: its help, and its function's name in its
+    module."""
 
     help: str
     function: str
+    module: str = "rutter_cli.root"
+    """Where `function` is (imported only once a command runs)."""
 
 
 COMMANDS: Final[dict[str, Command]] = {
@@ -47,6 +62,14 @@ COMMANDS: Final[dict[str, Command]] = {
     ),
     "mcp": Command(
         "Serve the Model Context Protocol over stdio, for agents (actor: mcp).", "mcp_command"
+    ),
+    "connect": Command(
+        "Add rutter's MCP server to an agent's configuration (claude-code, codex, gemini, "
+        "vscode, cursor), naming this store. Other servers are kept. The project is the "
+        "registered workspace around the current directory (or --workspace), else its git "
+        "repository.",
+        "connect_command",
+        "rutter_cli.connect",
     ),
 }
 """The root's commands that are not groups, in the order the help lists them (before the
@@ -127,8 +150,8 @@ GROUPS: Final[dict[str, Group]] = {
         _attribute("rutter_cli.runs", "run_app"),
     ),
     "session": Group(
-        "Session continuity: a thread's messages and notes, checkpoints of runs, fork and "
-        "resume, the session tree, comparing nodes.",
+        "Session continuity: the threads, a thread's messages and notes, checkpoints of runs, "
+        "fork and resume, the session tree, comparing nodes.",
         _session,
     ),
     "history": Group(
@@ -186,7 +209,10 @@ def build_app(args: Sequence[str] = ()) -> typer.Typer:
         else:  # listed by name and help; never run, since `args` do not name it
             app.add_typer(typer.Typer(help=group.help, no_args_is_help=True), name=name)
     for name, command in COMMANDS.items():
-        app.command(name, help=command.help)(getattr(root, command.function))
+        module = (
+            root if command.module == root.__name__ else importlib.import_module(command.module)
+        )
+        app.command(name, help=command.help)(getattr(module, command.function))
     return app
 
 
@@ -212,7 +238,10 @@ def root_command() -> click.Group:
     root = InOrder(
         "rutter",
         help=ROOT_HELP,
-        params=[click.Option(["--database-url"], metavar="<str>", help=DATABASE_URL_HELP)],
+        params=[
+            click.Option(["--database-url"], metavar="<str>", help=DATABASE_URL_HELP),
+            click.Option(["--version"], is_flag=True, help=VERSION_HELP),
+        ],
     )
     # Typer lists the commands before the groups; each group by its help alone.
     for name, command in COMMANDS.items():
@@ -237,6 +266,13 @@ def root_help() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """The process's entry point (`rutter`, `python -m rutter`): the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:  # answered without typer, like the root's help
+        try:
+            sys.stdout.write(f"{version_line()}\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return 1
+        return 0
     if args in ROOT_HELP_ARGS:
         try:
             sys.stdout.write(root_help())

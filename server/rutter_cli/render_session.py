@@ -17,6 +17,7 @@ from rutter_core.app.continuity import (
     MessageList,
     Note,
     NoteList,
+    ThreadList,
 )
 
 MAX_LINE = 80
@@ -48,6 +49,27 @@ def render_added_message(console: Console, added: AddedMessage) -> None:
         console.print("  secrets in the text were replaced by [REDACTED:<kind>] markers.")
 
 
+def render_threads(console: Console, found: ThreadList) -> None:
+    if not found.items:
+        console.print(
+            "No threads yet: a run starts one (`rutter run create`), and so does importing an "
+            "agent's transcript (`rutter session import`)."
+        )
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("last activity", "messages", "source", "thread", "title"):
+        table.add_column(column, no_wrap=column != "title", overflow="fold")
+    for thread in found.items:
+        table.add_row(
+            thread.last_activity_at or "-",
+            str(thread.message_count),
+            escape(thread.source),
+            thread.thread_id,
+            escape(thread.title or "-"),
+        )
+    console.print(table)
+
+
 def render_messages(console: Console, found: MessageList) -> None:
     if not found.messages:
         console.print(f"No messages in thread {found.thread_id}.")
@@ -55,7 +77,7 @@ def render_messages(console: Console, found: MessageList) -> None:
     for message in found.messages:
         console.print(
             escape(
-                f"#{message.seq} {message.role} · {_provenance(message)} · "
+                f"#{message.seq} {_role(message)} · {_provenance(message)} · "
                 f"{message.created_at} · {message.message_id}"
             ),
             style="bold",
@@ -66,6 +88,11 @@ def render_messages(console: Console, found: MessageList) -> None:
     if found.has_more:
         first = found.messages[0].seq
         console.print(f"Older messages exist: --before {first} lists them.")
+
+
+def _role(message: Message) -> str:
+    """The role, and for text an agent's harness inserted, its kind (`system (command)`)."""
+    return message.role if message.injected is None else f"{message.role} ({message.injected})"
 
 
 def render_note(console: Console, note: Note, *, headline: str) -> None:

@@ -20,6 +20,13 @@ _REASONS = {
     "invalid_id": "unusable message ID",
     "line_too_long": "over 32 MiB",
     "truncated": "last line without its newline",
+    "nesting_too_deep": "nested more than 64 levels deep",
+}
+
+
+_LEFT_OUT = {
+    "abandoned": "of a branch the person rewound away from",
+    "rolled_back": "of turns the agent rolled back",
 }
 
 
@@ -33,6 +40,9 @@ def render_import(console: Console, done: TranscriptImport, *, headline: str) ->
         ),
         soft_wrap=True,
     )
+    if done.run_id is not None:
+        how = "created" if done.run_created else "the thread's newest run"
+        console.print(f"  run: {done.run_id} ({how})", markup=False)
     if done.redacted:
         console.print(
             f"  {done.redacted} with secrets replaced by [REDACTED:<kind>] markers.", markup=False
@@ -41,7 +51,11 @@ def render_import(console: Console, done: TranscriptImport, *, headline: str) ->
         console.print(
             f"  line {cut.line}: cut to 64 KiB (was {cut.original_bytes} bytes)", markup=False
         )
-    left_out = ", ".join(f"{count} {reason}" for reason, count in done.omitted.items() if count)
+    left_out = ", ".join(
+        f"{count} {_LEFT_OUT.get(reason, reason)}"
+        for reason, count in done.omitted.items()
+        if count
+    )
     if left_out:
         console.print(f"  left out: {left_out}", markup=False)
     for skip in done.skipped:

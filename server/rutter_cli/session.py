@@ -19,6 +19,7 @@ from rutter_cli.render_session import (
     render_node,
     render_note,
     render_notes,
+    render_threads,
 )
 from rutter_core.app.continuity import (
     AddMessageParams,
@@ -27,13 +28,14 @@ from rutter_core.app.continuity import (
     EditNoteParams,
     ListMessagesParams,
     ListNotesParams,
+    ListThreadsParams,
     ShowNodeParams,
     SupersedeNoteParams,
 )
 
 session_app = typer.Typer(
-    help="Session continuity: a thread's messages and notes, checkpoints of runs, fork and "
-    "resume, the session tree, comparing nodes.",
+    help="Session continuity: the threads, a thread's messages and notes, checkpoints of runs, "
+    "fork and resume, the session tree, comparing nodes.",
     no_args_is_help=True,
 )
 message_app = typer.Typer(help="Add a message to a thread.", no_args_is_help=True)
@@ -84,6 +86,27 @@ def message_add(
         print_json(added.to_json())
         return
     render_added_message(make_console(), added)
+
+
+@session_app.command("threads")
+def threads_list(
+    ctx: typer.Context,
+    workspace: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace", metavar="ID", help="Only this workspace's threads (default: all)."
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List threads, newest activity first: title, source agent, messages, last activity."""
+    params = ListThreadsParams(workspace_id=workspace)
+    with cli_app(ctx) as rutter:
+        found = rutter.continuity.threads(params)
+    if as_json:
+        print_json(found.to_json())
+        return
+    render_threads(make_console(), found)
 
 
 @session_app.command("messages")

@@ -66,6 +66,18 @@ def import_transcript(
             "--watch", help="Keep importing what the agent appends, until Ctrl-C or SIGTERM."
         ),
     ] = False,
+    create_run: Annotated[
+        bool,
+        typer.Option(
+            "--create-run",
+            help="Give the thread a run in the same step: its newest run, else a new run "
+            "continuing it (instructions pinned from the workspace root).",
+        ),
+    ] = False,
+    goal: Annotated[
+        str | None,
+        typer.Option("--goal", metavar="TEXT", help="The goal of the run --create-run creates."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Import an agent's session transcript into a thread: re-importing appends only what is
@@ -73,8 +85,9 @@ def import_transcript(
     from rutter_core.app.transcripts import ImportTranscriptParams  # the command's own cost
 
     params = ImportTranscriptParams(
-        agent=agent, path=path, workspace_id=workspace, thread_id=thread
-    )
+        agent=agent, path=path, workspace_id=workspace, thread_id=thread, create_run=create_run,
+        goal=goal,
+    )  # fmt: skip
     console = make_console()
     with cli_app(ctx) as rutter:
         if not watch:

@@ -3,6 +3,8 @@ the bearer (401 none or unknown or revoked, 403 a read bearer on a mutation), th
 over 1 MiB, counted before it is all read; 400 not strict JSON), the fields (422 unknown or
 mistyped, from the derived wire model), then the app call in a worker thread, whose typed
 failures are mapped once (`errors.status_of`). Nothing a client sent is echoed in an error.
+Before any of it, on every path, the `Host` header must name this server (`hosts`: 400). A
+client that goes away before its body is complete is one line in the log.
 """
 
 from __future__ import annotations
@@ -18,27 +20,31 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
+from rutter_core.kernel.echo import sent_texts, without_echo
 from rutter_core.kernel.errors import RutterError
 from rutter_http.errors import (
     HttpError,
     error_document,
     forbidden,
+    host_not_allowed,
     invalid_params,
-    sent_texts,
     status_of,
     unauthorized,
-    without_echo,
 )
+from rutter_http.hosts import HostRule
 from rutter_http.openapi import openapi_document
 from rutter_http.routes import PREFIX, ROUTES, Route
 from rutter_http.strict import check_length, parse_object, read_body, well_formed_text
 from rutter_http.wire import query_values
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from rutter_core.app.facade import Rutter
 
 WORKERS: Final = 8
@@ -97,6 +103,13 @@ class Api:
                 result = await self._handle(route, wire, known, request, sent)
             except RutterError as error:
                 return _failure(error, sent=sent)
+            except ClientDisconnect:  # nobody to answer: the log says so, once
+                sys.stderr.write(
+                    f"rutter http: {route.method} {PREFIX}{route.path}: the client disconnected "
+                    "before its request body was complete\n"
+                )
+                sys.stderr.flush()
+                return Response(status_code=400)
             except Exception:  # a bug: typed for the client, the trace in the log only
                 traceback.print_exc(file=sys.stderr)
                 return _failure(RutterError("internal", "unexpected failure"))
@@ -170,8 +183,27 @@ def _http_exception(_request: Request, exc: Exception) -> Response:
     return _failure(HttpError("bad_request", "the request cannot be served"))
 
 
-def build_app(rutter: Rutter) -> Starlette:
-    """The application serving `rutter`'s store (closed when the application stops)."""
+class HostCheck:
+    """Answers 400 `host_not_allowed` to a request whose `Host` header does not name this
+    server, before any route, bearer or body is looked at (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, rule: HostRule) -> None:
+        self.app = app
+        self.rule = rule
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            hosts = [value for key, value in scope["headers"] if key == b"host"]
+            header = hosts[0].decode("latin-1") if len(hosts) == 1 else None
+            if not self.rule.admits(header):
+                await _failure(host_not_allowed())(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def build_app(rutter: Rutter, hosts: HostRule) -> Starlette:
+    """The application serving `rutter`'s store (closed when the application stops) to the
+    requests whose `Host` the rule admits."""
     api = Api(rutter)
     document = openapi_document()
 
@@ -196,6 +228,7 @@ def build_app(rutter: Rutter) -> Starlette:
 
     return Starlette(
         routes=routes,
+        middleware=[Middleware(HostCheck, rule=hosts)],
         exception_handlers={HTTPException: _http_exception, 404: _not_found},
         lifespan=lifespan,
     )

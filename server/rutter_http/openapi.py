@@ -51,8 +51,9 @@ ERROR_DOCUMENT: Final[dict[str, Any]] = {
 }
 
 ERRORS: Final[dict[int, str]] = {
-    400: "Malformed: not strict JSON (a duplicate key, not one object), a parameter given "
-    "twice, or an operation's usage error",
+    400: "Malformed: not strict JSON (a duplicate key, not one object, nested over 64 deep, "
+    "a number out of range), a parameter given twice, a Host header that does not name the "
+    "server, or an operation's usage error",
     401: "No bearer, or one that is unknown or revoked",
     403: "A read bearer on a route that changes state",
     404: "No such record (or route)",

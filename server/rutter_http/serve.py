@@ -13,11 +13,13 @@ import ipaddress
 import os
 import socket
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from rutter_core.kernel.errors import Hint, RejectedError, RutterError, UsageError
+from rutter_http.hosts import HostRule
 
 DEFAULT_BIND: Final = "127.0.0.1:8787"
 
@@ -83,11 +85,14 @@ def serve(
     tls_cert: str | None = None,
     tls_key: str | None = None,
     allow_non_loopback: bool = False,
+    allow_hosts: Sequence[str] = (),
 ) -> int:
     """Serve until interrupted; the exit code. The store is opened (and migrated) first, so
-    a store that cannot be used fails here, typed, before anything listens."""
+    a store that cannot be used fails here, typed, before anything listens. `allow_hosts`:
+    the names a `Host` header may carry besides the bound address (`hosts`)."""
     bind = parse_bind(bind_text)
     check_bind(bind, tls_cert=tls_cert, tls_key=tls_key, allow_non_loopback=allow_non_loopback)
+    hosts = HostRule.of(bind.host, allow_hosts)
 
     import uvicorn
 
@@ -101,7 +106,7 @@ def serve(
         rutter.store.close()
         raise
     config = uvicorn.Config(
-        build_app(rutter),
+        build_app(rutter, hosts),
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
         log_level="warning",

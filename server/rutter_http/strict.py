@@ -1,5 +1,7 @@
 """Strict JSON request bodies: bounded (1 MiB, refused before the whole body is read),
-well-formed UTF-8 JSON, one object, no duplicate keys, no NaN or Infinity, no lone surrogates.
+well-formed UTF-8 JSON, one object nested at most 64 deep (checked before it is parsed), no
+duplicate keys, no NaN or Infinity, numbers in range (64-bit integers, finite floats), no lone
+surrogates.
 
 What is refused is refused with a fixed phrase: the parser's own message quotes the input."""
 
@@ -9,6 +11,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
+from rutter_core.kernel.nesting import json_depth_exceeds, nesting_too_deep
+from rutter_core.kernel.numbers import (
+    OutOfRange,
+    number_out_of_range,
+    parse_float,
+    parse_integer,
+)
 from rutter_http.errors import HttpError, body_too_large, invalid_json
 
 MAX_BODY: Final = 1024 * 1024
@@ -64,12 +73,22 @@ def parse_object(body: bytes) -> dict[str, Any]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise invalid_json("it is not UTF-8") from None
+    if json_depth_exceeds(body):
+        raise nesting_too_deep()
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_int=parse_integer,
+            parse_float=parse_float,
+        )
     except _Duplicate:
         raise invalid_json("an object has a duplicate key") from None
     except _Constant:
         raise invalid_json("NaN and Infinity are not JSON") from None
+    except OutOfRange:
+        raise number_out_of_range() from None
     except (json.JSONDecodeError, RecursionError):
         raise invalid_json("it does not parse") from None
     if not isinstance(value, dict):

@@ -32,3 +32,56 @@ def jsonrpc_error(error: RutterError) -> JsonRpcException:
         code=LSP_ERROR_CODES[error.category],
         data=error.to_json(),
     )
+
+
+# -- params of the standard methods -----------------------------------------------------------
+# pygls decodes them with lsprotocol's cattrs converter; what did not fit is described here by
+# field and rule. Never with the exception's own text: attrs' validators put the value in it
+# ("should be in range [0:2147483647], but was -1").
+
+
+class WrongType(TypeError):
+    """A JSON value of the wrong type where lsprotocol expects a string, a number or a
+    boolean (cattrs would otherwise convert it: `"uri": 5` became the URI `"5"`)."""
+
+    def __init__(self, expected: str) -> None:
+        super().__init__(f"must be {expected}")
+        self.expected = expected
+
+
+def describe_structure_error(error: BaseException, what: str = "params") -> str:
+    """What did not fit in a message that pygls' converter could not decode, by field (the
+    protocol's camelCase names, relative to `what`), never by value."""
+    from cattrs.errors import AttributeValidationNote, IterableValidationNote
+
+    problems: list[str] = []
+
+    def walk(exc: BaseException, path: tuple[str, ...]) -> None:
+        for note in getattr(exc, "__notes__", ()):
+            if isinstance(note, AttributeValidationNote):
+                path = (*path, _wire_name(note.name))
+            elif isinstance(note, IterableValidationNote):
+                path = (*path, f"[{int(note.index)}]")
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                walk(inner, path)
+            return
+        if path[:1] == (what,):
+            path = path[1:]
+        field = ".".join(path).replace(".[", "[") or what
+        if isinstance(exc, KeyError):
+            problems.append(f"missing field {field!r}")
+        elif isinstance(exc, WrongType):
+            problems.append(f"{field!r} must be {exc.expected}")
+        else:
+            problems.append(f"{field!r} does not fit its type or range")
+
+    walk(error, ())
+    return f"invalid {what}: " + ("; ".join(dict.fromkeys(problems)) or "they do not fit")
+
+
+def _wire_name(attribute: str) -> str:
+    """lsprotocol's attribute name as the protocol spells it (`text_document` → `textDocument`,
+    `from_` → `from`)."""
+    head, *rest = attribute.rstrip("_").split("_")
+    return head + "".join(word.capitalize() for word in rest)

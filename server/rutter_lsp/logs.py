@@ -56,6 +56,13 @@ class QuietClientErrors(logging.Filter):
         elif isinstance(record.args, tuple) and record.msg in _MESSAGES_WITH_PARAMS:
             # The last argument is the client's params: never logged.
             record.args = (*record.args[:-1], "<params not logged>")
+        elif record.args and record.levelno >= logging.WARNING:
+            # pygls' other warnings quote what the client sent (a progress token, a cell's
+            # URI, a message): the wording is kept, the values are not.
+            if isinstance(record.args, tuple):
+                record.args = ("<not logged>",) * len(record.args)
+            else:  # one mapping, for %(name)s
+                record.args = dict.fromkeys(record.args, "<not logged>")
         return True
 
 

@@ -11,6 +11,8 @@ them again and decoding with a new namedtuple class each time, ~0.1 ms apiece). 
   not plain JSON still reaches pygls' `default`, which unstructures it as before);
 - the params of requests lsprotocol has no type for (our `rutter/*` requests) stay plain JSON;
   `rutter_lsp.dispatch` decodes them into the operation's pydantic model;
+- strings, integers and booleans are decoded strictly (see `strict_primitives`);
+- an answer never carries a traceback (see `without_traceback`);
 - a result already encoded as JSON text (`EncodedResult`) is not decoded and encoded again: the
   converter puts a placeholder in its place and the writer swaps the text in before framing.
   `json.dumps` cannot embed raw JSON and pygls has no hook between encoding and writing, so the
@@ -21,6 +23,8 @@ them again and decoding with a new namedtuple class each time, ~0.1 ms apiece). 
 from __future__ import annotations
 
 import itertools
+import json
+import logging
 import re
 import secrets
 from collections.abc import Generator
@@ -29,14 +33,19 @@ from urllib.parse import unquote, urlsplit
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
 
 from rutter_core.app.profiles import is_agent_file
 from rutter_core.discovery.layout import IGNORE_NAME, PRAYU_DIR, classify
+from rutter_lsp.errors import WrongType
 
 if TYPE_CHECKING:
     from cattrs import Converter
     from pygls.io_ import AsyncWriter, Writer
+
+
+logger = logging.getLogger(__name__)
 
 
 class EncodedResult:
@@ -100,6 +109,8 @@ class _SplicingWriter:
 
     def write(self, data: bytes) -> Any:
         body = self._encoded.splice(data)
+        if _TRACEBACK_KEY in body:
+            body = without_traceback(body)
         if self._framed:
             header = f"Content-Length: {len(body)}\r\nContent-Type: {self._content_type}\r\n\r\n"
             body = header.encode("ascii") + body
@@ -110,6 +121,28 @@ class _SplicingWriter:
         return self._transport.close()
 
 
+_TRACEBACK_KEY: Final = b'"traceback"'
+INTERNAL_ERROR_MESSAGE: Final = "internal error: see the language server's log"
+
+
+def without_traceback(body: bytes) -> bytes:
+    """An error answer without what pygls puts in it when a handler fails unexpectedly
+    (`JsonRpcInternalError.of`): the exception's text, which can hold a value the handler was
+    working on, and its traceback. The client gets the code and a pointer to the log, where
+    pygls logged the failure."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return body
+    error = message.get("error") if isinstance(message, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("data"), dict):
+        return body
+    if "traceback" not in error["data"]:
+        return body
+    message["error"] = {"code": error.get("code"), "message": INTERNAL_ERROR_MESSAGE}
+    return json.dumps(message).encode("utf-8")
+
+
 def _as_is(value: dict[Any, Any]) -> dict[Any, Any]:
     return value
 
@@ -118,6 +151,40 @@ def _plain_request(data: dict[str, Any], _: type[Any]) -> JsonRPCRequestMessage:
     return JsonRPCRequestMessage(
         id=data["id"], method=data["method"], jsonrpc=data["jsonrpc"], params=data.get("params")
     )
+
+
+def _strict_str(value: Any, _: type[Any]) -> str:
+    if isinstance(value, str):
+        return value
+    raise WrongType("a string")
+
+
+def _strict_int(value: Any, _: type[Any]) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise WrongType("an integer")
+
+
+def _strict_float(value: Any, _: type[Any]) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise WrongType("a number")
+
+
+def _strict_bool(value: Any, _: type[Any]) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise WrongType("true or false")
+
+
+def strict_primitives(converter: Converter) -> None:
+    """Decode strings, numbers and booleans only from values of that JSON type. cattrs
+    converts whatever it is given (`str(5)`, `int("1")`, `bool("false")`): a hover with
+    `"uri": 5` was served for the URI `"5"` instead of being refused as invalid params."""
+    converter.register_structure_hook(str, _strict_str)
+    converter.register_structure_hook(int, _strict_int)
+    converter.register_structure_hook(float, _strict_float)
+    converter.register_structure_hook(bool, _strict_bool)
 
 
 MAX_TRACKED_CHARS: Final = 1 << 20
@@ -156,6 +223,7 @@ class RutterProtocol(LanguageServerProtocol):
         converter.register_unstructure_hook(EncodedResult, self.encoded.placeholder)
         # Only requests of methods lsprotocol has no type for are decoded as this type.
         converter.register_structure_hook(JsonRPCRequestMessage, _plain_request)
+        strict_primitives(converter)
         self.untracked: set[str] = set()
         """Open documents kept without their text (keys as pygls' workspace has them)."""
 
@@ -180,6 +248,15 @@ class RutterProtocol(LanguageServerProtocol):
             result.capabilities.diagnostic_provider = None
         return result
 
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(
+        self, params: types.ExecuteCommandParams
+    ) -> Generator[Any, Any, Any]:
+        # pygls' answer to an unknown command quotes the name the client sent.
+        if params.command not in self.fm.commands:
+            raise JsonRpcInvalidParams("invalid params: 'command' names no command of this server")
+        return (yield from super().lsp_workspace__execute_command(params))
+
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(
         self, params: types.DidOpenTextDocumentParams
@@ -203,13 +280,18 @@ class RutterProtocol(LanguageServerProtocol):
     ) -> Generator[Any, Any, None]:
         key = unquote(params.text_document.uri)
         document = self.workspace.text_documents.get(key)
+        if document is None:
+            # A change to a document the client never opened: nothing to apply it to (pygls
+            # fails on it and told the person with the URI in the message).
+            logger.warning("ignored a change to a document that is not open")
+            return
         if key not in self.untracked:
             # As pygls applies them, then the bound.
             for change in params.content_changes:
                 self.workspace.update_text_document(params.text_document, change)
-            if document is not None and len(document.source) > MAX_TRACKED_CHARS:
+            if len(document.source) > MAX_TRACKED_CHARS:
                 self._untrack(key, document.version)
-        elif document is not None:
+        else:
             document.version = params.text_document.version
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None

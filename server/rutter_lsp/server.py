@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import sys
 import threading
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import FeatureRequestError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -110,11 +112,23 @@ class RutterServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio with rutter's message loop, which answers malformed messages
         and recovers the framing (see `rutter_lsp.transport`); otherwise as pygls does."""
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        messages = MessageLoop(self.protocol, stdin or sys.stdin.buffer, self.thread_pool)
+        self._serve(stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve the first client that connects over TCP (for debugging), with the same
+        message loop as stdio: pygls' own TCP loop has none of its bounds."""
+        with socket.create_server((host, port)) as listener:
+            logger.info("listening on %s:%s for one client", host, port)
+            connection, _ = listener.accept()
+        with connection, connection.makefile("rb") as reader, connection.makefile("wb") as writer:
+            self._serve(reader, writer)
+
+    def _serve(self, reader: BinaryIO, writer: BinaryIO) -> None:
+        self.protocol.set_writer(StdoutWriter(writer))
+        messages = MessageLoop(self.protocol, reader, self.thread_pool)
         try:
             asyncio.run(messages.run(self._io_stop))
-        except BrokenPipeError:
+        except ConnectionError:  # a broken pipe, a reset connection
             logger.error("the client closed the connection; shutting down")
         except (KeyboardInterrupt, SystemExit):
             pass
@@ -168,6 +182,18 @@ class RutterServer(LanguageServer):
         self, message: str, kind: types.MessageType = types.MessageType.Warning
     ) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=f"rutter: {message}"))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """What pygls tells the person when a notification's handler or a send fails: by
+        default its exception's text (`Error in server: ...`), which can hold a value the
+        handler was working on. A failed request is answered instead, as pygls does."""
+        if source is FeatureRequestError:
+            return
+        logger.error("the server failed handling a message (%s)", type(error).__name__)
+        logger.debug("the failure", exc_info=error)
+        self.notify_user(
+            "an internal error; see the language server's log", types.MessageType.Error
+        )
 
     def send_request_quietly(self, method: str, params: Any = None) -> None:
         """Fire a server→client request whose answer does not matter (refresh requests)."""

@@ -93,8 +93,15 @@ _EXPECTED: Final = {
 
 
 def _problem(key: str, value: Any) -> str:
-    shown = repr(value) if isinstance(value, str) else type(value).__name__
+    # The value's type, never the value: a database URL may hold a password.
+    shown = _JSON_TYPES.get(type(value), "another value")
     return f"{SECTION}.{key} must be {_EXPECTED.get(key, 'valid')}, got {shown}"
+
+
+_JSON_TYPES: Final = {
+    str: "another string", bool: "a boolean", int: "a number", float: "a number",
+    list: "a list", dict: "an object", type(None): "null",
+}  # fmt: skip
 
 
 def plain(value: Any) -> Any:

@@ -5,7 +5,9 @@ Cold start matters (an agent starts the server with each session): the SDK and t
 are imported when the server starts, not when the `rutter` command line loads, and the store is
 opened on the first tool call. Each result is the JSON document of the CLI's `--json`, as
 structured content and as its text; a failure is a tool error (`isError`) carrying the error
-document `{"error": {code, message, ...}}`, never an echo of what the client sent.
+document `{"error": {code, message, ...}}`, never an echo of what the client sent
+(`rutter_core.kernel.echo`). What is read off stdin is screened first (`screen`): a message
+nested too deep, or a line that is not JSON-RPC, is answered with a JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import os
 import sys
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rutter_core.kernel.errors import RutterError
 
@@ -78,7 +80,8 @@ def tool_list() -> list[mcp_types.Tool]:
 def call(lazy: _Lazy, name: str, arguments: dict[str, Any] | None) -> mcp_types.CallToolResult:
     import mcp_types
 
-    from rutter_mcp.tools import error_document, run_tool
+    from rutter_core.kernel.echo import without_echo
+    from rutter_mcp.tools import run_tool, sent_texts_of
 
     try:
         document = run_tool(lazy.app(), name, arguments)
@@ -88,7 +91,7 @@ def call(lazy: _Lazy, name: str, arguments: dict[str, Any] | None) -> mcp_types.
         else:
             traceback.print_exc(file=sys.stderr)  # stderr: the log, never the protocol
             error = RutterError("internal", f"unexpected failure: {type(exc).__name__}")
-        failure = error_document(error)
+        failure = without_echo(error, sent_texts_of(name, arguments))
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(text=_text(failure))],
             structured_content=failure,
@@ -131,8 +134,13 @@ def serve(*, database_url: str | None = None) -> int:
     )
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        from rutter_mcp.screen import ScreenedLines, claimed_stdin
+
+        with claimed_stdin() as stdin:
+            lines = ScreenedLines(stdin)
+            async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                lines.answer_on(write_stream)
+                await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:
         anyio.run(main)

@@ -20,7 +20,7 @@ from rutter_core.app.history import HistoryReadParams, HistorySearchParams
 from rutter_core.app.memory import ListMemoriesParams
 from rutter_core.app.models import Params
 from rutter_core.app.pins import ProposePinParams
-from rutter_core.kernel.errors import RutterError, UsageError
+from rutter_core.kernel.errors import UsageError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -38,6 +38,8 @@ class Tool:
     description: str
     params: type[Params]
     read_only: bool
+    """Annotated `readOnlyHint`: a tool that appends anything (a checkpoint, a proposal, a row
+    of a run's audit) is not read-only, and not idempotent."""
     call: Callable[[Rutter, Any], Any]
     defaults: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
@@ -76,9 +78,10 @@ TOOLS: Final[tuple[Tool, ...]] = (
         "16384; memory gets min(2048, budget/4, what is left)); each source included with its "
         "text, ID, version, SHA-256 and estimated tokens, or omitted with its reason (quota, "
         "required_context, instructions, disabled, expired). Each assembly is recorded in the "
-        "run's audit (IDs and digests, never texts); nothing else changes.",
+        "run's audit (IDs and digests, never texts); nothing else changes. So the tool is not "
+        "read-only: with run_id each call appends to the audit.",
         InstructionsOrAssemblyParams,
-        True,
+        False,
         _instructions_or_assembly,
         _in_own_directory,
     ),
@@ -152,25 +155,45 @@ TOOLS_BY_NAME: Final = {tool.name: tool for tool in TOOLS}
 
 
 def describe_validation(error: ValidationError) -> str:
-    """What was wrong with the arguments (the app layer's one wording)."""
+    """What was wrong with the arguments (the app layer's one wording), an unknown key named
+    when it is a short identifier with no secret in it."""
     from rutter_core.app.models import describe_validation as describe
 
-    return describe(error, "arguments")
+    return describe(error, "arguments", name_keys=True)
+
+
+def sent_texts_of(name: str, arguments: dict[str, Any] | None) -> set[str]:
+    """What no error may repeat: every string of the arguments' values, and the keys and the
+    tool name that are not nameable (`nameable_key`; the others an error may name)."""
+    from rutter_core.app.models import nameable_key
+    from rutter_core.kernel.echo import sent_texts
+
+    given = arguments or {}
+    sent = sent_texts(list(given.values()))
+    sent |= {key for key in given if not nameable_key(key)}
+    if not nameable_key(name):
+        sent.add(name)
+    return sent
 
 
 def run_tool(rutter: Rutter, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
     """The tool's JSON document; a `RutterError` for every failure the caller can fix."""
     from pydantic import ValidationError
 
+    from rutter_core.app.models import nameable_key
+    from rutter_core.kernel.numbers import number_out_of_range, numbers_in_range
+
     tool = TOOLS_BY_NAME.get(name)
     if tool is None:
         raise UsageError(
             "unknown_tool",
             f"no tool {name!r}: rutter's tools are {', '.join(TOOLS_BY_NAME)}"
-            if name.isidentifier() and len(name) <= 64
+            if nameable_key(name)
             else f"no such tool: rutter's tools are {', '.join(TOOLS_BY_NAME)}",
             details={"tools": list(TOOLS_BY_NAME)},
         )
+    if not numbers_in_range(arguments):  # before the store sees one it cannot hold
+        raise number_out_of_range()
     given = dict(arguments or {})
     if tool.defaults is not None:
         given = tool.defaults(given)
@@ -181,7 +204,3 @@ def run_tool(rutter: Rutter, name: str, arguments: dict[str, Any] | None) -> dic
     result = tool.call(rutter, params)
     document: dict[str, Any] = result.to_json()
     return document
-
-
-def error_document(error: RutterError) -> dict[str, Any]:
-    return {"error": error.to_json()}

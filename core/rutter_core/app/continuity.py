@@ -1,6 +1,6 @@
-"""Operations on session continuity: a thread's messages and notes, checkpoints and reading a
-node. One params model per operation, and `ContinuityOperations` (`Rutter(store, reader)
-.continuity`).
+"""Operations on session continuity: the threads there are, a thread's messages and notes,
+checkpoints and reading a node. One params model per operation, and `ContinuityOperations`
+(`Rutter(store, reader).continuity`).
 
 The params are what a client may send; results are the documents of `rutter_core.continuity`.
 Who acts (`actor`) and where a message comes from (`source`: "cli", "lsp", later "mcp", "http"
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from rutter_core.app.models import NullMeansAbsent, Result, allowed, whole_number
-from rutter_core.continuity import messages, notes, recent
+from rutter_core.continuity import messages, notes, recent, thread_list
 from rutter_core.continuity.checkpoints import (
     CheckpointBasis,
     append_checkpoint,
@@ -41,6 +41,8 @@ from rutter_core.continuity.model import (
     NoteList,
     Role,
     SupersededNote,
+    ThreadList,
+    ThreadSummary,
 )
 from rutter_core.continuity.snapshot import (
     SNAPSHOT_MEMORY_REFERENCES,
@@ -87,6 +89,12 @@ class AddMessageParams(ContinuityParams):
     text: StrictStr = Field(description="the message (stored redacted; at most 64 KiB)")
     external_id: StrictStr | None = Field(
         None, description="the message's ID where it came from: adding it again adds nothing"
+    )
+
+
+class ListThreadsParams(ContinuityParams):
+    workspace_id: StrictStr | None = Field(
+        None, description="only this workspace's threads (default: every workspace's)"
     )
 
 
@@ -157,6 +165,9 @@ class ContinuityOperations:
             source=source,
             external_id=params.external_id,
         )
+
+    def threads(self, params: ListThreadsParams) -> ThreadList:
+        return thread_list.list_threads(self._rutter.store, params.workspace_id)
 
     def messages(self, params: ListMessagesParams) -> MessageList:
         return messages.list_messages(
@@ -279,6 +290,7 @@ __all__ = [
     "EditNoteParams",
     "ListMessagesParams",
     "ListNotesParams",
+    "ListThreadsParams",
     "Message",
     "MessageList",
     "Note",
@@ -287,4 +299,6 @@ __all__ = [
     "ShowNodeParams",
     "SupersedeNoteParams",
     "SupersededNote",
+    "ThreadList",
+    "ThreadSummary",
 ]

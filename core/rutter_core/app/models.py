@@ -9,6 +9,7 @@ memory forever.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, WithJsonSchema, model_validator
@@ -96,17 +97,35 @@ class Result(BaseModel):
         return self.model_dump(mode="json")
 
 
-def describe_validation(error: ValidationError, what: str) -> str:
+_NAMEABLE_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
+
+
+def nameable_key(key: str) -> bool:
+    """Whether a key a client sent may be named back in an error: a short identifier that the
+    redaction engine finds no secret in (`actor`, `runId`; not a token used as a key)."""
+    if _NAMEABLE_KEY.fullmatch(key) is None:
+        return False
+    from rutter_core.discovery.redaction.engine import find_secrets
+
+    return not find_secrets(key)
+
+
+def describe_validation(error: ValidationError, what: str, *, name_keys: bool = False) -> str:
     """What was wrong with `what` (params, arguments), by field, for the language server's and
-    the MCP server's errors: never a value the client sent, and an unknown field only as
-    unknown, since its name is the client's text too (it may hold anything, a secret included).
-    A known field is named: its name is the model's."""
+    the MCP server's errors: never a value the client sent. An unknown field is named only with
+    `name_keys` and when `nameable_key` (a key is the client's text too, and may hold anything,
+    a secret included), else only counted as unknown. A known field is named: its name is the
+    model's."""
     problems: list[str] = []
     unknown = 0
     for item in error.errors(include_url=False, include_input=False, include_context=False):
         where = ".".join(str(part) for part in item["loc"]) or what
         if item["type"] == "extra_forbidden":
-            unknown += 1
+            key = item["loc"][-1] if item["loc"] else None
+            if name_keys and isinstance(key, str) and nameable_key(key):
+                problems.append(f"unknown field {key!r}")
+            else:
+                unknown += 1
         elif item["type"] == "missing":
             problems.append(f"missing field {where!r}")
         else:

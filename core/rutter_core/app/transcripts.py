@@ -13,6 +13,13 @@ Which thread: the one that holds the agent's session already (a re-import), else
 `thread_id`, else a new thread of the workspace: the given one, else the registered workspace
 that contains the directory the transcript was recorded in (its `cwd`), else the one containing
 the surface's directory.
+
+`create_run` gives the thread a run in the same step, once the messages are stored: the
+thread's newest run when it has one already (so repeating the import answers the same run),
+else a new run continuing the thread (`runs.create` with the thread), its instructions pinned
+from the workspace root. The import is stored first: a run that cannot be created (its
+instructions fail closed, say) is an error that leaves the import in place, and repeating the
+command adds no message and creates the run.
 """
 
 from __future__ import annotations
@@ -22,17 +29,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final, get_args
 
-from pydantic import Field, StrictStr
+from pydantic import Field, StrictBool, StrictStr
 
 from rutter_core.app.models import NullMeansAbsent, Result, allowed
+from rutter_core.app.runs import CreateRunParams
 from rutter_core.continuity.policy import require_external_id, require_thread_id
+from rutter_core.continuity.threads import runs_of_thread
 from rutter_core.continuity.transcripts import service
 from rutter_core.continuity.transcripts.prepare import Prepared, prepare_entry
 from rutter_core.continuity.transcripts.reading import TranscriptReader
 from rutter_core.continuity.transcripts.records import (
     AGENTS,
     Agent,
-    Entry,
     OmitReason,
     SkipReason,
 )
@@ -64,13 +72,21 @@ class ImportTranscriptParams(NullMeansAbsent):
     thread_id: StrictStr | None = Field(
         None, description="import into this thread (default: the transcript's, or a new one)"
     )
+    create_run: StrictBool = Field(
+        False,
+        description="give the thread a run: its newest one, else a new run continuing it",
+    )
+    goal: StrictStr | None = Field(
+        None, description="the goal of the run create_run creates (default: names the session)"
+    )
 
 
 class SkippedTranscriptLine(Result):
     line: int
     reason: SkipReason
     """invalid_utf8, nul_byte, invalid_json, not_an_object, unexpected_shape, invalid_id,
-    line_too_long or truncated (a last line without its newline)."""
+    line_too_long, nesting_too_deep (over 64 levels) or truncated (a last line without its
+    newline)."""
 
 
 class TruncatedTranscriptMessage(Result):
@@ -89,6 +105,10 @@ class TranscriptImport(Result):
     session_id: str
     """The agent's own session ID (how a re-import finds the thread)."""
     thread_created: bool
+    run_id: str | None
+    """With `create_run`: the run working in the thread (None without it)."""
+    run_created: bool
+    """Whether this import created that run (False: the thread's newest run already was)."""
     imported: int
     """Messages stored by this import."""
     already_present: int
@@ -97,7 +117,9 @@ class TranscriptImport(Result):
     """Stored messages in which a secret was replaced by a marker."""
     truncated: tuple[TruncatedTranscriptMessage, ...]
     omitted: dict[OmitReason, int]
-    """Parts left out on purpose, by reason: reasoning, sidechain, metadata, empty."""
+    """Parts left out on purpose, by reason: reasoning, sidechain, metadata, empty, abandoned
+    (messages of a Claude Code branch the person rewound away from), rolled_back (messages of
+    turns Codex rolled back)."""
     skipped: tuple[SkippedTranscriptLine, ...]
     """Malformed lines, by number and reason (never their content); the first 1000."""
     skipped_total: int
@@ -118,29 +140,36 @@ class _Run:
         self.actor = actor
         self.cwd = cwd
         self.reader = TranscriptReader(self.agent, params.path)
-        self.waiting: list[Entry] = []
         self.ready: list[Prepared] = []
         self.present: set[str] | None = None
         self.workspace_id: str | None = None
         self.thread_id: str | None = None
         self.thread_created = False
+        self.run_id: str | None = None
+        self.run_created = False
         self.imported = 0
         self.already = 0
         self.redacted = 0
         self.truncated: list[TruncatedTranscriptMessage] = []
         if params.thread_id is not None:
             require_thread_id(params.thread_id)
+        if params.goal is not None and not params.create_run:
+            raise UsageError(
+                "goal_without_run",
+                "a goal names the run that create_run creates; ask for the run too",
+            )
 
     def take(self, data: bytes) -> None:
-        """Read bytes; make the complete lines' messages storable once the session is known
-        (Codex's IDs need it), except those the thread holds already (never redacted again)."""
-        self.waiting.extend(self.reader.feed(data))
-        session = self.reader.session_id
-        if session is None:
-            return
+        """Read bytes (their messages are made storable when stored: a later line can still
+        undo them)."""
+        self.reader.feed(data)
+
+    def _prepare(self, session: str) -> None:
+        """Make the conversation's new messages storable, except those the thread holds already
+        (never redacted again)."""
         if self.present is None:
             self.present = self._present(session)
-        for entry in self.waiting:
+        for entry in self.reader.take():
             external_id = self.reader.external_id(entry)
             if external_id in self.present:
                 self.already += 1
@@ -151,7 +180,6 @@ class _Run:
                 self.reader.skip(entry.line, "invalid_id")
             else:
                 self.ready.append(prepared)
-        self.waiting.clear()
 
     def _present(self, session: str) -> set[str]:
         """The external IDs the transcript's thread (or the chosen one) holds already."""
@@ -188,6 +216,7 @@ class _Run:
         session = self.session_id()
         if self.workspace_id is None:
             self.workspace_id = self._workspace(session)
+        self._prepare(session)
         if self.thread_id is not None and not self.ready:
             return False
         now = now_rfc3339()
@@ -257,6 +286,25 @@ class _Run:
             hint=Hint("choose_workspace"),
         )
 
+    def give_run(self) -> None:
+        """With `create_run`: the thread's newest run, else a new run continuing the thread."""
+        if not self.params.create_run:
+            return
+        assert self.thread_id is not None
+        assert self.workspace_id is not None
+        with self.rutter.store.read() as conn:
+            runs = runs_of_thread(conn, self.thread_id)
+        if runs:
+            self.run_id = runs[0]
+            return
+        goal = self.params.goal or f"Continue the {self.agent} session {self.session_id()}"
+        created = self.rutter.runs.create(
+            CreateRunParams(goal=goal, workspace_id=self.workspace_id, thread_id=self.thread_id),
+            actor=self.actor,
+            cwd=self.cwd,
+        )
+        self.run_id, self.run_created = created.run_id, True
+
     def result(self) -> TranscriptImport:
         assert self.thread_id is not None
         assert self.workspace_id is not None
@@ -266,11 +314,13 @@ class _Run:
             workspace_id=self.workspace_id,
             session_id=self.session_id(),
             thread_created=self.thread_created,
+            run_id=self.run_id,
+            run_created=self.run_created,
             imported=self.imported,
             already_present=self.already,
             redacted=self.redacted,
             truncated=tuple(self.truncated),
-            omitted={reason: self.reader.omitted[reason] for reason in OMIT_REASONS},
+            omitted={reason: self.reader.left_out[reason] for reason in OMIT_REASONS},
             skipped=tuple(
                 SkippedTranscriptLine(line=skip.line, reason=skip.reason)
                 for skip in self.reader.skipped
@@ -305,6 +355,7 @@ class TranscriptOperations:
                 run.take(chunk)
         run.reader.finish()
         run.store()
+        run.give_run()
         return run.result()
 
     def follow(
@@ -336,6 +387,7 @@ class TranscriptOperations:
                 stop.wait(interval)
         run.reader.finish()
         run.store()
+        run.give_run()
         return run.result()
 
 

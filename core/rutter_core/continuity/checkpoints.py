@@ -69,10 +69,10 @@ class CheckpointLabel:
 def checkpoint_label(title: str, summary: str | None) -> CheckpointLabel:
     """Check the label before anything is read, so a bad one costs nothing."""
     return CheckpointLabel(
-        title=clean_text("title", title, max_bytes=MAX_TITLE_BYTES, one_line=True),
+        title=clean_text("title", title, max_bytes=MAX_TITLE_BYTES, one_line=True, readable=True),
         summary=None
         if summary is None
-        else clean_text("summary", summary, max_bytes=MAX_SUMMARY_BYTES),
+        else clean_text("summary", summary, max_bytes=MAX_SUMMARY_BYTES, readable=True),
     )
 
 

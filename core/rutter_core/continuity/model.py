@@ -17,7 +17,31 @@ Role = Literal["user", "assistant", "tool", "system"]
 NoteKind = Literal["decision", "summary", "fact"]
 NoteStatus = Literal["active", "superseded"]
 
+Injected = Literal[
+    "interruption",
+    "command",
+    "command_output",
+    "notification",
+    "reminder",
+    "compaction_prompt",
+    "compaction_summary",
+    "instructions",
+    "environment_context",
+    "skill",
+    "meta",
+    "event",
+    "session_title",
+]
+"""Text an agent's harness put into its transcript, never the person's words (contract section
+16), by kind: an interruption marker (Claude Code's `[Request interrupted by user]`, Codex's
+`<turn_aborted>`), a command the person ran through the harness (slash commands, `!` shell
+commands) and its output, a task or sub-agent notification, a system reminder, the compaction
+prompt and the summary that continues a compacted conversation, instructions and environment
+context the harness sends the model (AGENTS.md, developer messages), a skill's text, other meta
+records, the harness's own events (system records), and a session's title."""
+
 ROLES: Final[tuple[Role, ...]] = get_args(Role)
+INJECTED: Final[tuple[Injected, ...]] = get_args(Injected)
 NOTE_KINDS: Final[tuple[NoteKind, ...]] = get_args(NoteKind)
 SURFACE_SOURCES: Final = ("cli", "lsp", "mcp", "http")
 """The sources a surface names itself; an importer's source is `import:<agent>`."""
@@ -58,6 +82,9 @@ class Message(ContinuityDocument):
     text: str
     redacted: bool
     created_at: str
+    injected: Injected | None = None
+    """For an imported message: the kind of text the agent's harness inserted (its role is then
+    `system`, never `user`); None for what a participant said or did."""
 
 
 class AddedMessage(Message):
@@ -75,6 +102,30 @@ class MessageList(ContinuityDocument):
     messages: tuple[Message, ...]
     has_more: bool
     """Older messages exist than the first one listed."""
+
+
+class ThreadSummary(ContinuityDocument):
+    """A thread as `session threads` lists it."""
+
+    thread_id: str
+    title: str | None
+    """The session's own title when the agent wrote one (Claude Code's summary), else the
+    first line of the first thing the person said, cut at 80 characters; None when neither."""
+    source: str
+    """Where the thread came from: `import:<agent>` for an imported transcript, else the surface
+    that started it (`cli`, `lsp`, `http`)."""
+    message_count: int
+    last_activity_at: str | None
+    """The newest message's time as recorded (an imported message's: the agent's own; a
+    session's title, which has no time of its own, does not count); None for a thread without
+    messages."""
+
+
+class ThreadList(ContinuityDocument):
+    """`session threads`: newest activity first (threads without messages last, newest
+    first)."""
+
+    items: tuple[ThreadSummary, ...]
 
 
 class Note(ContinuityDocument):
@@ -114,6 +165,7 @@ class SupersededNote(ContinuityDocument):
 __all__ = [
     "DEFAULT_LIST_LIMIT",
     "IMPORT_PREFIX",
+    "INJECTED",
     "MAX_EXTERNAL_ID_BYTES",
     "MAX_LIST_LIMIT",
     "MAX_MESSAGE_BYTES",
@@ -123,6 +175,7 @@ __all__ = [
     "SURFACE_SOURCES",
     "AddedMessage",
     "ContinuityDocument",
+    "Injected",
     "Message",
     "MessageList",
     "Note",
@@ -131,4 +184,6 @@ __all__ = [
     "NoteStatus",
     "Role",
     "SupersededNote",
+    "ThreadList",
+    "ThreadSummary",
 ]

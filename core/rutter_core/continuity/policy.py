@@ -26,6 +26,7 @@ from rutter_core.continuity.model import (
 )
 from rutter_core.discovery.redaction import redact
 from rutter_core.kernel.errors import Hint, NotFoundError, RejectedError, UsageError
+from rutter_core.kernel.text import require_readable
 
 _ULID = "[0-9A-HJKMNP-TV-Z]{26}"
 THREAD_ID: Final = re.compile(f"thr_{_ULID}")
@@ -42,11 +43,15 @@ class CleanText:
     redacted: bool
 
 
-def clean_text(field: str, text: object, *, max_bytes: int, one_line: bool = False) -> CleanText:
+def clean_text(
+    field: str, text: object, *, max_bytes: int, one_line: bool = False, readable: bool = False
+) -> CleanText:
     """`text` normalised (CRLF and CR to LF), non-blank, without control characters other than
     newline and tab (none at all when `one_line`), redacted, and at most `max_bytes` UTF-8
     bytes both before redaction (bounded work) and after it (markers can be longer than what
-    they replace)."""
+    they replace). `readable`: text a person reads before it takes effect (a pin, a proposal,
+    a checkpoint's title and summary), which must also hold no bidirectional or invisible
+    character (`kernel.text.require_readable`, `control_character`)."""
     if not isinstance(text, str):
         raise RejectedError("invalid_text", f"the {field} must be text", details={"field": field})
     normal = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -58,6 +63,12 @@ def clean_text(field: str, text: object, *, max_bytes: int, one_line: bool = Fal
             "invalid_text", f"the {field} is empty or blank", details={"field": field}
         )
     allowed = "\t" if one_line else "\n\t"
+    if readable:
+        if one_line and "\n" in normal:
+            raise RejectedError(
+                "invalid_text", f"the {field} must be one line", details={"field": field}
+            )
+        require_readable(field, normal, allowed=allowed)
     for offset, char in enumerate(normal):
         if char not in allowed and unicodedata.category(char) == "Cc":
             what = "one line of text" if one_line else "text with newlines and tabs"

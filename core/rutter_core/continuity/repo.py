@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import case, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
@@ -26,7 +26,11 @@ from rutter_core.store.schema import (
     notes,
     sessions,
     threads,
+    transcript_imports,
 )
+
+TITLE_SOURCE_CHARS = 400
+"""How much of a message is read to make a title of it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +170,16 @@ def find_node(conn: Connection, node_id: str) -> StoredNode | None:
     return None if row is None else _stored_node(row)
 
 
+def runs_of_thread(conn: Connection, thread_id: str) -> list[str]:
+    """The runs working in the thread, newest first (each run has one root node)."""
+    rows = conn.execute(
+        select(continuity_nodes.c.run_id)
+        .where(continuity_nodes.c.thread_id == thread_id, continuity_nodes.c.kind == "root")
+        .order_by(continuity_nodes.c.created_at.desc(), continuity_nodes.c.run_id.desc())
+    ).scalars()
+    return [str(run_id) for run_id in rows]
+
+
 def run_start_node(conn: Connection, run_id: str, kinds: tuple[str, ...]) -> StoredNode | None:
     """The node of `kinds` the run's line starts at (its root or branch marker)."""
     node = continuity_nodes
@@ -236,6 +250,90 @@ def insert_snapshot(
     index_checkpoint(conn, node_id, thread_id, title, summary)
 
 
+@dataclass(frozen=True, slots=True)
+class ThreadActivity:
+    thread_id: str
+    created_by: str
+    imported_from: str | None
+    message_count: int
+    last_activity_at: str | None
+    session_title: str | None
+    first_words: str | None
+
+
+def thread_activity(conn: Connection, workspace_id: str | None) -> list[ThreadActivity]:
+    """Every thread (of `workspace_id`, or of every workspace), with its message count, newest
+    message time, the newest session title an agent wrote and the beginning of the person's
+    first message; newest activity first, threads without messages last (newest first)."""
+    stats = (
+        select(
+            messages.c.thread_id,
+            func.count().label("message_count"),
+            # A session's title is no activity (Claude Code's has no time: the import's).
+            func.max(
+                case((messages.c.injected == "session_title", None), else_=messages.c.created_at)
+            ).label("last_activity_at"),
+        )
+        .group_by(messages.c.thread_id)
+        .subquery()
+    )
+    imported = (
+        select(
+            transcript_imports.c.thread_id,
+            func.min(transcript_imports.c.source).label("source"),
+        )
+        .group_by(transcript_imports.c.thread_id)
+        .subquery()
+    )
+    title = (
+        select(func.substr(messages.c.text, 1, TITLE_SOURCE_CHARS))
+        .where(messages.c.thread_id == threads.c.thread_id, messages.c.injected == "session_title")
+        .order_by(messages.c.seq.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    first_words = (
+        select(func.substr(messages.c.text, 1, TITLE_SOURCE_CHARS))
+        .where(messages.c.thread_id == threads.c.thread_id, messages.c.role == "user")
+        .order_by(messages.c.seq)
+        .limit(1)
+        .scalar_subquery()
+    )
+    query = (
+        select(
+            threads.c.thread_id,
+            threads.c.created_by,
+            imported.c.source,
+            stats.c.message_count,
+            stats.c.last_activity_at,
+            title.label("session_title"),
+            first_words.label("first_words"),
+        )
+        .outerjoin(stats, stats.c.thread_id == threads.c.thread_id)
+        .outerjoin(imported, imported.c.thread_id == threads.c.thread_id)
+        .order_by(
+            case((stats.c.last_activity_at.is_(None), 1), else_=0),
+            stats.c.last_activity_at.desc(),
+            threads.c.created_at.desc(),
+            threads.c.thread_id.desc(),
+        )
+    )
+    if workspace_id is not None:
+        query = query.where(threads.c.workspace_id == workspace_id)
+    return [
+        ThreadActivity(
+            thread_id=str(row.thread_id),
+            created_by=str(row.created_by),
+            imported_from=None if row.source is None else str(row.source),
+            message_count=int(row.message_count or 0),
+            last_activity_at=None if row.last_activity_at is None else str(row.last_activity_at),
+            session_title=None if row.session_title is None else str(row.session_title),
+            first_words=None if row.first_words is None else str(row.first_words),
+        )
+        for row in conn.execute(query)
+    ]
+
+
 # -- messages ---------------------------------------------------------------------------------
 
 
@@ -250,6 +348,7 @@ def _message(row: Row[Any]) -> Message:
         text=str(row.text),
         redacted=bool(row.redacted),
         created_at=str(row.created_at),
+        injected=row.injected,
     )
 
 

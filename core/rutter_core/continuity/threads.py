@@ -19,6 +19,11 @@ def start_thread(conn: Connection, *, workspace_id: str, actor: str, now: str) -
     return thread_id
 
 
+def runs_of_thread(conn: Connection, thread_id: str) -> list[str]:
+    """The runs working in the thread, newest first."""
+    return repo.runs_of_thread(conn, thread_id)
+
+
 def require_continuable_thread(conn: Connection, thread_id: str, workspace_id: str) -> None:
     """Refuse unless `thread_id` is an active thread of `workspace_id` (`thread_not_found`,
     `thread_in_other_workspace`, `thread_archived`)."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rutter_core.discovery.fsread import is_link, lstat_or_none
-from rutter_core.discovery.links import resolve_link
+from rutter_core.discovery.links import resolve_target_link
 from rutter_core.discovery.snapshot import Limits
 from rutter_core.kernel.errors import Hint, discovery_error
 
@@ -106,7 +106,7 @@ def _walk_down(
             if last:
                 # A linked target (docs/reference/discovery.md): it must end at a file inside the
                 # root; its own directory is the one walked.
-                resolve_link(root, rel, path)
+                resolve_target_link(root, rel, path)
                 break
             raise discovery_error(
                 "symlink",

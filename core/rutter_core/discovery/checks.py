@@ -79,14 +79,25 @@ def read_source(
 ) -> SourceText:
     """The decoded, redacted text of the source at `path` (`too_large` on raw bytes, NUL and
     UTF-8 refusals, `concurrent_modification`), cached by `reader` while its identity holds."""
-    return reader.read_decoded(
-        path,
-        st,
-        max_bytes=limits.max_file_bytes,
-        rel=rel,
-        decoder="source",
-        decode=lambda raw: decode_source(raw, rel=rel),
-    )
+    try:
+        return reader.read_decoded(
+            path,
+            st,
+            max_bytes=limits.max_file_bytes,
+            rel=rel,
+            decoder="source",
+            decode=lambda raw: decode_source(raw, rel=rel),
+        )
+    except RutterError as error:
+        if error.code != "too_large":
+            raise
+        raise discovery_error(
+            "too_large",
+            f"{error.message}, or exclude {rel} in {IGNORE_FILE} to leave it out of what "
+            "rutter delivers",
+            path=error.path,
+            details=error.details,
+        ) from None
 
 
 def require_deliverable(rel: str, text: SourceText, limits: Limits) -> None:
@@ -102,7 +113,8 @@ def require_deliverable(rel: str, text: SourceText, limits: Limits) -> None:
         raise discovery_error(
             "too_large",
             f"{rel} is {text.content_bytes} bytes after secret redaction, over the limit "
-            f"of {limits.max_file_bytes} bytes; shorten it",
+            f"of {limits.max_file_bytes} bytes; shorten it, or exclude {rel} in {IGNORE_FILE} "
+            "to leave it out of what rutter delivers",
             path=rel,
             details={"bytes": text.content_bytes, "limit": limits.max_file_bytes},
         )
@@ -117,6 +129,9 @@ class Checked:
     """For a link (or a git stub): the final file, workspace-relative
     (docs/reference/discovery.md)."""
     link_stub: bool = False
+    link_hops: tuple[str, ...] = ()
+    """For a link: the other links its chain passes through on the way to `link_target`,
+    workspace-relative, in order."""
 
 
 def require_candidate(root: str | None, rel: str, path: str, st: stat_result) -> None:
@@ -161,7 +176,10 @@ def check_candidate(
     require_deliverable(end.rel if end is not None else rel, text, limits)
     if end is None:
         return Checked(text)
-    return Checked(text, end.rel, end.stub)
+    assert root is not None  # links are followed only inside a root
+    chain = (os.path.relpath(path, root).replace(os.sep, "/") for path, _, _ in end.chain)
+    hops = tuple(hop for hop in chain if hop != rel)
+    return Checked(text, end.rel, end.stub, hops)
 
 
 def check_source(

@@ -19,7 +19,7 @@ from typing import Final, NoReturn
 
 from rutter_core.discovery.fsread import FileIdentity, identity_of, is_link, lstat_or_none
 from rutter_core.discovery.ignore import IGNORE_FILE
-from rutter_core.kernel.errors import discovery_error
+from rutter_core.kernel.errors import RutterError, discovery_error
 
 MAX_LINK_HOPS: Final = 8
 """A chain of 8 links is followed; a 9th is refused."""
@@ -45,14 +45,34 @@ class LinkEnd:
     read)."""
 
 
+def _remedy(rel: str) -> str:
+    return f"Point it at a regular file inside the workspace, or exclude {rel} in {IGNORE_FILE}"
+
+
 def _refuse(rel: str, why: str, points_to: str | None = None) -> NoReturn:
     where = f" (it points to {points_to})" if points_to else ""
     raise discovery_error(
         "symlink",
-        f"{rel} is a link that discovery cannot follow: {why}{where}. Point it at a regular "
-        f"file inside the workspace, or exclude {rel} in {IGNORE_FILE}",
+        f"{rel} is a link that discovery cannot follow: {why}{where}. {_remedy(rel)}",
         path=rel,
     )
+
+
+def resolve_target_link(root: str, rel: str, path: str) -> LinkEnd:
+    """`resolve_link` for a target that is itself a link. The ignore file excludes instruction
+    files, not targets, so a refusal names the remedies that help here instead."""
+    try:
+        return resolve_link(root, rel, path)
+    except RutterError as error:
+        remedy = _remedy(rel)
+        if error.code != "symlink" or not error.message.endswith(remedy):
+            raise
+        raise discovery_error(
+            "symlink",
+            f"{error.message.removesuffix(remedy)}Give the target by its real path, or point "
+            "the link at a regular file inside the workspace",
+            path=error.path,
+        ) from None
 
 
 def _rel_of(root: str, path: str) -> str:
@@ -126,6 +146,10 @@ def _may_hold_secrets(rel: str) -> bool:
 def _step(root: str, rel: str, start: str, text: str) -> str:
     """The path that link text `text`, read in directory `start`, names: resolved component by
     component, refusing a step out of the root or through a linked directory."""
+    if text.endswith(("/", "/.")):
+        # `real.md/` or `real.md/.` names a directory: the kernel refuses it when it ends at a
+        # file (ENOTDIR), and dropping the slash below would follow it all the same.
+        _refuse(rel, "its target path ends in '/' (or '/.'), which names a directory, not a file")
     if os.path.isabs(text):
         # An absolute link into the workspace: walked from the root like a relative one, its
         # `..` resolved step by step as the kernel would (never collapsed in the text).

@@ -27,6 +27,8 @@ class StackSource:
     """A link's final file (docs/reference/discovery.md), workspace-relative; None for a regular
     file."""
     link_stub: bool = False
+    link_hops: tuple[str, ...] = ()
+    """The other links a link's chain passes through (`Checked.link_hops`)."""
 
     @property
     def precedence(self) -> int:

@@ -79,6 +79,7 @@ class _Found:
     notes: list[str] = field(default_factory=list)
     link_target: str | None = None
     link_stub: bool = False
+    link_hops: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -114,15 +115,18 @@ class _Walk:
     def admit(
         self, rel: str, kind: SourceKind, level: Level, slot: int, checked: Checked
     ) -> _Found | None:
-        """Deliver a checked source, within the bounds on all sources together; a link to a
-        source already delivered is an alias instead (docs/reference/discovery.md; see `_aliases`
-        for one whose final file is delivered later in the walk)."""
+        """Deliver a checked source, within the bounds on all sources together; a link whose
+        final file is already delivered (as a source, or as another link's end) is an alias
+        instead (docs/reference/discovery.md; see `_aliases` for one whose final file is
+        delivered later in the walk)."""
         text = checked.text
-        if checked.link_target is not None and any(
-            item.rel == checked.link_target for item in self.found
-        ):
-            self.ignored.append(_alias(rel, checked.link_target, checked.link_stub))
-            return None
+        if checked.link_target is not None:
+            # Its chain reaches a source delivered already: its final file, or a link on the
+            # way (`CLAUDE.md -> AGENTS.md -> .agents/AGENTS.md` with AGENTS.md delivered).
+            for item in self.found:
+                if item.rel == checked.link_target or item.rel in checked.link_hops:
+                    self.ignored.append(_alias(rel, item.rel, checked.link_stub))
+                    return None
         if len(self.found) >= self.limits.max_files:
             raise discovery_error(
                 "too_many_files",
@@ -144,6 +148,7 @@ class _Walk:
         item = _Found(
             rel=rel, kind=kind, level=level, slot=slot, text=text,
             link_target=checked.link_target, link_stub=checked.link_stub,
+            link_hops=checked.link_hops,
         )  # fmt: skip
         self.found.append(item)
         return item
@@ -343,7 +348,7 @@ class _Walk:
 def _frozen(item: _Found) -> StackSource:
     return StackSource(
         item.rel, item.kind, item.level.scope, item.level.depth, item.slot, item.text,
-        tuple(item.notes), item.link_target, item.link_stub,
+        tuple(item.notes), item.link_target, item.link_stub, item.link_hops,
     )  # fmt: skip
 
 
@@ -362,12 +367,20 @@ def _aliases(
     if all(item.link_target is None for item in sources):
         return sources  # no link among them (the usual case)
     delivered = {item.path for item in sources}
+
+    def reaches_delivered(item: StackSource) -> bool:
+        return item.link_target in delivered or any(hop in delivered for hop in item.link_hops)
+
+    staying = {item.path for item in sources if not reaches_delivered(item)}
     kept: list[StackSource] = []
     for item in sources:
-        if item.link_target is not None and item.link_target in delivered:
-            ignored.append(_alias(item.path, item.link_target, item.link_stub))
-        else:
+        if item.path in staying:
             kept.append(item)
+            continue
+        # A chain through (or to) sources delivered later: it names the one that stays.
+        reached = [hop for hop in (*item.link_hops, item.link_target) if hop in delivered]
+        alias_of = next((hop for hop in reached if hop in staying), reached[0])
+        ignored.append(_alias(item.path, alias_of, item.link_stub))
     return sources if len(kept) == len(sources) else tuple(kept)
 
 

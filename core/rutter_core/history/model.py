@@ -41,6 +41,11 @@ class HistoryHit(HistoryDocument):
     source_kind: SourceKind
     source_id: str
     version: int
+    thread_id: str | None
+    """The thread holding a note, message, receipt, summary or checkpoint (None: a memory)."""
+    recorded_at: str | None
+    """When the source was first stored in rutter (RFC 3339 UTC; an imported message: when it
+    was imported); an edit keeps it."""
     snippet: str
     """Up to 160 characters of the text around the first match (the text start when the
     match is not found verbatim, e.g. after case folding changes a length)."""

@@ -50,6 +50,7 @@ from rutter_core.history.model import (
 )
 from rutter_core.history.tokens import CURSOR, HANDLE, invalid, sign, verify
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, UsageError
+from rutter_core.kernel.ids import recorded_at
 from rutter_core.store import Store, fulltext
 
 USER_OWNER = "local-user"
@@ -335,6 +336,8 @@ def search(
             source_kind=entry.source_kind,
             source_id=entry.source_id,
             version=entry.version,
+            thread_id=None if entry.source_kind == "memory" else entry.owner_id,
+            recorded_at=recorded_at(entry.source_id),
             snippet=_snippet(entry.body, query),
         )
         for entry in found

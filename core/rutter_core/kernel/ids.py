@@ -33,3 +33,17 @@ def new_id(prefix: IdPrefix) -> str:
 
 def is_valid_workspace_id(value: str) -> bool:
     return WORKSPACE_ID_PATTERN.fullmatch(value) is not None
+
+
+def recorded_at(prefixed_id: str) -> str | None:
+    """When a prefixed ULID was made (its first 48 bits: milliseconds since the epoch), RFC
+    3339 UTC to the second; None when `prefixed_id` is not one."""
+    from rutter_core.kernel.clock import rfc3339
+
+    _, sep, rest = prefixed_id.partition("_")
+    if not sep:
+        return None
+    try:
+        return rfc3339(ULID.from_str(rest).datetime)
+    except ValueError:
+        return None

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from rutter_core.discovery.redaction import redact
 from rutter_core.kernel.errors import Hint, RejectedError
-from rutter_core.kernel.text import first_forbidden_char
+from rutter_core.kernel.text import require_readable
 
 MAX_TITLE_BYTES: Final = 256
 MAX_CONTENT_BYTES: Final = 16 * 1024
@@ -170,8 +170,8 @@ def _plain_segment_kind(name: str, parent: str | None) -> SensitiveKind | None:
     # Stem and suffix as for file names: a leading dot starts no suffix (`.secrets` has none).
     head, dot, tail = name[1:].rpartition(".")
     stem, suffix = (name[0] + head, tail) if dot else (name, "")
-    if name.split(".", 1)[0] in _PRIVATE_KEY_NAMES:  # id_rsa, id_rsa.pub, id_ed25519.old ...
-        return "private_key"
+    if name.split(".", 1)[0] in _PRIVATE_KEY_NAMES and not _is_public_key(name):
+        return "private_key"  # id_rsa, id_ed25519.old, id_ecdsa.bak ...
     if suffix in _PRIVATE_KEY_SUFFIXES:
         return "private_key"
     if stem in _SECRET_STORE_STEMS and suffix in _STORE_FORMATS:
@@ -179,6 +179,12 @@ def _plain_segment_kind(name: str, parent: str | None) -> SensitiveKind | None:
     if stem in _TERMINAL_STEMS or stem.endswith("_history"):
         return "terminal_input"  # shell and REPL histories are recorded terminal input
     return None
+
+
+def _is_public_key(name: str) -> bool:
+    """`id_ed25519.pub`, `deploy_key.pub` (and their backups, `id_rsa.pub~`): the public half
+    of a key pair, which ssh-keygen names `<key>.pub` and which is meant to be shared."""
+    return any(candidate.split(".")[1:2] == ["pub"] for candidate in _undecorated(name))
 
 
 def sensitive_source_kind(reference: str) -> SensitiveKind | None:
@@ -201,7 +207,13 @@ def sensitive_source_kind(reference: str) -> SensitiveKind | None:
         if local[0] == "proc" and "environ" in local[2:]:
             return "env_file"  # a process's environment: what .env files are loaded into
     parent: str | None = None
+    # A public key is shared on purpose, also from the key directory (`~/.ssh/id_ed25519.pub`);
+    # the directory itself and every other file in it stay refused.
+    public_key = bool(segments) and _is_public_key(segments[-1])
     for name in segments:
+        if public_key and name == ".ssh":
+            parent = name
+            continue
         kind = _segment_kind(name, parent)
         if kind is not None:
             return kind
@@ -243,19 +255,6 @@ def _utf8_size(field: str, text: str) -> int:
         ) from exc
 
 
-def _refuse_controls(field: str, text: str, *, allowed: str) -> None:
-    found = first_forbidden_char(text, allowed=allowed)
-    if found is not None:
-        offset, char = found
-        raise RejectedError(
-            "control_character",
-            f"{field} contains the control character U+{ord(char):04X} at offset {offset}; "
-            "memory text may contain newlines and tabs but no other control characters and no "
-            "bidirectional controls",
-            details={"field": field, "codepoint": f"U+{ord(char):04X}", "offset": offset},
-        )
-
-
 def _bounded(field: str, text: str, *, code: str, max_bytes: int) -> None:
     size = _utf8_size(field, text)
     if size > max_bytes:
@@ -279,7 +278,7 @@ def clean_title(title: str) -> str:
             details={"field": "title"},
         )  # fmt: skip
     _utf8_size("title", text)
-    _refuse_controls("title", text, allowed="\t")
+    require_readable("title", text, allowed="\t")
     _bounded("title", text, code="invalid_title", max_bytes=MAX_TITLE_BYTES)
     return text
 
@@ -296,7 +295,7 @@ def clean_content(content: str) -> str:
             "the content is empty or blank; write what the memory should say",
             details={"field": "content"},
         )
-    _refuse_controls("content", text, allowed="\n\t")
+    require_readable("content", text, allowed="\n\t")
     return text
 
 
@@ -333,7 +332,7 @@ def normalize_references(references: Iterable[str]) -> tuple[str, ...]:
                 details={"field": "reference", "reference": echoed},
             )
         _utf8_size("reference", text)
-        _refuse_controls("reference", text, allowed="")
+        require_readable("reference", text, allowed="")
         _bounded("reference", text, code="invalid_reference", max_bytes=MAX_REFERENCE_BYTES)
         check_source_ref(text)
         found = redact(text)

@@ -9,7 +9,7 @@ from typing import Final
 from rutter_core.discovery.redaction import redact
 from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
 from rutter_core.kernel.errors import Hint, RejectedError
-from rutter_core.kernel.text import first_forbidden_char
+from rutter_core.kernel.text import require_readable
 from rutter_core.runs.model import RUN_MODES, RunMode, is_run_mode
 
 MAX_GOAL_CHARS: Final = 4096
@@ -29,7 +29,8 @@ def require_operator(actor: str) -> OperatorActor:
 
 
 def validate_goal(goal: str) -> str:
-    """The goal as stored: stripped, non-empty, bounded, no control characters, no secrets."""
+    """The goal as stored: stripped, non-empty, bounded, readable (`kernel.text`: no control,
+    bidirectional or invisible characters), no secrets."""
     text = goal.strip()
     if not text:
         raise RejectedError("invalid_goal", "the goal is empty; say what the run should achieve")
@@ -40,15 +41,7 @@ def validate_goal(goal: str) -> str:
             "shorten it and keep details in the instruction files",
             details={"limit": MAX_GOAL_CHARS, "length": len(text)},
         )
-    forbidden = first_forbidden_char(text, allowed="\n\t")
-    if forbidden is not None:
-        offset, char = forbidden
-        raise RejectedError(
-            "invalid_goal",
-            f"the goal contains the control character U+{ord(char):04X} at offset "
-            f"{offset}; use plain text (newlines and tabs are fine)",
-            details={"offset": offset},
-        )
+    require_readable("goal", text, allowed="\n\t")
     found = redact(text)
     if found.redacted:
         kinds = ", ".join(kind for kind, _count in found.counts())

@@ -16,6 +16,7 @@ from rutter_core.store.engine import (
     open_store,
     resolve_data_home,
     resolve_database_url,
+    shareable_database_url,
 )
 from rutter_core.store.migrations import MIGRATIONS, Migration, migration_checksum
 
@@ -31,4 +32,5 @@ __all__ = [
     "open_store",
     "resolve_data_home",
     "resolve_database_url",
+    "shareable_database_url",
 ]

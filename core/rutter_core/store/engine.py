@@ -19,7 +19,14 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine, RootTransaction, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, IntegrityError, NoSuchModuleError
 
-from rutter_core.kernel.errors import ConflictError, Hint, RutterError, StoreError, UsageError
+from rutter_core.kernel.errors import (
+    ConflictError,
+    Hint,
+    RejectedError,
+    RutterError,
+    StoreError,
+    UsageError,
+)
 from rutter_core.store.dialects import (
     EMBEDDED,
     Dialect,
@@ -62,6 +69,37 @@ def resolve_database_url(*, database_url: str | None, env: Mapping[str, str]) ->
     if from_env:
         return from_env
     return embedded_database_url(resolve_data_home(env) / DATABASE_FILE_NAME)
+
+
+def shareable_database_url(url: str, *, cwd: str) -> str:
+    """The store `url` names, as a URL another process started anywhere (an agent's MCP server)
+    reaches it by: a relative file made absolute against `cwd`. Refused when it cannot be
+    written into another program's configuration: a password in it (the file would keep the
+    secret in plain text), or a database in memory (no other process can reach it)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise UsageError(
+            "invalid_database_url",
+            f"not a database URL ({type(exc).__name__}); expected e.g. {EMBEDDED.example_url}",
+        ) from exc
+    if parsed.password is not None:
+        raise RejectedError(
+            "store_url_has_password",
+            "the store's URL carries a password, which would be written in plain text into "
+            "the agent's configuration; use a URL without one (the database's own password "
+            "file or peer authentication)",
+            hint=Hint("choose_store"),
+        )
+    absolute = dialect_for(parsed).absolute(parsed, cwd=cwd)
+    if absolute is None:
+        raise RejectedError(
+            "store_not_shareable",
+            f"the store {parsed.render_as_string(hide_password=True)} lives in this process's "
+            "memory: no agent can reach it",
+            hint=Hint("choose_store"),
+        )
+    return absolute.render_as_string(hide_password=False)
 
 
 class PurgingWrite:
@@ -298,7 +336,7 @@ class Store:
                 "store_read_only",
                 f"the store {url} is read-only here ({exc.orig}), so nothing was written; make "
                 "the file and its directory writable",
-                hint=Hint("choose_store"),
+                hint=Hint("writable_store"),
             )
         if failure == "full":
             return StoreError(

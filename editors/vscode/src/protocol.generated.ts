@@ -50,6 +50,7 @@ export interface AddedMessage {
   text: string;
   redacted: boolean;
   created_at: string;
+  injected?: "interruption" | "command" | "command_output" | "notification" | "reminder" | "compaction_prompt" | "compaction_summary" | "instructions" | "environment_context" | "skill" | "meta" | "event" | "session_title" | null;
   created: boolean;
 }
 
@@ -471,6 +472,8 @@ export interface HistoryHit {
   source_kind: "memory" | "note" | "message" | "receipt" | "summary" | "checkpoint";
   source_id: string;
   version: number;
+  thread_id: string | null;
+  recorded_at: string | null;
   snippet: string;
 }
 
@@ -527,6 +530,10 @@ export interface ImportTranscriptParams {
   workspace_id?: string | null;
   /** import into this thread (default: the transcript's, or a new one) */
   thread_id?: string | null;
+  /** give the thread a run: its newest one, else a new run continuing it */
+  create_run?: boolean | null;
+  /** the goal of the run create_run creates (default: names the session) */
+  goal?: string | null;
 }
 
 export interface InspectRunParams {
@@ -707,6 +714,7 @@ export interface Message {
   text: string;
   redacted: boolean;
   created_at: string;
+  injected?: "interruption" | "command" | "command_output" | "notification" | "reminder" | "compaction_prompt" | "compaction_summary" | "instructions" | "environment_context" | "skill" | "meta" | "event" | "session_title" | null;
 }
 
 /** A thread's messages, oldest first: the most recent ones up to the limit (before a `seq`, when one is given). */
@@ -966,7 +974,7 @@ export interface ShowNodeParams {
 
 export interface SkippedTranscriptLine {
   line: number;
-  reason: "invalid_utf8" | "nul_byte" | "invalid_json" | "not_an_object" | "unexpected_shape" | "invalid_id" | "line_too_long" | "truncated";
+  reason: "invalid_utf8" | "nul_byte" | "invalid_json" | "not_an_object" | "unexpected_shape" | "invalid_id" | "line_too_long" | "truncated" | "nesting_too_deep";
 }
 
 export interface Snapshot {
@@ -1078,6 +1086,8 @@ export interface TranscriptImport {
   workspace_id: string;
   session_id: string;
   thread_created: boolean;
+  run_id: string | null;
+  run_created: boolean;
   imported: number;
   already_present: number;
   redacted: number;

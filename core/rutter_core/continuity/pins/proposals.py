@@ -39,6 +39,7 @@ from rutter_core.kernel.actors import ACTORS, is_actor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, UsageError
 from rutter_core.kernel.ids import new_id
+from rutter_core.kernel.text import require_readable
 from rutter_core.store import Store
 
 PROPOSAL_ID: Final = re.compile("prop_[0-9A-HJKMNP-TV-Z]{26}")
@@ -148,7 +149,12 @@ def answer(
             raise _answered(proposal)
         created = None
         if checked == "pin" or pin:
-            # The shown text is the stored one, checked and redacted when it was proposed.
+            # The shown text is the stored one, checked and redacted when it was proposed; one
+            # stored before invisible characters were refused is not pinned as it is.
+            if reply is None:
+                require_readable(
+                    "proposed text", proposal.text, allowed="\n\t", hint=Hint("answer_custom")
+                )
             pinned = CleanText(proposal.text, proposal.redacted) if reply is None else reply
             created = insert_within_bounds(
                 conn, proposal.thread_id, pinned, proposal_id=proposal.proposal_id,

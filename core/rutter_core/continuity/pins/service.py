@@ -37,11 +37,12 @@ PIN_ID: Final = re.compile("pin_[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def clean_pin_text(field: str, text: object) -> CleanText:
-    """Text as a pin (or a proposal, or a reply) stores it: checked as a thread's text is,
-    redacted, and at most 8192 characters before redaction and after it."""
+    """Text as a pin (or a proposal, or a reply) stores it: checked as a thread's text is and
+    readable (what the person is shown is what gets pinned), redacted, and at most 8192
+    characters before redaction and after it."""
     if isinstance(text, str):
         _within(field, len(text.replace("\r\n", "\n")), redacted=False)
-    clean = clean_text(field, text, max_bytes=4 * MAX_PIN_CHARS)
+    clean = clean_text(field, text, max_bytes=4 * MAX_PIN_CHARS, readable=True)
     _within(field, len(clean.text), redacted=True)
     return clean
 

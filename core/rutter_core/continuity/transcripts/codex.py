@@ -23,19 +23,33 @@ tag rust-v0.128.0):
 - `compacted`: `{message, replacement_history?}`: the summary that replaces the history.
 - `turn_context` (settings of a turn) and `event_msg` (events for the interface; their
   `user_message` / `agent_message` repeat what the response items hold) are not messages.
+  One event changes the conversation: `thread_rolled_back` `{num_turns}` (`ThreadRolledBackEvent`
+  in `codex-rs/protocol/src/protocol.rs`, read 2026-12-05) undoes the last `num_turns` turns
+  the person started (see `conversation.CodexTurns`).
+- `function_call` and `custom_tool_call` may carry a `namespace` (an MCP server's
+  `mcp__<server>__`, a tool family such as `collaboration`): the tool's full name is the
+  namespace and the name together (`ToolName::new(namespace, name)` in
+  `codex-rs/core/src/tools/router.rs`).
+- User-role messages that are context Codex inserted start with a marker
+  (`codex-rs/core/src/contextual_user_message.rs`, matched case-insensitively):
+  `# AGENTS.md instructions for `, `<environment_context>`, `<user_instructions>`,
+  `<skill>`, `<user_shell_command>`, `<turn_aborted>`, `<subagent_notification>`; they are not
+  turns the person started.
 - Older rollouts (2025, before the envelope; described by Sinity/polylogue's
   `docs/providers/openai-codex.md`) start with `{id, timestamp, instructions?}` and hold bare
   response items without times, and `{"record_type": "state"}` lines: read the same way.
 
 The mapping (the importer's decisions):
 
-- `message`: `user` -> `user`, `assistant` -> `assistant`, `developer` / `system` -> `system`;
-  a user message that is context Codex injected (`<environment_context>`,
-  `<user_instructions>`, `# AGENTS.md instructions`) -> `system`. Images -> `[image omitted]`.
+- `message`: `user` -> `user`, `assistant` -> `assistant`, `developer` / `system` -> `system`
+  (`instructions`); a user message that is context Codex inserted -> `system` with its kind
+  (`instructions`, `environment_context`, `skill`, `command`, `interruption`,
+  `notification`). Images -> `[image omitted]`.
 - `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call` -> `assistant`
-  `[tool call NAME CALL_ID]` + the arguments; `function_call_output`,
+  `[tool call NAME CALL_ID]` + the arguments (NAME with its namespace); `function_call_output`,
   `custom_tool_call_output` -> `tool` `[tool result CALL_ID]` + the output text.
-- `compacted` -> `system` `[compaction summary]` + the message.
+- `compacted` -> `system` `[compaction summary]` + the message (`compaction_summary`).
+- Turns rolled back are left out (`rolled_back`).
 - `reasoning` is left out (`reasoning`), as Claude Code's thinking is; encrypted items,
   `turn_context`, `event_msg` and unknown items are not messages (`metadata`).
 - External IDs: Codex writes none, and rollouts are append-only, so a message's ID is its line:
@@ -47,7 +61,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from rutter_core.continuity.model import Role
+from rutter_core.continuity.model import Injected, Role
 from rutter_core.continuity.transcripts.claude_code import tool_output_text
 from rutter_core.continuity.transcripts.fields import as_json_text, identifier, joined, timestamp
 from rutter_core.continuity.transcripts.records import (
@@ -57,11 +71,16 @@ from rutter_core.continuity.transcripts.records import (
     skipped,
 )
 
-_INJECTED_PREFIXES: Final = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md instructions",
+_INJECTED_PREFIXES: Final[tuple[tuple[str, Injected], ...]] = (
+    ("# agents.md instructions", "instructions"),
+    ("<user_instructions>", "instructions"),
+    ("<environment_context>", "environment_context"),
+    ("<skill>", "skill"),
+    ("<user_shell_command>", "command"),
+    ("<turn_aborted>", "interruption"),
+    ("<subagent_notification>", "notification"),
 )
+"""Markers of the context Codex puts in user-role messages (lowercase: matched ignoring case)."""
 _ROLES: Final[dict[str, Role]] = {
     "user": "user",
     "assistant": "assistant",
@@ -98,7 +117,13 @@ def parse_line(record: dict[str, Any], line: int) -> LineOutcome:
         if not message.strip():
             return LineOutcome(omitted=("empty",))
         text = f"[compaction summary]\n{message}"
-        return LineOutcome(entries=(Entry(line, local_id, "system", text, when),))
+        entry = Entry(line, local_id, "system", text, when, injected="compaction_summary")
+        return LineOutcome(entries=(entry,))
+    if kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+        turns = payload.get("num_turns")
+        if isinstance(turns, bool) or not isinstance(turns, int) or turns < 0:
+            return skipped("unexpected_shape")
+        return LineOutcome(omitted=("metadata",), rollback=turns)
     if kind != "response_item":
         return LineOutcome(omitted=("metadata",))
     return _response_item(payload, line, local_id, when)
@@ -153,9 +178,20 @@ def _message(payload: dict[str, Any], line: int, local_id: str, when: str | None
     text = joined(parts)
     if not text.strip():
         return LineOutcome(omitted=("empty",))
-    if role == "user" and text.lstrip().startswith(_INJECTED_PREFIXES):
-        role = "system"
-    return LineOutcome(entries=(Entry(line, local_id, role, text, when),))
+    injected: Injected | None = "instructions" if role == "system" else None
+    if role == "user":
+        injected = _context_kind(text)
+        if injected is not None:
+            role = "system"
+    return LineOutcome(entries=(Entry(line, local_id, role, text, when, injected=injected),))
+
+
+def _context_kind(text: str) -> Injected | None:
+    start = text.lstrip()[:32].lower()
+    for marker, kind in _INJECTED_PREFIXES:
+        if start.startswith(marker):
+            return kind
+    return None
 
 
 def _call(payload: dict[str, Any]) -> str:
@@ -163,6 +199,9 @@ def _call(payload: dict[str, Any]) -> str:
     name = identifier(payload.get("name")) or ("local_shell" if item == "local_shell_call"
                                                else "web_search" if item == "web_search_call"
                                                else "tool")  # fmt: skip
+    namespace = identifier(payload.get("namespace"))
+    if namespace is not None and item in ("function_call", "custom_tool_call"):
+        name = _qualified(namespace, name)
     call = identifier(payload.get("call_id"))
     head = f"[tool call {name} {call}]" if call else f"[tool call {name}]"
     if item == "function_call":
@@ -175,6 +214,17 @@ def _call(payload: dict[str, Any]) -> str:
         action = payload.get("action")
         body = "" if action is None else as_json_text(action)
     return f"{head}\n{body}" if body and body.strip() else head
+
+
+def _qualified(namespace: str, name: str) -> str:
+    """A namespaced tool's full name: `mcp__server__` + `tool` is `mcp__server__tool`; a
+    namespace without a separator of its own is joined with `.` (`collaboration.spawn_agent`);
+    a name that already carries its namespace is kept."""
+    if name.startswith(namespace):
+        return name
+    if namespace.endswith(("_", ".", "/", ":")):
+        return f"{namespace}{name}"
+    return f"{namespace}.{name}"
 
 
 def _output(payload: dict[str, Any]) -> str:

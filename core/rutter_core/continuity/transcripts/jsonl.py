@@ -1,5 +1,6 @@
 """JSON Lines, read incrementally and strictly: complete lines numbered from 1, each decoded as
-UTF-8 and parsed as one JSON object, or named as skipped with a reason code.
+UTF-8 and parsed as one JSON object nested at most 64 deep (the bound of all client JSON), or
+named as skipped with a reason code.
 
 Pure functions over bytes: the same splitter serves a one-shot import (the whole file fed, then
 `finish`) and `--watch` (appended bytes fed as they arrive; a last line without its newline waits
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from rutter_core.continuity.transcripts.records import SkipReason
+from rutter_core.kernel.nesting import json_depth_exceeds
 
 MAX_LINE_BYTES: Final = 32 * 1024 * 1024
 """A transcript line, in bytes: Claude Code and Codex inline images as base64, so lines of a few
@@ -86,6 +88,8 @@ def decode_line(data: bytes | None) -> dict[str, Any] | SkipReason | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return "invalid_utf8"
+    if json_depth_exceeds(data):  # before the parser, which recurses into what it nests
+        return "nesting_too_deep"
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):

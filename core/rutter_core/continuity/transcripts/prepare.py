@@ -1,6 +1,9 @@
 """An entry made ready to store: plain text, redacted, bounded, never refused.
 
 A transcript is the agent's, not the person's input: a message is never refused for its text.
+Terminal escape sequences (colours, cursor moves, window titles: ECMA-48 CSI, OSC and two-byte
+escapes, and the `\ufffd[2m` a transcript holds where the ESC byte was lost on the way and
+replaced by U+FFFD) are removed: they are how a terminal drew tool output, not its text.
 CRLF and CR become LF; other control characters than newline and tab, and unpaired surrogates,
 become U+FFFD (what `continuity.policy.clean_text` refuses, replaced instead: the stored text
 obeys the same rules). Text is redacted with the one engine (`rutter_core.discovery.redaction`)
@@ -20,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from rutter_core.continuity.model import MAX_MESSAGE_BYTES, Role
+from rutter_core.continuity.model import MAX_MESSAGE_BYTES, Injected, Role
 from rutter_core.continuity.policy import require_external_id
 from rutter_core.continuity.transcripts.records import Entry
 from rutter_core.discovery.redaction import redact
@@ -33,6 +36,12 @@ _SLACK: Final = 1024
 """Room left for markers that a second redaction pass might make longer than what they
 replace."""
 _NOT_PLAIN: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_TERMINAL_ESCAPE: Final = re.compile(
+    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, erasing, cursor moves
+    "|(?:\x1b\\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\\\|\x9c)?"  # OSC: titles, links
+    "|\x1b[()*+#%][0-~]|\x1b[=>78]"  # charset choice, keypad mode, cursor save/restore
+    "|\ufffd\\[[0-9;?]*[A-HJKSTfhlmsu]"  # CSI whose ESC was lost and became U+FFFD
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +51,7 @@ class Prepared:
     role: Role
     text: str
     """Stored as it is: plain, redacted, at most 64 KiB of UTF-8."""
+    injected: Injected | None
     redacted: bool
     created_at: str | None
     original_bytes: int | None
@@ -62,6 +72,7 @@ def prepare_entry(entry: Entry, external_id: str) -> Prepared | None:
         external_id=checked,
         role=entry.role,
         text=text,
+        injected=entry.injected,
         redacted=redacted,
         created_at=entry.timestamp,
         original_bytes=original,
@@ -70,7 +81,9 @@ def prepare_entry(entry: Entry, external_id: str) -> Prepared | None:
 
 def prepare_text(text: str) -> tuple[str, bool, int | None]:
     """(stored text, whether a secret was redacted, original size when it was cut)."""
-    plain = _NOT_PLAIN.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
+    plain = _NOT_PLAIN.sub(
+        "\ufffd", strip_terminal_escapes(text).replace("\r\n", "\n").replace("\r", "\n")
+    )
     total = len(plain.encode("utf-8"))
     cut = total > MAX_MESSAGE_BYTES
     if total > PRE_REDACTION_BYTES:
@@ -89,6 +102,13 @@ def prepare_text(text: str) -> tuple[str, bool, int | None]:
         limit -= 8 * _SLACK
 
 
+def strip_terminal_escapes(text: str) -> str:
+    """The text without terminal escape sequences (see the module's docstring)."""
+    if "\x1b" not in text and "\ufffd[" not in text and "\x9b" not in text and "\x9d" not in text:
+        return text
+    return _TERMINAL_ESCAPE.sub("", text)
+
+
 def _cut_at_space(text: str, max_bytes: int) -> str:
     head = text.encode("utf-8")[:max_bytes].decode("utf-8", errors="ignore")
     space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
@@ -103,4 +123,10 @@ def _cut(text: str, max_bytes: int) -> str:
     return head
 
 
-__all__ = ["PRE_REDACTION_BYTES", "Prepared", "prepare_entry", "prepare_text"]
+__all__ = [
+    "PRE_REDACTION_BYTES",
+    "Prepared",
+    "prepare_entry",
+    "prepare_text",
+    "strip_terminal_escapes",
+]

@@ -1,6 +1,6 @@
 """A transcript read line by line into neutral entries, whole or as it grows: the JSON Lines
-splitter, the agent's parser, and the tally of what was skipped or left out. Pure: bytes in,
-entries out.
+splitter, the agent's parser, the conversation the entries make (`conversation`: what the agent
+undid is left out), and the tally of what was skipped or left out. Pure: bytes in, entries out.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from rutter_core.continuity.transcripts import claude_code, codex
+from rutter_core.continuity.transcripts.conversation import ClaudeTree, CodexTurns, Conversation
 from rutter_core.continuity.transcripts.jsonl import LineSplitter, decode_line
 from rutter_core.continuity.transcripts.records import (
     Agent,
@@ -37,11 +38,13 @@ class _Format:
     scoped_ids: bool
     """Whether the agent's IDs are unique only within its session (then the session ID is
     their prefix)."""
+    conversation: Callable[[], Conversation]
+    """How the agent's own undoing (rewinds, rollbacks) is read."""
 
 
 FORMATS: Final[dict[Agent, _Format]] = {
-    "claude-code": _Format(claude_code.Parser, scoped_ids=False),
-    "codex": _Format(lambda: codex.parse_line, scoped_ids=True),
+    "claude-code": _Format(claude_code.Parser, scoped_ids=False, conversation=ClaudeTree),
+    "codex": _Format(lambda: codex.parse_line, scoped_ids=True, conversation=CodexTurns),
 }
 
 
@@ -52,13 +55,15 @@ class SkippedLine:
 
 
 class TranscriptReader:
-    """Feeds bytes in order; answers the entries of the complete lines among them."""
+    """Feeds bytes in order; `take` answers the entries of the conversation among the complete
+    lines read so far that it did not answer before."""
 
     def __init__(self, agent: Agent, path: str) -> None:
         self.agent = agent
         self.path = path
         self._format = FORMATS[agent]
         self._parse = self._format.parser()
+        self._conversation = self._format.conversation()
         self._splitter = LineSplitter()
         self._started = False
         self.session_id: str | None = None
@@ -74,11 +79,21 @@ class TranscriptReader:
         """Lines read, the partial last one included."""
         return self._splitter.pending_line() or self._splitter.lines_done
 
+    @property
+    def left_out(self) -> Counter[OmitReason]:
+        """Everything left out on purpose so far, by reason (what the agent undid included)."""
+        return self.omitted + self._conversation.left_out()
+
+    def take(self) -> list[Entry]:
+        return self._conversation.take()
+
     def feed(self, data: bytes) -> list[Entry]:
+        """Read bytes; answers every entry their complete lines hold, as parsed (which of them
+        the conversation keeps is `take`'s answer)."""
         if not self._started and data:
             self._started = True
             data = data.removeprefix(_UTF8_BOM)
-        entries: list[Entry] = []
+        parsed: list[Entry] = []
         for raw in self._splitter.feed(data):
             value = decode_line(raw.data)
             if value is None:
@@ -98,8 +113,9 @@ class TranscriptReader:
             if self.cwd is None and outcome.cwd is not None:
                 self.cwd = outcome.cwd
             self.omitted.update(outcome.omitted)
-            entries.extend(outcome.entries)
-        return entries
+            self._conversation.add(outcome)
+            parsed.extend(outcome.entries)
+        return parsed
 
     def finish(self) -> None:
         """The end of what will be read: a last line without its newline is `truncated`."""

@@ -125,6 +125,7 @@ def append_messages(
                 "source": source,
                 "external_id": message.external_id,
                 "created_at": message.created_at or now,
+                "injected": message.injected,
             }
         )
         stored.append(message)

@@ -12,11 +12,13 @@ for users with every exemption):
 
 - private_key: the whole `-----BEGIN <label>PRIVATE KEY-----` ... matching `-----END ...-----`
   block (any label: RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP ... BLOCK, none; SSH2 `---- BEGIN`),
-  also with `\\n` escapes inside a JSON string, and whatever non-base64 prefix or suffix each
-  line carries (`> `, `# `, `// `, `- `, `* `, `| `, `;`, quotes, one short word such as
-  `1. ` or `REM `: a key quoted, commented or numbered in Markdown or code). Without an END
-  line, the header plus the base64 body lines after it; a header with no body is prose and
-  stays. PuTTY `.ppk` blocks.
+  read token by token (`formats.match_private_key`): base64 runs, line breaks (newlines, `\\n`
+  escapes in a string literal, `<br>`), armor headers (`Proc-Type:`, `DEK-Info:`, `Version:`),
+  and whatever wraps each line (quotes and commas of list items, `| … |` table cells, YAML
+  `- "…"`, a trailing `\\` or `+`, `#`/`//`/`>`/`--` comment leaders, indentation, one short
+  word such as `1. ` or `REM `), also the whole block joined on one line. Prose between BEGIN
+  and END is no block (more than three short words). Without an END line, the header plus
+  the key material after it; a header with no body is prose and stays. PuTTY `.ppk` blocks.
 - aws_access_key: AKIA/ASIA/ABIA/ACCA/A3T + 16 (detect-secrets), not inside an upper-case run.
 - aws_secret_key: a 40-character base64 value assigned to an `aws...key/secret/token` or
   `...secret_access_key` name; an all-hex value (a commit SHA) is not one.
@@ -47,29 +49,37 @@ for users with every exemption):
   letter TLD, is `localhost` or a dotted quad, and the password has a digit, a symbol (not
   `._-`) or mixed case (`npm:lodash@4.17.21`, `team:platform@example.com` stay). URL passwords
   under 4 characters (`https://a:b@host`) are examples.
-- login_password: the password of `curl -u/--user user:pw` and of a `.netrc` `machine ...
-  login ... password ...` entry. basic_auth: the base64 `user:pw` of `Authorization: Basic`
-  and of a docker config's `"auth"`. bearer_token: an unknown `Bearer` value of 16+ characters
-  that mixes digits and both cases.
+- login_password: the password of `curl -u/--user user:pw`, of a `.netrc` `machine ...
+  login ... password ...` entry, of a MySQL/MariaDB client's `-pSECRET` (`-p` alone prompts)
+  and of a `--password VALUE` option that looks typed. basic_auth: the base64 `user:pw` of
+  `Authorization: Basic` and of a docker config's `"auth"`. bearer_token: an unknown `Bearer`
+  value of 16+ characters that mixes digits and both cases. npm_token also takes an `.npmrc`
+  `_auth=` value. azure_sas: the `sig=` of an Azure SAS URL, connection string or Service Bus
+  `SharedAccessSignature` (the signature; the other parameters stay).
 - secret_assignment: only the value (up to 2 KiB) after a name ending in password/passwd/
   passphrase/pwd/pass/secret/token/<api|access|secret|private|auth|...>key (detect-secrets'
   keyword list plus ours), separated by `=`, `:`, `:=`, `=>` (or compared with `==`/`!=` to a
-  quoted literal), quoted or not; the name stays. Not a literal (`literals`): empty, shorter
-  than 4, no letter, `$VAR`/`${VAR}`/`%(x)s`/`{{ x }}`/`<x>` templates, masks (`***`, `xxxx`),
-  placeholder and settings words (changeme, not-needed, your-token-here, test-key, write, read,
-  none, str, minutes, ...), names such as `GITHUB_TOKEN` or `HEADER.PAYLOAD`, `[described]`
-  values, four-word prose, paths, URLs, ARNs/URNs; unquoted (or in a backtick code span) also
-  calls/indexing, `a.b` attribute paths and references with a TypeScript non-null `!`, YAML
-  tags/anchors/aliases, and bare identifiers with at most three digits where code is likely
-  (`f(password=pw)`, `token = token_value`, `secret: clientSecret,`). A quote that closes a
-  string or code span opened before the name is no value (``with `api_key=`. Custom``), nor is
-  a reStructuredText role (``:token:`x` ``), and cursor names (NextToken, page_token,
-  ClientToken, LockToken, existingSecret, ...: `assignments._CURSOR_TOKENS`) hold no
-  credential. An unquoted `name: value` counts only when the value ends the line (YAML), not
-  `password: str = ""` or prose after a colon, except a password name followed by a word of
-  6+ characters with letters and digits and then more prose (`password: hunter2 is the
-  staging DB password.`). In a URL query (`?token=`) the value stops at `&`/`#`, after `;`
-  (connection strings) at `;`.
+  quoted literal), quoted or not; the name stays. Also the text of an XML element so named
+  (`<password>…</password>`, `<apiKey>`) and the `value="…"` of `<add key="Password" …/>`. Not a
+  literal (`literals`): empty, shorter than 4, no letter, `$VAR`/`${VAR}`/`%(x)s`/`{{ x
+  }}`/`<x>` templates, masks (`***`, `xxxx`), placeholder and settings words (changeme,
+  not-needed, your-token-here, test-key, write, read, none, str, minutes, ...), names such as
+  `GITHUB_TOKEN` or `HEADER.PAYLOAD`, `[described]` values, four-word prose, paths, URLs,
+  ARNs/URNs, secret-manager references (`op://`, `vault:`, SOPS `ENC[...]`), versions
+  (`v2.3.1-rc4`), and under a name that is no password's a lower-case hyphenated object name
+  (`secret: db-credentials`); unquoted (or in a backtick code span) also calls/indexing, `a.b`
+  attribute paths and references with a TypeScript non-null `!`, YAML tags/anchors/aliases, and
+  bare identifiers with at most three digits where code is likely (`f(password=pw)`, `token =
+  token_value`, `secret: clientSecret,`), unless the value is written like a password (a digit
+  inside a mixed-case word: `S3cretPass`, which is no name of a secret either) or the line is a
+  setting of an INI/TOML `[section]`. A quote that closes a string or code span opened before
+  the name is no value (``with `api_key=`. Custom``), nor is a reStructuredText role
+  (``:token:`x` ``), and cursor names (NextToken, page_token, ClientToken, LockToken,
+  existingSecret, ...: `assignments._CURSOR_TOKENS`) hold no credential. An unquoted `name:
+  value` counts only when the value ends the line (YAML), not `password: str = ""` or prose
+  after a colon, except a password name followed by a word of 6+ characters with letters and
+  digits and then more prose (`password: hunter2 is the staging DB password.`). In a URL query
+  (`?token=`) the value stops at `&`/`#`, after `;` (connection strings) at `;`.
 
 Exemptions (`literals.is_documented_example`): a value that vendors publish as an example
 (AWS's `...EXAMPLE` keys, jwt.io's sample token, Stripe's documented test key; kept as SHA-256

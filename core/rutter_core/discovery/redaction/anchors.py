@@ -163,10 +163,18 @@ def pivots() -> tuple[_Pivot, ...]:
         branches = list(first)
         if inner:
             # Gate on the one character before the pivot: most `-` and `_` in ordinary text
-            # fail this single class test and never reach the per-anchor lookbehinds.
+            # fail this single class test and never reach the per-anchor lookbehinds. Anchors
+            # with a space there (` -p`) stand apart: a space opens the gate at every ` - ` of
+            # Markdown, and such a hit then tries their lookaheads, not every lookbehind.
+            spaced = [branch for branch in inner if branch.startswith("(?<=\\ ")]
+            inner = [branch for branch in inner if branch not in spaced]
+            if spaced:
+                branches.append(f"(?<=\\ {re.escape(char)})(?:" + "|".join(spaced) + ")")
             before = "".join(sorted({anchor[index - 1] for anchor, index, *_ in entries if index}))
-            gate = f"(?<=[{re.escape(before)}]{re.escape(char)})"
-            branches.append(gate + "(?:" + "|".join(inner) + ")")
+            before = before.replace(" ", "")
+            if inner:
+                gate = f"(?<=[{re.escape(before)}]{re.escape(char)})"
+                branches.append(gate + "(?:" + "|".join(inner) + ")")
         if len(entries) == 1 and not entries[0][1]:
             # One anchor that starts with its pivot (`curl`, `machine`, `EAAA`): the whole
             # anchor is the literal prefix sre searches for, faster than its first letter.

@@ -9,7 +9,12 @@ from typing import Final
 
 from rutter_core.discovery.redaction import upstream
 from rutter_core.discovery.redaction.kinds import MARKER_PREFIX
-from rutter_core.discovery.redaction.literals import IDENTIFIER, is_literal
+from rutter_core.discovery.redaction.literals import (
+    IDENTIFIER,
+    is_literal,
+    looks_chosen,
+    looks_typed,
+)
 
 
 def _spellings(word: str) -> tuple[str, ...]:
@@ -37,7 +42,7 @@ def _secret_name_endings() -> tuple[str, ...]:
                 "passphrase",
                 *(
                     f"{prefix}_?key"
-                    for prefix in ("access", "secret", "encryption", "signing", "master")
+                    for prefix in ("access", "secret", "encryption", "signing", "master", "account")
                 ),
                 "aws_?key",
             )
@@ -61,9 +66,14 @@ _COMPARISONS: Final = frozenset({"==", "===", "!=", "!=="})
 
 # Run on the lowercased text. Each starts with a literal so the scan is fast; the separator is
 # checked in C so only real `name = value` shapes reach Python.
+# Also a command's `--password VALUE` option (docker login, gpg, many CLIs), and
+# `<password>value</password>` (sep `>`) and `<add key="Password" value="…"/>` (the
+# `value=` attribute after a `key=` that names a secret: .NET and NuGet configuration).
 _KEYWORD_TAIL: Final = (
-    r"(?![a-z0-9_.\-])[\"']?\]?(?P<ws0>[ \t]*)"
-    r"(?P<sep>:=|=>|={1,3}|!={1,2}|:)(?![=:~])(?P<ws>[ \t]*)"
+    r"(?![a-z0-9_.\-])(?:[\"']?\]?(?P<ws0>[ \t]*)"
+    r"(?P<sep>:=|=>|={1,3}|!={1,2}|:|>)(?![=:~])(?P<ws>[ \t]*)"
+    r"|(?P<attr>[\"'][ \t]+value[ \t]*=[ \t]*)"
+    r"|(?P<option>(?:(?<=--password)|(?<=--passwd)|(?<=--passphrase))[ \t]+))"
 )
 KEYWORD_SCANS: Final = tuple(
     re.compile(f"(?P<kw>{keyword}){_KEYWORD_TAIL}")
@@ -82,6 +92,19 @@ _UNQUOTED: Final = re.compile(rf"[^\s\"'`]{{1,{_MAX_VALUE + 1}}}")
 # After an unquoted YAML value: end of line, a comment, or the end of an enclosing string.
 _VALUE_ENDS_LINE: Final = re.compile(r"[ \t]*(?:\r?\n|\r|$|#|//|[\"'`])")
 _QUERY_VALUE_END: Final = re.compile(r"[&#]")
+# An element's text up to its closing tag, on one line.
+# One greedy class that stops at `<`: no backtracking; surrounding blanks are trimmed after.
+_ELEMENT_TEXT: Final = re.compile(rf"[^<>\r\n]{{1,{_MAX_VALUE}}}(?=</)")
+# `secret: db-credentials`, `token: vault-ci-token`: lower-case words joined by `-` (a Kubernetes
+# object name, a vault entry) name a secret under `secret`/`token`/`key`; a password's value
+# of that shape (`correct-horse-battery-staple`) is a passphrase.
+_OBJECT_NAME: Final = re.compile(r"[a-z]+[0-9]{0,2}(?:-[a-z]+[0-9]{0,2}){1,7}")
+# An INI/TOML section header (`[client]`, `[database.replica]`) and the lines that may stand
+# between it and a `name = value` line of that section.
+_SECTION: Final = re.compile(r"[ \t]*\[{1,2}[A-Za-z0-9_. \-\"']{1,128}\]{1,2}[ \t]*\r?")
+_SECTION_LINE: Final = re.compile(r"[ \t]*(?:[#;].*|[A-Za-z0-9_.\-]{1,128}[ \t]*[=:].*|)\r?")
+_SECTION_REACH: Final = 64  # lines looked back for a section header ...
+_SECTION_BYTES: Final = 8192  # ... and characters
 
 
 def _closes_a_string(text: str, pos: int, quote: str) -> bool:
@@ -132,12 +155,84 @@ def _password_in_prose(name: str, text: str, end: int, value: str) -> bool:
     )
 
 
+_OPTION_VALUE: Final = re.compile(
+    r"(?P<q>[\"']?)(?P<v>[^\s\"'-][^\s\"']{0,255})(?P=q)(?![^\s|;&)])"
+)
+
+
+def _option_value(text: str, pos: int) -> tuple[str, int, int] | None:
+    """`--password S3cret`: only a value that looks typed (a digit, a symbol or mixed case),
+    so `the --password flag` in prose stays."""
+    found = _OPTION_VALUE.match(text, pos)
+    if found is None:
+        return None
+    value = found.group("v")
+    if not (looks_typed(value) and is_literal(value, quoted=True)):
+        return None
+    return "login_password", *found.span("v")
+
+
+def _markup_value(
+    text: str, low: str, start: int, name_end: int, pos: int, name: str, *, element: bool
+) -> tuple[str, int, int] | None:
+    """`<password>value</password>`, or the `value="…"` of `<add key="Password" …/>`."""
+    if element:
+        span = _element(text, low, start, name_end, pos)
+    elif low.endswith(('key="', "key='"), 0, start):
+        quoted = _QUOTED.match(text, pos)
+        span = quoted.span("v") if quoted is not None and not quoted.group("prefix") else None
+    else:
+        span = None
+    if span is None or not (name == "pass" or name.endswith(_secret_name_endings())):
+        return None
+    if is_literal(text[span[0] : span[1]], quoted=True):
+        return "secret_assignment", *span
+    return None
+
+
 def _argument_context(text: str, start: int) -> bool:
     """Is the name at `start` a keyword argument (after `(` or `,`)?"""
     at = start - 1
     while at >= 0 and text[at] in " \t":
         at -= 1
     return at >= 0 and text[at] in "(,"
+
+
+def _in_config_section(text: str, start: int) -> bool:
+    """Is the name at `start` the first word of a line in an INI/TOML section (a
+    `[section]` header above it, with only blank, comment and `name = value` lines between)?
+    There `password = S3cretPass` is a setting, not code assigning a variable."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip(" \t"):
+        return False
+    if text.rfind("[", max(0, line_start - _SECTION_BYTES), line_start) < 0:
+        return False  # no header within reach: most code and prose stop here
+    end = line_start - 1
+    for _ in range(_SECTION_REACH):
+        if end <= 0:
+            return False
+        begin = text.rfind("\n", 0, end) + 1
+        if line_start - begin > _SECTION_BYTES:
+            return False
+        if _SECTION.fullmatch(text, begin, end):
+            return True
+        if not _SECTION_LINE.fullmatch(text, begin, end):
+            return False
+        end = begin - 1
+    return False
+
+
+def _element(text: str, low: str, start: int, name_end: int, pos: int) -> tuple[int, int] | None:
+    """`<password>value</password>`: the text of an element named like a secret."""
+    if not start or text[start - 1] != "<":
+        return None
+    found = _ELEMENT_TEXT.match(text, pos)
+    if found is None or not low.startswith(low[start:name_end] + ">", found.end() + 2):
+        return None
+    value = found.group()
+    begin = pos + len(value) - len(value.lstrip(" \t"))
+    end = found.end() - (len(value) - len(value.rstrip(" \t")))
+    return (begin, end) if end > begin else None
 
 
 def assignment(
@@ -161,6 +256,12 @@ def assignment(
     pos = found.end()
     if sep == ":" and not ws and text[start - 1 : start] == ":":
         return None  # a reStructuredText role: :token:`name`
+    if sep is None:  # `--password VALUE` or `key="…Password" value="…"`
+        if found.group("option") is not None:
+            return _option_value(text, pos)
+        return _markup_value(text, low, start, name_end, pos, name, element=False)
+    if sep == ">":
+        return _markup_value(text, low, start, name_end, pos, name, element=True)
     quoted = _QUOTED.match(text, pos) if text[pos : pos + 1] in _QUOTED_START else None
     code_name = False  # an unquoted bare identifier where code, not config, is likely
     if quoted is not None:
@@ -194,11 +295,19 @@ def assignment(
                 return None
             value = value.rstrip(".")
             value_end = value_start + len(value)
-        code_name = IDENTIFIER.fullmatch(value) is not None and (
-            value != raw  # `secret: clientSecret,` / `token: string;` in code
-            or (sep != ":" and bool(ws0 or ws))  # `x = y`
-            or _argument_context(text, start)  # `f(password=pw)`
+        code_name = (
+            IDENTIFIER.fullmatch(value) is not None
+            and (
+                value != raw  # `secret: clientSecret,` / `token: string;` in code
+                or (sep != ":" and bool(ws0 or ws))  # `x = y`
+                or _argument_context(text, start)  # `f(password=pw)`
+            )
+            # `S3cretPass` is typed, not named; under `[client]` `password = x` is a setting
+            and not looks_chosen(value)
+            and not (sep == "=" and _in_config_section(text, start))
         )
+    if "-" in value and _OBJECT_NAME.fullmatch(value) and not name.endswith(_PASSWORD_NAMES):
+        return None  # `secret: db-credentials`: the name of a secret object
     if aws and _AWS_SECRET_VALUE.fullmatch(value) and not _HEX.fullmatch(value):
         return "aws_secret_key", value_start, value_end
     if name.endswith("authtoken") and _UUID.fullmatch(value):

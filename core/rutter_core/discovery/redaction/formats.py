@@ -109,37 +109,103 @@ def jwt_valid(token: str) -> bool:
 _PEM_HEAD: Final = re.compile(
     r"(?:-----|---- )BEGIN (?P<label>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?(?:-----| ----)"
 )
-# Whatever may stand before or after a key's line: quote marks and comment leaders (`> `, `# `,
-# `// `, `- `, `* `, `| `, `;`, `"`), anything but base64 and letters, so a block quoted or
-# commented in Markdown or code is still one block, and prose between BEGIN and END is not.
-_NOT_B64: Final = r"(?:[^A-Za-z0-9+/=\r\n\\]|//+(?![A-Za-z0-9+/=]))*"
-# ... and at most one short word before a space (`1. `, `REM `, `dnl `): numbered lists and
-# comment keywords. One only, so a line of prose never reads as prefix words plus base64.
-_LINE_PREFIX: Final = _NOT_B64 + r"(?:[A-Za-z0-9]{1,4}[.):]?[ \t]" + _NOT_B64 + ")?"
-# One line of a key body: real newline or a `\n` escape (keys pasted into JSON), then base64, an
-# armor header (`Proc-Type: ...`) or nothing, up to the end of that line or of a quoted string.
-_NEWLINE: Final = r"(?:\r?\n|(?:\\r)?\\n)"
-_PEM_BODY_LINE: Final = re.compile(
-    _NEWLINE
-    + _LINE_PREFIX
-    + r"(?:(?P<b64>[A-Za-z0-9+/]{16,}={0,2})|[A-Za-z][A-Za-z0-9-]*:[ \t][^\r\n\\]*)?"
-    r"(?=[ \t]*[\"']|" + _LINE_PREFIX + "(?:" + _NEWLINE + "|$))"
+# A key block is read token by token from its header: base64 runs, line breaks (a newline, a
+# `\n` escape inside a string literal, an HTML `<br>`), an END line, or anything else, which
+# is what wraps each line of a key quoted, commented, listed or tabled in Markdown or code
+# (`'…',`, `"…" +`, `| … |`, `- "…"`, `# `, `// `, `> `, a `\` continuation). Whatever wraps a
+# line, the block is found; prose between BEGIN and END is not (its words are short runs).
+# Each alternative consumes at least one character and the noise class never overlaps a run,
+# so the tokens of a text are one fixed split of it: no backtracking across lines.
+_KEY_TOKEN: Final = re.compile(
+    r"(?P<run>[A-Za-z0-9+/=]+)"
+    r"|(?P<br>(?:\r\n?|\n|\\[rn]|<[bB][rR][ \t]*/?>)+)"
+    r"|(?P<edge>(?:-----|---- )(?:END|BEGIN) )"
+    r"|(?:[^A-Za-z0-9+/=\\<\r\n-]|\\(?![rn])|<(?![bB][rR][ \t]*/?>)"
+    r"|-(?!----(?:END|BEGIN) |--- (?:END|BEGIN) ))+"
 )
-# What may stand between BEGIN and END: base64 and armor header lines (`Proc-Type: ...`),
-# indented, prefixed or `\n`-escaped. Prose between a BEGIN and an END far below is not a key.
-# Each line splits one way only (prefix, then base64 and a suffix, or an armor header), so a
-# long near-miss cannot make the match backtrack across lines.
-_PEM_BODY: Final = re.compile(
-    r"[ \t]*(?:[A-Za-z0-9+/=]+[ \t]*)?(?:"
-    + _NEWLINE
-    + _LINE_PREFIX
-    + r"(?:[A-Za-z0-9+/=]+"
-    + _LINE_PREFIX
-    + r"|[A-Za-z][A-Za-z0-9-]*:[^\r\n\\]*)?)*",
-    re.ASCII,
+# Armor headers at the start of a body line: OpenSSL's `Proc-Type: 4,ENCRYPTED` and
+# `DEK-Info: AES-128-CBC,<hex>` (exact shapes, so a block joined on one line reads on), and
+# RFC 4880 / RFC 4716 headers (`Version: GnuPG v2`, `Comment: "…"`): a quoted value or up to
+# 32 short words, so key material after a header on the same line is still read as a key.
+_ARMOR_HEADER: Final = re.compile(
+    r"Proc-Type:[ \t]*[0-9]+,ENCRYPTED|DEK-Info:[ \t]*[A-Z0-9-]+,[0-9A-F]{16,32}"
+    r"|[A-Za-z][A-Za-z0-9-]{0,63}:[ \t]"
+    r"(?:\"[^\"\r\n]{0,512}\"|(?:[^\s\\<\"'|`-][^\s\\<\"'|`]{0,14}(?![^\s\\<\"'|`])[ \t]*){0,32})"
 )
-# Header, then whole `Name: value` and base64 lines up to the closing `Private-MAC:` line (or,
-# when that is missing, as far as such lines go).
+_PEM_END: Final = re.compile(
+    r"(?:-----|---- )END (?P<label>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?(?:-----| ----)"
+)
+_MATERIAL_RUN: Final = 16  # a body line holds 64 (PEM) or 70 (OpenSSH) base64 characters
+_PREFIX_WORD: Final = 4  # `1.`, `REM `, `dnl `, Python's `b"`: one short word starting a line
+_PREFIX_WORD_ENDS: Final = frozenset(" \t.):'\"`")
+_SHORT_RUNS: Final = 3  # a short last line, a PGP checksum `=AbCd`, a stray word
+
+
+def _is_material(run: str) -> bool:
+    """A long base64 run that is not a word (a real body line mixes cases and digits)."""
+    return len(run) >= _MATERIAL_RUN and not (run.isalpha() and (run.islower() or run.isupper()))
+
+
+def match_private_key(text: str, pos: int) -> _Span | None:
+    """The whole block from BEGIN through the END that repeats its label; without that END,
+    the header and the key material after it (a truncated key)."""
+    head = _PEM_HEAD.match(text, pos)
+    if head is None:
+        return None
+    material: list[str] = []
+    material_end = None
+    shorts = 0
+    # What the current line held so far: nothing but noise, a prefix word, armor headers
+    # (several on one line when the block is joined), or base64 runs.
+    line = "start"
+    cursor = head.end()
+    while (token := _KEY_TOKEN.match(text, cursor)) is not None:
+        kind = token.lastgroup
+        if kind == "br":
+            line = "start"
+        elif kind == "edge":
+            end = _PEM_END.match(text, cursor)
+            if end is not None and end.group("label") == head.group("label"):
+                return (pos, end.end()) if _holds_key(material) else None
+            break  # another block's BEGIN, or an END that is not this block's
+        elif kind == "run":
+            if line != "runs" and (header := _ARMOR_HEADER.match(text, cursor)) is not None:
+                cursor = header.end()
+                line = "header"
+                continue
+            run = token.group()
+            if not any(c.isalnum() for c in run):
+                pass  # `//`, `+`, `=`: a comment leader or a concatenation, not base64
+            elif _is_material(run):
+                material.append(run)
+                material_end = token.end()
+                line = "runs"
+            elif (
+                line == "start"
+                and len(run) <= _PREFIX_WORD
+                and text[token.end() : token.end() + 1] in _PREFIX_WORD_ENDS
+            ):
+                line = "prefixed"  # `1. `, `REM `, `b"`: a word that starts the line
+            else:
+                shorts += 1
+                line = "runs"
+                if shorts > _SHORT_RUNS:
+                    break  # words: prose, not a key
+        cursor = token.end()
+    if material_end is None or not _holds_key(material):
+        return None
+    return pos, material_end
+
+
+def _holds_key(material: list[str]) -> bool:
+    """Key material, not a placeholder: 32+ base64 characters, not one character repeated
+    (`-----BEGIN … KEY-----\\nXXXX\\nXXXX\\n-----END …`)."""
+    joined = "".join(material)
+    return len(joined) >= 32 and len(set(joined)) > 2
+
+
+# PuTTY: header, then whole `Name: value` and base64 lines up to the closing `Private-MAC:`
+# line (or, when that is missing, as far as such lines go).
 _PUTTY: Final = re.compile(
     r"PuTTY-User-Key-File-\d+:[^\r\n]*"
     r"(?:\r?\n(?!Private-MAC:|PuTTY-User-Key-File-)"
@@ -147,43 +213,6 @@ _PUTTY: Final = re.compile(
     r"(?:\r?\nPrivate-MAC: ?[0-9a-fA-F]+)?",
     re.ASCII,
 )
-
-
-_PEM_END_TAIL: Final = re.compile(r"(?: BLOCK)?(?:-----| ----)")
-
-
-def match_private_key(text: str, pos: int) -> _Span | None:
-    head = _PEM_HEAD.match(text, pos)
-    if head is None:
-        return None
-    # The END line repeats the label, so two adjacent blocks are never merged into one. Only
-    # the first such END counts; str.find keeps many headers cheap.
-    needle = f"END {head.group('label')}PRIVATE KEY"
-    at = text.find(needle, head.end())
-    if at >= 0 and text.endswith(("-----", "---- "), head.end(), at):
-        tail = _PEM_END_TAIL.match(text, at + len(needle))
-        body_end = at - 5
-        if tail is not None and _PEM_BODY.fullmatch(text, head.end(), body_end):
-            if _is_masked_body(text[head.end() : body_end]):
-                return None  # `-----BEGIN … KEY-----\nXXXX\nXXXX\n-----END …`: a placeholder
-            return pos, tail.end()
-    # Truncated key (no END line): take the header and the body lines that follow it.
-    end = None
-    cursor = head.end()
-    while (line := _PEM_BODY_LINE.match(text, cursor)) is not None:
-        if line.group("b64") is not None:
-            end = line.end("b64")
-        cursor = line.end()
-    return (pos, end) if end is not None else None
-
-
-_BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/]+")
-
-
-def _is_masked_body(body: str) -> bool:
-    """No key material: under 32 base64 characters, or one character repeated."""
-    material = "".join(_BASE64_RUN.findall(body.replace("\\n", "\n").replace("\\r", "\r")))
-    return len(material) < 32 or len(set(material)) <= 2
 
 
 def match_putty(text: str, pos: int) -> _Span | None:

@@ -41,6 +41,8 @@ REDACTION_KINDS: Final[frozenset[str]] = frozenset(
         "basic_auth",
         "bearer_token",
         "login_password",
+        # issue 34: Azure shared access signatures
+        "azure_sas",
     }
 )
 

@@ -38,6 +38,20 @@ _PLACEHOLDER_SHAPE: Final = re.compile(
     r"|^(?:sk[-_])?(?:test|fake|mock|dummy|demo)(?:[-_ .]?(?:key|token|secret|password|value))?$"
     r"|^\[.*\]$|^(?:arn|urn):"
 )
+# References to a secret manager's entry, and values a tool keeps encrypted (SOPS); matched at
+# the start only (a search would try every alternative at every character).
+_REFERENCE: Final = re.compile(
+    r"(?:vault|op|bw|ssm|sm|secretsmanager|keyvault|azurekeyvault|gcpsm|k8s|doppler"
+    r"|infisical|sops|secretref|keyring):|enc\[|projects/[^/]+/secrets/"
+)
+# `token: v2.3.1-rc4`, `key: 1.20.0+build.7`: a version (semantic versioning's shape), not a
+# credential.
+_VERSION: Final = re.compile(
+    r"[vV]?[0-9]+(?:\.[0-9]+){1,3}(?:-[0-9A-Za-z.-]{1,40})?(?:\+[0-9A-Za-z.-]{1,40})?"
+)
+# A digit inside a word, between letters, in a value that mixes cases (`S3cretPass`,
+# `P4ssw0rd`): how people write passwords, not how names are spelled (`oauth2Token`, `s3_key`).
+_LEET: Final = re.compile(r"[A-Za-z][0-9]+[a-z]{2}")
 MASK: Final = re.compile(r"[xX*•·.#_\-]+")
 _NON_ALNUM: Final = re.compile(r"[^a-z0-9]+")
 _LETTER: Final = re.compile(r"[A-Za-z]")
@@ -71,6 +85,23 @@ def is_template(value: str) -> bool:
     )
 
 
+def looks_typed(password: str) -> bool:
+    """A digit, a symbol other than `._-`, or mixed case: a chosen or generated password."""
+    return any(not c.isalpha() and c not in "._-" for c in password) or (
+        password.lower() != password and password.upper() != password
+    )
+
+
+def looks_chosen(value: str) -> bool:
+    """A password someone chose: a digit inside a word, in a value that mixes cases
+    (`S3cretPass` ends in `pass` but names nothing)."""
+    return (
+        _LEET.search(value) is not None
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+    )
+
+
 def is_literal(value: str, *, quoted: bool) -> bool:
     """Is this assigned value a literal secret rather than a reference or a placeholder?"""
     value = value.strip()
@@ -88,7 +119,9 @@ def is_literal(value: str, *, quoted: bool) -> bool:
         or MASK.fullmatch(value)
         or normalized(value) in PLACEHOLDER_WORDS
         or _PLACEHOLDER_SHAPE.search(lowered)
-        or (len(value) <= 128 and _NAME_OF_SECRET.fullmatch(lowered))  # GITHUB_TOKEN: a name
+        or _REFERENCE.match(lowered)
+        or (len(value) <= 128 and _NAME_OF_SECRET.fullmatch(lowered) and not looks_chosen(value))
+        or _VERSION.fullmatch(value)
         or _PATH_LIKE.match(value)
     ):
         return False

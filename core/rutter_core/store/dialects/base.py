@@ -92,6 +92,12 @@ class Dialect(ABC):
         exists, or when opening never creates it (a server's database)."""
         return None
 
+    def absolute(self, url: URL, *, cwd: str) -> URL | None:
+        """`url` as any process names the same database with, wherever it starts (a file
+        relative to `cwd` made absolute), or None when no other process can reach that
+        database (one in memory). A server's database is the same from everywhere."""
+        return url
+
     @abstractmethod
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
         """Install what every connection needs (lock wait, integrity settings, journal)."""

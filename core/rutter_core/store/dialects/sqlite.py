@@ -10,6 +10,7 @@ with the trigram tokenizer as full-text search (its `rebuild` as the compaction)
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import time
@@ -94,20 +95,22 @@ def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
     (`begin_on`).
     """
 
+    path = database_file(engine.url)
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        mode = None
         try:
-            # busy_timeout first: switching a fresh file to WAL needs a lock another
-            # process may hold during a simultaneous first open.
-            cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            mode = _switch_to_wal(cursor, busy_timeout_ms)
-            cursor.execute("PRAGMA foreign_keys = ON")
-            cursor.execute("PRAGMA secure_delete = ON")
-        finally:
-            cursor.close()
+            mode = _set_up(dbapi_connection, busy_timeout_ms)
+        except sqlite3.OperationalError as exc:
+            # On a read-only file system SQLite fails to open a WAL store whose shared-memory
+            # index it cannot create (unless another process holds it open: SQLITE_CANTOPEN,
+            # which does not say why), or to switch a store to WAL (SQLITE_READONLY). A
+            # read-only location is the store's fact, not a wrong path.
+            if path is not None and _is_read_only(path):
+                dbapi_connection.close()
+                raise _read_only_error(path) from exc
+            raise
         # SQLite answers with the mode it kept instead of failing (e.g. an immutable or
         # read-only file); without WAL, the CLI and the language server would block each other.
         if mode not in ("wal", "memory"):
@@ -118,6 +121,40 @@ def install_hooks(engine: Engine, *, busy_timeout_ms: int) -> None:
                 "use a writable store on a local filesystem",
                 hint=Hint("choose_store"),
             )
+
+
+def _set_up(dbapi_connection: Any, busy_timeout_ms: int) -> str:
+    """A new connection's pragmas; the journal mode SQLite kept."""
+    cursor = dbapi_connection.cursor()
+    try:
+        # busy_timeout first: switching a fresh file to WAL needs a lock another process may
+        # hold during a simultaneous first open.
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        mode = _switch_to_wal(cursor, busy_timeout_ms)
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA secure_delete = ON")
+    finally:
+        cursor.close()
+    return mode
+
+
+def _is_read_only(path: Path) -> bool:
+    """Whether this process may not write the store file or its directory: a read-only file
+    system (`access` reports EROFS even to root) or missing write permission."""
+    if not os.access(path.parent, os.W_OK):
+        return True
+    return path.exists() and not os.access(path, os.W_OK)
+
+
+def _read_only_error(path: Path) -> StoreError:
+    return StoreError(
+        "store_read_only",
+        f"the store file {path} is read-only here (a read-only file system, or the file or its "
+        "directory not writable), and SQLite cannot open the store there: it writes beside the "
+        "file (its shared-memory index) even to read it; nothing was read or written",
+        path=str(path),
+        hint=Hint("writable_store"),
+    )
 
 
 def begin_on(conn: Connection, kind: TransactionKind) -> RootTransaction:
@@ -257,6 +294,14 @@ class SqliteDialect(Dialect):
         try:
             prepare_database_file(path)
         except OSError as exc:
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise StoreError(
+                    "store_read_only",
+                    f"cannot create the store file {path}: its directory is read-only here "
+                    f"({exc.strerror}); nothing was written",
+                    path=str(path),
+                    hint=Hint("writable_store"),
+                ) from exc
             raise StoreError(
                 "store_unavailable",
                 f"cannot create the store file {path}: {exc.strerror}",
@@ -269,6 +314,12 @@ class SqliteDialect(Dialect):
         if path is None or os.path.lexists(path):
             return None
         return make_url("sqlite://")  # in memory: gone when the command ends
+
+    def absolute(self, url: URL, *, cwd: str) -> URL | None:
+        path = database_file(url)
+        if path is None:
+            return None
+        return url.set(database=str(Path(cwd) / path))  # unchanged when already absolute
 
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
         install_hooks(engine, busy_timeout_ms=busy_timeout_ms)
