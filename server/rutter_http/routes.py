@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
-from pydantic import BaseModel, Field, StrictStr
+from pydantic import BaseModel, Field
 from pydantic.fields import FieldInfo
 
 from rutter_core.app.assembly import (
@@ -42,6 +42,7 @@ from rutter_core.app.memory import (
     MemoryList,
     MemoryRecord,
     SetMemoryStatusParams,
+    StatusName,
 )
 from rutter_core.app.models import Params
 from rutter_core.app.pins import (
@@ -63,6 +64,7 @@ from rutter_core.app.runs import (
     InspectRunParams,
     RunInspection,
 )
+from rutter_core.app.tokens import TokenScope
 from rutter_core.history.model import HistoryHits, HistoryPage
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.errors import Hint, UsageError
@@ -75,7 +77,7 @@ PREFIX: Final = "/api/v1"
 ACTOR: Final[OperatorActor] = "http_control"
 """Who every change made through the HTTP API is recorded as (never taken from input)."""
 
-Scope = Literal["read", "control"]
+Scope = TokenScope
 Call = Callable[["Rutter", dict[str, Any]], BaseModel]
 EXPECTED_VERSION: Final = {"version": "expected_version"}
 
@@ -160,7 +162,7 @@ def _edit_memory(rutter: Rutter, values: dict[str, Any]) -> EditedMemory:
 
 
 _STATUS_FIELD: Final[tuple[Any, FieldInfo]] = (
-    StrictStr | None,
+    StatusName | None,
     cast(
         FieldInfo, Field(None, description="'active' or 'disabled' (alone, with expected_version)")
     ),

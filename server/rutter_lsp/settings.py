@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from rutter_core.app.profiles import AgentName
+
 SECTION: Final = "rutter"
-AgentName = Literal["codex", "claude", "gemini", "copilot", "cursor"]
-ALL_AGENTS: Final[tuple[AgentName, ...]] = ("codex", "claude", "gemini", "copilot", "cursor")
+ALL_AGENTS: Final[tuple[AgentName, ...]] = get_args(AgentName)
 LogLevel = Literal["error", "warning", "info", "debug"]
 LOG_LEVELS: Final[dict[str, int]] = {
     "error": logging.ERROR,

@@ -4,12 +4,12 @@ that one is printed once, when the token is made."""
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 TokenScope = Literal["read", "control"]
-TOKEN_SCOPES: Final[tuple[TokenScope, ...]] = ("read", "control")
+TOKEN_SCOPES: Final[tuple[TokenScope, ...]] = get_args(TokenScope)
 
 
 class TokenDocument(BaseModel):

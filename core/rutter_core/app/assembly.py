@@ -15,11 +15,11 @@ it is the effective-instructions question unchanged, with it the run's assembly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictInt, StrictStr, model_validator
 
-from rutter_core.app.models import NullMeansAbsent
+from rutter_core.app.models import NullMeansAbsent, whole_number
 from rutter_core.app.profiles import AgentChoice, MaybeProfileParams
 from rutter_core.assembly import service
 from rutter_core.assembly.model import (
@@ -52,13 +52,18 @@ if TYPE_CHECKING:
     from rutter_core.discovery.snapshot import Snapshot
 
 
+# Checked by the assembly service (`invalid_budget`, `invalid_limit`); stated in the schemas.
+Budget = Annotated[StrictInt, whole_number(1, MAX_BUDGET)]
+AuditLimit = Annotated[StrictInt, whole_number(1, MAX_AUDIT_LIMIT)]
+
+
 class AssemblyParams(NullMeansAbsent):
     """Base of the assembly params: a JSON `null` means the field was not given."""
 
 
 class AssembleParams(AssemblyParams):
     run_id: StrictStr = Field(description="the run's ID (run_...)")
-    budget: StrictInt | None = Field(
+    budget: Budget | None = Field(
         None,
         description=f"the background budget in tokens (1-{MAX_BUDGET}; default "
         f"{DEFAULT_BUDGET}): instructions, pins and memories together",
@@ -67,7 +72,7 @@ class AssembleParams(AssemblyParams):
 
 class AuditParams(AssemblyParams):
     run_id: StrictStr = Field(description="the run's ID (run_...)")
-    limit: StrictInt = Field(
+    limit: AuditLimit = Field(
         DEFAULT_AUDIT_LIMIT, description=f"at most this many, newest first (1-{MAX_AUDIT_LIMIT})"
     )
 
@@ -96,7 +101,7 @@ class InstructionsOrAssemblyParams(AssemblyParams):
         description="a run (run_...): answer its assembled context instead (pinned "
         "instructions, pins and memories within the budget, each included or omitted)",
     )
-    budget: StrictInt | None = Field(
+    budget: Budget | None = Field(
         None, description=f"with run_id: the budget in tokens (default {DEFAULT_BUDGET})"
     )
     agent: AgentChoice | None = Field(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictInt, StrictStr
 from sqlalchemy.engine import Connection
@@ -80,11 +80,14 @@ class CompareParams(ContinuityParams):
     node_b: NodeId = Field(description="the second node (B): changes are from A to B")
 
 
+RecentLimit = Annotated[StrictInt, Field(ge=1, le=MAX_RECENT)]
+"""How many recent nodes to list: refused as `invalid_params` beyond the bounds (no service
+checks it again)."""
+
+
 class RecentParams(ContinuityParams):
     workspace_id: StrictStr = Field(description="the workspace whose sessions to list")
-    limit: StrictInt = Field(
-        DEFAULT_RECENT, ge=1, le=MAX_RECENT, description=f"at most this many (1-{MAX_RECENT})"
-    )
+    limit: RecentLimit = Field(DEFAULT_RECENT, description=f"at most this many (1-{MAX_RECENT})")
 
 
 class RecentNodes(ContinuityDocument):
@@ -307,6 +310,7 @@ __all__ = [
     "ComparedNode",
     "ForkParams",
     "NodeComparison",
+    "RecentLimit",
     "RecentNodes",
     "RecentParams",
     "ResumeParams",

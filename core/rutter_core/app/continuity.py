@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from rutter_core.app.models import NullMeansAbsent, Result
+from rutter_core.app.models import NullMeansAbsent, Result, allowed, whole_number
 from rutter_core.continuity import messages, notes, recent, thread_list
 from rutter_core.continuity.checkpoints import (
     CheckpointBasis,
@@ -32,11 +32,14 @@ from rutter_core.continuity.checkpoints import (
 from rutter_core.continuity.git import read_git_identity
 from rutter_core.continuity.model import (
     DEFAULT_LIST_LIMIT,
+    MAX_LIST_LIMIT,
     AddedMessage,
     Message,
     MessageList,
     Note,
+    NoteKind,
     NoteList,
+    Role,
     SupersededNote,
     ThreadList,
     ThreadSummary,
@@ -64,7 +67,15 @@ if TYPE_CHECKING:
 
 ThreadId = Annotated[StrictStr, Field(description="the thread's ID (thr_...)")]
 NoteId = Annotated[StrictStr, Field(description="the note's ID (note_...)")]
-NoteVersion = Annotated[StrictInt, Field(description="the note's version as last read")]
+# The continuity policy checks these (`invalid_version`, `invalid_limit`, `invalid_role`,
+# `invalid_kind`, `invalid_position`); the schemas state the same sets and bounds.
+NoteVersion = Annotated[
+    StrictInt, whole_number(1), Field(description="the note's version as last read")
+]
+RoleName = Annotated[StrictStr, allowed(Role)]
+NoteKindName = Annotated[StrictStr, allowed(NoteKind)]
+ListLimit = Annotated[StrictInt, whole_number(1, MAX_LIST_LIMIT)]
+Position = Annotated[StrictInt, whole_number(1)]
 
 
 class ContinuityParams(NullMeansAbsent):
@@ -74,7 +85,7 @@ class ContinuityParams(NullMeansAbsent):
 
 class AddMessageParams(ContinuityParams):
     thread_id: ThreadId
-    role: StrictStr = Field(description="user, assistant, tool or system")
+    role: RoleName = Field(description="user, assistant, tool or system")
     text: StrictStr = Field(description="the message (stored redacted; at most 64 KiB)")
     external_id: StrictStr | None = Field(
         None, description="the message's ID where it came from: adding it again adds nothing"
@@ -89,15 +100,15 @@ class ListThreadsParams(ContinuityParams):
 
 class ListMessagesParams(ContinuityParams):
     thread_id: ThreadId
-    limit: StrictInt = Field(DEFAULT_LIST_LIMIT, description="at most this many (1-500)")
-    before_seq: StrictInt | None = Field(
+    limit: ListLimit = Field(DEFAULT_LIST_LIMIT, description="at most this many (1-500)")
+    before_seq: Position | None = Field(
         None, description="only messages before this position (to page back)"
     )
 
 
 class AddNoteParams(ContinuityParams):
     thread_id: ThreadId
-    kind: StrictStr = Field(description="decision, summary or fact")
+    kind: NoteKindName = Field(description="decision, summary or fact")
     text: StrictStr = Field(description="the note (stored redacted; at most 16 KiB)")
 
 

@@ -8,16 +8,23 @@ memories only). Every surface (CLI, language server, MCP) calls these two operat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictInt, StrictStr
 from sqlalchemy.engine import Connection
 
-from rutter_core.app.models import Params
+from rutter_core.app.models import Params, allowed, whole_number
 from rutter_core.continuity import indexing
 from rutter_core.continuity.lineage import lineage_threads
 from rutter_core.history import service
-from rutter_core.history.model import DEFAULT_LIMIT, MAX_LIMIT, SCOPES, HistoryHits, HistoryPage
+from rutter_core.history.model import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    HistoryHits,
+    HistoryPage,
+    SourceKind,
+)
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, NotFoundError, UsageError
 from rutter_core.memory import indexing as memory
@@ -29,8 +36,19 @@ if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
 
 
+# Checked by the history service (typed errors that do not echo the value: `invalid_query`,
+# `invalid_scope`, `invalid_limit`, `invalid_page`), so the sets and bounds are stated here for
+# the schemas only.
+Query = Annotated[
+    StrictStr, allowed(Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)])
+]
+ScopeName = Annotated[StrictStr, allowed(SourceKind)]
+HitLimit = Annotated[StrictInt, whole_number(1, MAX_LIMIT)]
+Page = Annotated[StrictInt, whole_number(1)]
+
+
 class HistorySearchParams(Params):
-    query: StrictStr = Field(
+    query: Query = Field(
         description="substring to find, case-insensitive (1-256 characters; shorter than 3 "
         "characters: a bounded scan)"
     )
@@ -41,24 +59,16 @@ class HistorySearchParams(Params):
         None, description="the run whose lineage's notes, messages, receipts, summaries and "
         "checkpoints to search (and its workspace's memories)",
     )  # fmt: skip
-    # Checked by the history service (a typed error that does not echo the value), so the
-    # bounds are stated here for the schema only.
-    scopes: list[StrictStr] | None = Field(
-        None,
-        description="memory, note, message, receipt, summary, checkpoint (default: all)",
-        json_schema_extra={"items": {"enum": list(SCOPES)}},
+    scopes: list[ScopeName] | None = Field(
+        None, description="memory, note, message, receipt, summary, checkpoint (default: all)"
     )
-    limit: StrictInt = Field(
-        DEFAULT_LIMIT,
-        description=f"hits per page (1-{MAX_LIMIT})",
-        json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT},
-    )
+    limit: HitLimit = Field(DEFAULT_LIMIT, description=f"hits per page (1-{MAX_LIMIT})")
     cursor: StrictStr | None = Field(None, description="next_cursor of the previous page")
 
 
 class HistoryReadParams(Params):
     handle: StrictStr = Field(description="a hit's handle")
-    page: StrictInt = Field(1, description="the page to read, from 1")
+    page: Page = Field(1, description="the page to read, from 1")
 
 
 class HistoryOperations:

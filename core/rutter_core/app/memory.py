@@ -12,11 +12,11 @@ file to import reads it with `read_content_file` (fail-closed, see `memory.conte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from rutter_core.app.models import NullMeansAbsent
+from rutter_core.app.models import NullMeansAbsent, allowed, whole_number
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.memory import service
 from rutter_core.memory.content_file import ContentFile, read_content_file
@@ -26,11 +26,21 @@ from rutter_core.memory.model import (
     MemoryExport,
     MemoryList,
     MemoryRecord,
+    Scope,
+    Status,
 )
 from rutter_core.memory.service import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
+
+
+# What the service checks (`invalid_scope`, `invalid_status`, `invalid_limit`,
+# `invalid_version`), stated in the schemas from the same declarations.
+ScopeName = Annotated[StrictStr, allowed(Scope)]
+StatusName = Annotated[StrictStr, allowed(Status)]
+ListLimit = Annotated[StrictInt, whole_number(1, MAX_LIST_LIMIT)]
+Version = Annotated[StrictInt, whole_number(1)]
 
 
 class MemoryParams(NullMeansAbsent):
@@ -39,14 +49,14 @@ class MemoryParams(NullMeansAbsent):
 
 
 class ListMemoriesParams(MemoryParams):
-    scope: StrictStr | None = Field(
+    scope: ScopeName | None = Field(
         None,
         description="'user' or 'project' (project needs `workspace_id`); without it, user "
         "memory plus `workspace_id`'s project memory, or every memory",
     )
     workspace_id: StrictStr | None = None
     all: StrictBool = Field(False, description="include disabled and expired memories")
-    limit: StrictInt = Field(DEFAULT_LIST_LIMIT, description="at most this many (1-500)")
+    limit: ListLimit = Field(DEFAULT_LIST_LIMIT, description="at most this many (1-500)")
 
 
 class GetMemoryParams(MemoryParams):
@@ -54,7 +64,7 @@ class GetMemoryParams(MemoryParams):
 
 
 class CreateMemoryParams(MemoryParams):
-    scope: StrictStr = Field(description="'user' or 'project'")
+    scope: ScopeName = Field(description="'user' or 'project'")
     workspace_id: StrictStr | None = Field(None, description="the project's workspace")
     title: StrictStr
     content: StrictStr
@@ -69,7 +79,7 @@ class CreateMemoryParams(MemoryParams):
 
 class EditMemoryParams(MemoryParams):
     id: StrictStr
-    version: StrictInt = Field(description="the version last read")
+    version: Version = Field(description="the version last read")
     title: StrictStr | None = None
     content: StrictStr | None = None
     references: tuple[StrictStr, ...] | None = Field(
@@ -83,17 +93,17 @@ class EditMemoryParams(MemoryParams):
 
 class SetMemoryStatusParams(MemoryParams):
     id: StrictStr
-    version: StrictInt
-    status: StrictStr = Field(description="'active' or 'disabled'")
+    version: Version
+    status: StatusName = Field(description="'active' or 'disabled'")
 
 
 class DeleteMemoryParams(MemoryParams):
     id: StrictStr
-    version: StrictInt
+    version: Version
 
 
 class ExportMemoriesParams(MemoryParams):
-    scope: StrictStr
+    scope: ScopeName
     workspace_id: StrictStr | None = None
     all: StrictBool = False
 
@@ -195,6 +205,8 @@ __all__ = [
     "MemoryOperations",
     "MemoryParams",
     "MemoryRecord",
+    "ScopeName",
     "SetMemoryStatusParams",
+    "StatusName",
     "read_content_file",
 ]

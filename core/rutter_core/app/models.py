@@ -12,10 +12,28 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, WithJsonSchema, model_validator
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+
+def allowed(annotation: Any) -> WithJsonSchema:
+    """The JSON schema of `annotation` (a `Literal` of the closed set, or an `Annotated` type with
+    its bounds) for a field the model takes as a plain string or int: the area's service checks
+    the value and refuses it with its own typed code (`invalid_scope`, `invalid_limit`, ...),
+    the same on every surface, while the schemas (LSP, MCP, OpenAPI, TypeScript) state what is
+    allowed from the same declaration the service checks against."""
+    return WithJsonSchema(TypeAdapter(annotation).json_schema())
+
+
+def whole_number(minimum: int, maximum: int | None = None) -> WithJsonSchema:
+    """`allowed` for a whole number from `minimum` (to `maximum`): the bounds its service
+    enforces."""
+    schema: dict[str, Any] = {"type": "integer", "minimum": minimum}
+    if maximum is not None:
+        schema["maximum"] = maximum
+    return WithJsonSchema(schema)
 
 
 class Params(BaseModel):
@@ -27,7 +45,10 @@ class Params(BaseModel):
 class NullMeansAbsent(Params):
     """An operation's input where a JSON `null` for one of its fields means the field was not
     given (clients send null for an option that is not set). Only the model's own fields: a key
-    it does not have is refused whatever its value, `null` included."""
+    it does not have is refused whatever its value, `null` included. The schema says so: an
+    optional field admits `null` there too."""
+
+    model_config = ConfigDict(json_schema_extra=lambda schema, _model: _admit_null(schema))
 
     @model_validator(mode="before")
     @classmethod
@@ -36,6 +57,23 @@ class NullMeansAbsent(Params):
             return data
         known = _known_keys(cls)
         return {key: value for key, value in data.items() if value is not None or key not in known}
+
+
+_ANNOTATIONS: Final = frozenset({"title", "description", "default", "examples", "deprecated"})
+
+
+def _admit_null(schema: dict[str, Any]) -> None:
+    """Each optional property of `schema` also accepts `null` (what `NullMeansAbsent` reads as
+    not given), so a client reading the schema knows null is allowed there."""
+    required = set(schema.get("required", ()))
+    properties: dict[str, dict[str, Any]] = schema.get("properties", {})
+    for name, prop in properties.items():
+        if name in required or {"type": "null"} in prop.get("anyOf", ()):
+            continue
+        value = {key: item for key, item in prop.items() if key not in _ANNOTATIONS}
+        branches = value.pop("anyOf", None) or [value]
+        kept = {key: item for key, item in prop.items() if key in _ANNOTATIONS}
+        properties[name] = {"anyOf": [*branches, {"type": "null"}], **kept}
 
 
 def _known_keys(model: type[BaseModel]) -> frozenset[str]:

@@ -9,14 +9,15 @@ its thread's: listing by run is how a later run of the thread sees what it carri
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from rutter_core.app.models import NullMeansAbsent
+from rutter_core.app.models import NullMeansAbsent, allowed, whole_number
 from rutter_core.continuity.pins import proposals, service
 from rutter_core.continuity.pins.model import (
     AnsweredProposal,
+    Choice,
     Pin,
     PinList,
     Proposal,
@@ -36,6 +37,12 @@ class PinParams(NullMeansAbsent):
     """Base of the pin params: a JSON `null` means the field was not given."""
 
 
+# Checked by the pins service (`invalid_version`, `invalid_choice`); stated in the schemas.
+PinVersion = Annotated[
+    StrictInt, whole_number(1), Field(description="the pin's version as last read")
+]
+ChoiceName = Annotated[StrictStr, allowed(Choice)]
+
 _THREAD = Field(None, description="the thread's ID (thr_...)")
 _RUN = Field(None, description="a run's ID (run_...): its thread")
 
@@ -52,13 +59,13 @@ class ListPinsParams(PinParams):
 
 class EditPinParams(PinParams):
     pin_id: StrictStr = Field(description="the pin's ID (pin_...)")
-    version: StrictInt = Field(description="the pin's version as last read")
+    version: PinVersion
     text: StrictStr = Field(description="the new text (stored redacted)")
 
 
 class RemovePinParams(PinParams):
     pin_id: StrictStr = Field(description="the pin's ID (pin_...)")
-    version: StrictInt = Field(description="the pin's version as last read")
+    version: PinVersion
 
 
 class ProposePinParams(PinParams):
@@ -77,7 +84,7 @@ class ListProposalsParams(PinParams):
 
 class AnswerProposalParams(PinParams):
     proposal_id: StrictStr = Field(description="the proposal's ID (prop_...)")
-    choice: StrictStr = Field(
+    choice: ChoiceName = Field(
         description="pin (pin the shown text), discuss (answer without pinning) or custom "
         "(your own reply, pinned only with `pin`)"
     )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StrictBool, StrictStr
 
-from rutter_core.app.models import Params
+from rutter_core.app.models import Params, allowed
 from rutter_core.discovery.targets import typed_target
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.errors import Hint, RutterError, UsageError
@@ -39,8 +39,10 @@ from rutter_core.runs.model import (
     PinnedRevision,
     RunInspection,
     RunList,
+    RunMode,
     RunRecord,
     RunStatus,
+    RunStatusChange,
     SnapshotDiff,
     UnreadableRun,
 )
@@ -51,6 +53,9 @@ if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
 
 RunId = Annotated[StrictStr, Field(description="the run's ID (run_...)")]
+# Checked by the runs service (`invalid_mode`, `invalid_status`); stated in the schemas.
+ModeName = Annotated[StrictStr, allowed(RunMode)]
+StatusChangeName = Annotated[StrictStr, allowed(RunStatusChange)]
 
 
 class CreateRunParams(Params):
@@ -59,7 +64,7 @@ class CreateRunParams(Params):
         None, description="default: the registered workspace containing the surface's directory"
     )
     profile: StrictStr | None = Field(None, description="execution profile name (a label)")
-    mode: StrictStr = Field(DEFAULT_MODE, description="approval mode: ask, auto or full")
+    mode: ModeName = Field(DEFAULT_MODE, description="approval mode: ask, auto or full")
     target: StrictStr | None = Field(
         None,
         description="file or directory whose instructions to pin, as typed: relative to the "
@@ -82,7 +87,7 @@ class ShowRunParams(Params):
 
 class SetRunStatusParams(Params):
     run_id: RunId
-    status: StrictStr = Field(description="running, paused, completed, failed or cancelled")
+    status: StatusChangeName = Field(description="running, paused, completed, failed or cancelled")
 
 
 class InspectRunParams(Params):

@@ -7,21 +7,25 @@ asks `authenticate` which scope a presented secret has (None: it has none).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StrictBool, StrictStr
 
 from rutter_core.access import service
 from rutter_core.access.model import CreatedToken, TokenList, TokenRecord, TokenScope
-from rutter_core.app.models import Params
+from rutter_core.app.models import Params, allowed
 from rutter_core.kernel.actors import OperatorActor
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
 
 
+# Checked by the access service (`invalid_scope`); stated in the schemas.
+TokenScopeName = Annotated[StrictStr, allowed(TokenScope)]
+
+
 class CreateTokenParams(Params):
-    scope: StrictStr = Field(description="'read' (GET routes) or 'control' (every route)")
+    scope: TokenScopeName = Field(description="'read' (GET routes) or 'control' (every route)")
 
 
 class ListTokensParams(Params):
@@ -59,4 +63,5 @@ __all__ = [
     "TokenOperations",
     "TokenRecord",
     "TokenScope",
+    "TokenScopeName",
 ]

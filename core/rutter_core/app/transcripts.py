@@ -27,18 +27,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Annotated, Final, get_args
 
 from pydantic import Field, StrictBool, StrictStr
 
-from rutter_core.app.models import NullMeansAbsent, Result
+from rutter_core.app.models import NullMeansAbsent, Result, allowed
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.continuity.policy import require_external_id, require_thread_id
 from rutter_core.continuity.threads import runs_of_thread
 from rutter_core.continuity.transcripts import service
 from rutter_core.continuity.transcripts.prepare import Prepared, prepare_entry
 from rutter_core.continuity.transcripts.reading import TranscriptReader
-from rutter_core.continuity.transcripts.records import AGENTS, Agent
+from rutter_core.continuity.transcripts.records import (
+    AGENTS,
+    Agent,
+    OmitReason,
+    SkipReason,
+)
 from rutter_core.continuity.transcripts.source import TranscriptFile
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
@@ -51,13 +56,15 @@ if TYPE_CHECKING:
 MIN_POLL_SECONDS: Final = 0.2
 MAX_POLL_SECONDS: Final = 2.0
 MAX_REPORTED_TRUNCATIONS: Final = 1000
-OMIT_REASONS: Final = (
-    "reasoning", "sidechain", "metadata", "empty", "abandoned", "rolled_back"
-)  # fmt: skip
+OMIT_REASONS: Final[tuple[OmitReason, ...]] = get_args(OmitReason)
+
+
+# Checked when the import starts (`invalid_agent`); stated in the schemas.
+AgentName = Annotated[StrictStr, allowed(Agent)]
 
 
 class ImportTranscriptParams(NullMeansAbsent):
-    agent: StrictStr = Field(description="whose transcript: claude-code or codex")
+    agent: AgentName = Field(description="whose transcript: claude-code or codex")
     path: StrictStr = Field(description="the transcript file (JSON Lines)")
     workspace_id: StrictStr | None = Field(
         None, description="the workspace of a new thread (default: the one the transcript ran in)"
@@ -76,7 +83,7 @@ class ImportTranscriptParams(NullMeansAbsent):
 
 class SkippedTranscriptLine(Result):
     line: int
-    reason: str
+    reason: SkipReason
     """invalid_utf8, nul_byte, invalid_json, not_an_object, unexpected_shape, invalid_id,
     line_too_long, nesting_too_deep (over 64 levels) or truncated (a last line without its
     newline)."""
@@ -92,7 +99,7 @@ class TruncatedTranscriptMessage(Result):
 class TranscriptImport(Result):
     """`session import`: what went where, and what was skipped or left out."""
 
-    agent: str
+    agent: Agent
     thread_id: str
     workspace_id: str
     session_id: str
@@ -109,7 +116,7 @@ class TranscriptImport(Result):
     redacted: int
     """Stored messages in which a secret was replaced by a marker."""
     truncated: tuple[TruncatedTranscriptMessage, ...]
-    omitted: dict[str, int]
+    omitted: dict[OmitReason, int]
     """Parts left out on purpose, by reason: reasoning, sidechain, metadata, empty, abandoned
     (messages of a Claude Code branch the person rewound away from), rolled_back (messages of
     turns Codex rolled back)."""

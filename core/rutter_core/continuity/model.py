@@ -9,7 +9,7 @@ are in `continuity.snapshot`.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -41,23 +41,9 @@ instructions and environment context the harness sends the model (AGENTS.md, dev
 messages), a skill's text, other meta records, the harness's own events (system records), and a
 session's title."""
 
-ROLES: Final[tuple[Role, ...]] = ("user", "assistant", "tool", "system")
-INJECTED: Final[tuple[Injected, ...]] = (
-    "interruption",
-    "command",
-    "command_output",
-    "notification",
-    "reminder",
-    "compaction_prompt",
-    "compaction_summary",
-    "instructions",
-    "environment_context",
-    "skill",
-    "meta",
-    "event",
-    "session_title",
-)
-NOTE_KINDS: Final[tuple[NoteKind, ...]] = ("decision", "summary", "fact")
+ROLES: Final[tuple[Role, ...]] = get_args(Role)
+INJECTED: Final[tuple[Injected, ...]] = get_args(Injected)
+NOTE_KINDS: Final[tuple[NoteKind, ...]] = get_args(NoteKind)
 SURFACE_SOURCES: Final = ("cli", "lsp", "mcp", "http")
 """The sources a surface names itself; an importer's source is `import:<agent>`."""
 IMPORT_PREFIX: Final = "import:"

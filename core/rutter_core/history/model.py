@@ -3,19 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 SourceKind = Literal["memory", "note", "message", "receipt", "summary", "checkpoint"]
-SCOPES: Final[tuple[SourceKind, ...]] = (
-    "memory",
-    "note",
-    "message",
-    "receipt",
-    "summary",
-    "checkpoint",
-)
+SCOPES: Final[tuple[SourceKind, ...]] = get_args(SourceKind)
 """Every scope, in the order a search visits them (memories first, then the thread's
 content, newest first)."""
 

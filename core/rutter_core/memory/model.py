@@ -7,7 +7,7 @@ order is the document's key order; a field that may be null is always present.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,8 +20,8 @@ USER_SCOPE_ID: Final = "local-user"
 Scope = Literal["user", "project"]
 Status = Literal["active", "disabled"]
 SourceKind = Literal["operator_explicit", "operator_import_explicit"]
-SCOPES: Final[tuple[Scope, ...]] = ("user", "project")
-STATUSES: Final[tuple[Status, ...]] = ("active", "disabled")
+SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 
 
 class MemoryDocument(BaseModel):

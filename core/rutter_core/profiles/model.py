@@ -14,12 +14,12 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from importlib import resources
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 AgentName = Literal["codex", "claude", "gemini", "copilot", "cursor"]
-AGENTS: Final[tuple[AgentName, ...]] = ("codex", "claude", "gemini", "copilot", "cursor")
+AGENTS: Final[tuple[AgentName, ...]] = get_args(AgentName)
 
 
 class _Strict(BaseModel):

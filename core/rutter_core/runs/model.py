@@ -9,7 +9,7 @@ excluded from the dump.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal, TypeGuard
+from typing import Annotated, Any, Final, Literal, TypeGuard, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_serializer
 
@@ -18,15 +18,10 @@ from rutter_core.kernel.errors import RutterError
 
 RunStatus = Literal["created", "running", "paused", "completed", "failed", "cancelled"]
 RunMode = Literal["ask", "auto", "full"]
+RunStatusChange = Literal["running", "paused", "completed", "failed", "cancelled"]
+"""A status a run can be moved to: every one but `created`, which only a new run has."""
 
-RUN_STATUSES: Final[tuple[RunStatus, ...]] = (
-    "created",
-    "running",
-    "paused",
-    "completed",
-    "failed",
-    "cancelled",
-)
+RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
 TERMINAL_STATUSES: Final[frozenset[RunStatus]] = frozenset({"completed", "failed", "cancelled"})
 ACTIVE_STATUSES: Final[tuple[RunStatus, ...]] = ("created", "running", "paused")
 ALLOWED_TRANSITIONS: Final[dict[RunStatus, frozenset[RunStatus]]] = {
@@ -41,7 +36,7 @@ ALLOWED_TRANSITIONS: Final[dict[RunStatus, frozenset[RunStatus]]] = {
 }
 """status -> the statuses `set_run_status` may move it to. Terminal statuses allow none."""
 
-RUN_MODES: Final[tuple[RunMode, ...]] = ("ask", "auto", "full")
+RUN_MODES: Final[tuple[RunMode, ...]] = get_args(RunMode)
 DEFAULT_MODE: Final[RunMode] = "ask"
 DEFAULT_TARGET: Final = "."
 NO_REVISION: Final = ""
@@ -259,6 +254,7 @@ __all__ = [
     "RunMode",
     "RunRecord",
     "RunStatus",
+    "RunStatusChange",
     "SnapshotDiff",
     "SnapshotDocument",
     "UnreadableRun",

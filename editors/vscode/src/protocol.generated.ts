@@ -16,7 +16,7 @@ export interface AddMessageParams {
   /** the thread's ID (thr_...) */
   thread_id: string;
   /** user, assistant, tool or system */
-  role: string;
+  role: "user" | "assistant" | "tool" | "system";
   /** the message (stored redacted; at most 64 KiB) */
   text: string;
   /** the message's ID where it came from: adding it again adds nothing */
@@ -27,7 +27,7 @@ export interface AddNoteParams {
   /** the thread's ID (thr_...) */
   thread_id: string;
   /** decision, summary or fact */
-  kind: string;
+  kind: "decision" | "summary" | "fact";
   /** the note (stored redacted; at most 16 KiB) */
   text: string;
 }
@@ -58,11 +58,11 @@ export interface AnswerProposalParams {
   /** the proposal's ID (prop_...) */
   proposal_id: string;
   /** pin (pin the shown text), discuss (answer without pinning) or custom (your own reply, pinned only with `pin`) */
-  choice: string;
+  choice: "pin" | "discuss" | "custom";
   /** your reply (discuss: optional; custom: required; pin: not allowed) */
   text?: string | null;
   /** custom only: pin your reply */
-  pin?: boolean;
+  pin?: boolean | null;
 }
 
 /** `pin answer`: the proposal as answered and the pin it created (None: no pin). */
@@ -105,7 +105,7 @@ export interface AuditParams {
   /** the run's ID (run_...) */
   run_id: string;
   /** at most this many, newest first (1-500) */
-  limit?: number;
+  limit?: number | null;
 }
 
 /** A stored assembly as the audit lists it: configured, injected, and `followed` (null until one report was made). */
@@ -288,16 +288,16 @@ export interface ContinuitySnapshot {
 
 export interface CreateRequest {
   /** 'user' or 'project' */
-  scope: string;
+  scope: "user" | "project";
   /** the project's workspace */
   workspace_id?: string | null;
   title: string;
   content: string;
-  references?: string[];
+  references?: string[] | null;
   /** a duration from now (720h, 30d) or an RFC 3339 time */
   retention?: string | null;
   /** store text with secrets replaced by [REDACTED:<kind>] */
-  redact_sensitive?: boolean;
+  redact_sensitive?: boolean | null;
   uri?: string | null;
 }
 
@@ -309,7 +309,7 @@ export interface CreateRunParams {
   /** execution profile name (a label) */
   profile?: string | null;
   /** approval mode: ask, auto or full */
-  mode?: string;
+  mode?: "ask" | "auto" | "full";
   /** file or directory whose instructions to pin, as typed: relative to the surface's directory when that is inside the workspace, else workspace-relative, or absolute inside the workspace root (default: the workspace root) */
   target?: string | null;
   /** continue this thread */
@@ -369,7 +369,7 @@ export interface EditMemoryParams {
   references?: string[] | null;
   /** a duration from now, an RFC 3339 time, or 'none' to remove it */
   retention?: string | null;
-  redact_sensitive?: boolean;
+  redact_sensitive?: boolean | null;
 }
 
 export interface EditNoteParams {
@@ -431,9 +431,9 @@ export interface Entry {
 }
 
 export interface ExportRequest {
-  scope: string;
+  scope: "user" | "project";
   workspace_id?: string | null;
-  all?: boolean;
+  all?: boolean | null;
   uri?: string | null;
 }
 
@@ -504,7 +504,7 @@ export interface HistorySearchParams {
   /** the run whose lineage's notes, messages, receipts, summaries and checkpoints to search (and its workspace's memories) */
   run_id?: string | null;
   /** memory, note, message, receipt, summary, checkpoint (default: all) */
-  scopes?: string[] | null;
+  scopes?: ("memory" | "note" | "message" | "receipt" | "summary" | "checkpoint")[] | null;
   /** hits per page (1-50) */
   limit?: number;
   /** next_cursor of the previous page */
@@ -523,7 +523,7 @@ export interface IgnoredEntry {
 
 export interface ImportTranscriptParams {
   /** whose transcript: claude-code or codex */
-  agent: string;
+  agent: "claude-code" | "codex";
   /** the transcript file (JSON Lines) */
   path: string;
   /** the workspace of a new thread (default: the one the transcript ran in) */
@@ -531,7 +531,7 @@ export interface ImportTranscriptParams {
   /** import into this thread (default: the transcript's, or a new one) */
   thread_id?: string | null;
   /** give the thread a run: its newest one, else a new run continuing it */
-  create_run?: boolean;
+  create_run?: boolean | null;
   /** the goal of the run create_run creates (default: names the session) */
   goal?: string | null;
 }
@@ -568,7 +568,7 @@ export interface ListMessagesParams {
   /** the thread's ID (thr_...) */
   thread_id: string;
   /** at most this many (1-500) */
-  limit?: number;
+  limit?: number | null;
   /** only messages before this position (to page back) */
   before_seq?: number | null;
 }
@@ -577,7 +577,7 @@ export interface ListNotesParams {
   /** the thread's ID (thr_...) */
   thread_id: string;
   /** include superseded notes */
-  all?: boolean;
+  all?: boolean | null;
 }
 
 export interface ListPinsParams {
@@ -593,17 +593,17 @@ export interface ListProposalsParams {
   /** only this thread's proposals */
   thread_id?: string | null;
   /** include answered proposals */
-  all?: boolean;
+  all?: boolean | null;
 }
 
 export interface ListRequest {
   /** 'user' or 'project' (project needs `workspace_id`); without it, user memory plus `workspace_id`'s project memory, or every memory */
-  scope?: string | null;
+  scope?: "user" | "project" | null;
   workspace_id?: string | null;
   /** include disabled and expired memories */
-  all?: boolean;
+  all?: boolean | null;
   /** at most this many (1-500) */
-  limit?: number;
+  limit?: number | null;
   uri?: string | null;
 }
 
@@ -889,9 +889,9 @@ export interface ReportParams {
   /** the assembly's ID (asm_...) */
   assembly_id: string;
   /** IDs of the sources it delivered that were followed */
-  followed?: string[];
+  followed?: string[] | null;
   /** IDs of the sources it delivered that were not followed */
-  ignored?: string[];
+  ignored?: string[] | null;
 }
 
 export interface ResumeParams {
@@ -957,14 +957,14 @@ export interface SetMemoryStatusParams {
   id: string;
   version: number;
   /** 'active' or 'disabled' */
-  status: string;
+  status: "active" | "disabled";
 }
 
 export interface SetRunStatusParams {
   /** the run's ID (run_...) */
   run_id: string;
   /** running, paused, completed, failed or cancelled */
-  status: string;
+  status: "running" | "paused" | "completed" | "failed" | "cancelled";
 }
 
 export interface ShowNodeParams {
@@ -974,7 +974,7 @@ export interface ShowNodeParams {
 
 export interface SkippedTranscriptLine {
   line: number;
-  reason: string;
+  reason: "invalid_utf8" | "nul_byte" | "invalid_json" | "not_an_object" | "unexpected_shape" | "invalid_id" | "line_too_long" | "truncated" | "nesting_too_deep";
 }
 
 export interface Snapshot {
@@ -1081,7 +1081,7 @@ export interface TextDocument {
 
 /** `session import`: what went where, and what was skipped or left out. */
 export interface TranscriptImport {
-  agent: string;
+  agent: "claude-code" | "codex";
   thread_id: string;
   workspace_id: string;
   session_id: string;

@@ -9,7 +9,7 @@ wire document of every surface (CLI `--json`, language server, MCP tools).
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from rutter_core.continuity.model import ContinuityDocument
 
@@ -22,7 +22,7 @@ MAX_TOTAL_PIN_CHARS: Final = 32768
 MAX_LISTED_PROPOSALS: Final = 200
 
 Choice = Literal["pin", "discuss", "custom"]
-CHOICES: Final[tuple[Choice, ...]] = ("pin", "discuss", "custom")
+CHOICES: Final[tuple[Choice, ...]] = get_args(Choice)
 ProposalStatus = Literal["pending", "answered"]
 
 

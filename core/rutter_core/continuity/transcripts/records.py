@@ -13,12 +13,12 @@ by `conversation`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from rutter_core.continuity.model import Injected, Role
 
 Agent = Literal["claude-code", "codex"]
-AGENTS: Final[tuple[Agent, ...]] = ("claude-code", "codex")
+AGENTS: Final[tuple[Agent, ...]] = get_args(Agent)
 
 SkipReason = Literal[
     "invalid_utf8",

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, StrictInt, StrictStr
+from pydantic import Field, StrictStr
 
-from rutter_core.app.branches import RecentParams
+from rutter_core.app.branches import RecentLimit, RecentParams
 from rutter_core.app.continuity import ContinuityParams
 from rutter_core.kernel.errors import UsageError
 from rutter_lsp.dispatch import custom_request, decode, on_worker, ready_app
@@ -37,7 +37,7 @@ class RecentRequest(ContinuityParams):
     uri: StrictStr | None = Field(
         None, description="a document or folder URI inside a served folder: names the workspace"
     )
-    limit: StrictInt | None = None
+    limit: RecentLimit | None = None
 
 
 def workspace_of(server: RutterServer, workspace_id: str | None, uri: str | None) -> str:
