@@ -65,7 +65,7 @@ export function driftParts(drift: Drift | null): string[] {
 /** One line: the drift, or that there is none (or that nothing was recorded). */
 export function driftText(node: TreeNode): string {
   if (node.error !== null) {
-    return `fails its check (${node.error.code})`;
+    return `fails its check (${String(node.error.code)})`;
   }
   if (node.projected) {
     return "projected (cannot be forked or resumed)";
@@ -135,7 +135,7 @@ export function treeViewNode(node: TreeNode, children: ViewNode[] | undefined, s
     `node ${node.node_id}`,
     `run ${node.run_id} (${node.run_status})${node.run_id === shownRun ? ", the current run" : ""}`,
     `made ${timeText(node.created_at)} by ${node.created_by}`,
-    ...(node.error !== null ? [`fails its integrity check: ${node.error.message}`] : []),
+    ...(node.error !== null ? [`fails its integrity check: ${String(node.error.message)}`] : []),
     ...(node.projected ? ["A decision note shown in the tree: it records no state and cannot be forked or resumed."] : []),
     driftText(node),
     ...driftTooltip(node),

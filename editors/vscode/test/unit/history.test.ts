@@ -22,7 +22,7 @@ import { FakeEditor, FakeServer, ManualSchedule, settle } from "../fakes";
 import { sessionTree } from "../sessionFixtures";
 
 function hit(id: string, overrides: Partial<HistoryHit> = {}): HistoryHit {
-  return { handle: `h-${id}`, source_kind: "message", source_id: id, version: 1, snippet: `… parse_input_stream in ${id} …`, ...overrides };
+  return { handle: `h-${id}`, source_kind: "message", source_id: id, version: 1, thread_id: "thr_1", recorded_at: "2026-12-05T10:00:00Z", snippet: `… parse_input_stream in ${id} …`, ...overrides };
 }
 
 describe("history formatters", () => {
