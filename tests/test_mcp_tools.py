@@ -1,7 +1,9 @@
 """The MCP tools as a model meets them (issue 32), through the official SDK's stdio client on
 `rutter mcp` as a subprocess: every tool declares an input schema and an output schema, and
-every structured result validates against its tool's output schema; the server's instructions
-name every tool."""
+every structured result validates against its tool's output schema; a thread and a run given
+together are accepted when the run is the thread's and refused (`thread_run_mismatch`) when
+not; an agent reads back its own proposals and the person's answers, and nobody else's; the
+server's instructions name every tool."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # the SDK's own
 from mcp import Client
 
-from tests.test_mcp import TOOLS, Env, call, env, mcp_client
+from tests.test_mcp import SENTINEL, TOOLS, Env, call, env, failure, mcp_client
 
 __all__ = ["env"]  # the fixture, shared with tests.test_mcp
 
@@ -71,6 +73,9 @@ async def test_every_structured_result_matches_its_output_schema(env: Env) -> No
                 await call(client, "context_pin_propose", {"run_id": run_id, "text": "Be brief."})
             ],
         }
+        answers["context_pin_proposals"] = [
+            await call(client, "context_pin_proposals", {"run_id": run_id})
+        ]
         assembly = await call(client, "effective_instructions", {"run_id": run_id})
         answers["effective_instructions"].append(assembly)
         delivered = [entry["id"] for entry in assembly["entries"] if entry["text"] is not None]
@@ -99,3 +104,88 @@ async def test_the_instructions_name_every_tool(env: Env) -> None:
     assert text is not None
     for tool in listed:
         assert f"- {tool.name}: " in text, tool.name
+
+
+async def test_a_thread_and_its_run_are_accepted_together_and_a_mismatch_refused(
+    env: Env,
+) -> None:
+    run = env.run
+    other = env.cli.json("run", "create", "--workspace", "demo", "--goal", "another")
+    async with mcp_client(env) as client:
+        both = await call(
+            client,
+            "context_pin_propose",
+            {"thread_id": run["thread_id"], "run_id": run["run_id"], "text": "Keep it small."},
+        )
+        mismatched = await failure(
+            client,
+            "context_pin_propose",
+            {"thread_id": other["thread_id"], "run_id": run["run_id"], "text": SENTINEL},
+        )
+        neither = await failure(client, "context_pin_propose", {"text": SENTINEL})
+    assert (both["thread_id"], both["run_id"], both["status"]) == (
+        run["thread_id"], run["run_id"], "pending",
+    )  # fmt: skip
+    assert mismatched["code"] == "thread_run_mismatch"
+    assert run["run_id"] not in mismatched["message"]  # the IDs sent are not repeated
+    assert other["thread_id"] not in mismatched["message"]
+    assert neither["code"] == "thread_or_run"
+    assert env.count("pin_proposals") == 1  # the refused ones stored nothing
+
+
+async def test_an_agent_reads_its_own_proposals_and_how_each_was_answered(env: Env) -> None:
+    run = env.run
+    async with mcp_client(env) as client:
+        first = await call(
+            client, "context_pin_propose", {"run_id": run["run_id"], "text": "Use tabs."}
+        )
+        second = await call(
+            client, "context_pin_propose", {"run_id": run["run_id"], "text": "Ship daily."}
+        )
+        third = await call(
+            client, "context_pin_propose", {"run_id": run["run_id"], "text": "Test first."}
+        )
+        pending = await call(client, "context_pin_proposals", {"run_id": run["run_id"]})
+        env.cli.json("context", "pin", "answer", first["proposal_id"], "pin")
+        env.cli.json("context", "pin", "answer", second["proposal_id"], "discuss", "--text",
+                     "not every day")  # fmt: skip
+        listed = await call(
+            client,
+            "context_pin_proposals",
+            {"thread_id": run["thread_id"], "run_id": run["run_id"]},
+        )
+        answered = await call(
+            client, "context_pin_proposals", {"thread_id": run["thread_id"], "status": "answered"}
+        )
+        waiting = await call(
+            client, "context_pin_proposals", {"thread_id": run["thread_id"], "status": "pending"}
+        )
+        other = env.cli.json("run", "create", "--workspace", "demo", "--goal", "another")
+        elsewhere = await call(client, "context_pin_proposals", {"run_id": other["run_id"]})
+        mismatched = await failure(
+            client,
+            "context_pin_proposals",
+            {"thread_id": other["thread_id"], "run_id": run["run_id"]},
+        )
+        bad_status = await failure(
+            client, "context_pin_proposals", {"run_id": run["run_id"], "status": "rejected"}
+        )
+        listed_tools = (await client.list_tools()).tools
+    ids = [first["proposal_id"], second["proposal_id"], third["proposal_id"]]
+    assert [p["status"] for p in pending["proposals"]] == ["pending"] * 3
+    assert [p["proposal_id"] for p in listed["proposals"]] == ids
+    by_id = {p["proposal_id"]: p for p in listed["proposals"]}
+    pinned, discussed, open_one = (by_id[i] for i in ids)
+    assert (pinned["status"], pinned["choice"], pinned["answered_by"]) == ("answered", "pin", "cli")
+    assert pinned["pin_id"].startswith("pin_")
+    assert (discussed["choice"], discussed["reply"], discussed["pin_id"]) == (
+        "discuss", "not every day", None,
+    )  # fmt: skip
+    assert (open_one["status"], open_one["choice"]) == ("pending", None)
+    assert [p["proposal_id"] for p in answered["proposals"]] == ids[:2]
+    assert [p["proposal_id"] for p in waiting["proposals"]] == ids[2:]
+    assert elsewhere == {"proposals": [], "has_more": False}  # another thread's: none
+    assert mismatched["code"] == "thread_run_mismatch"
+    assert bad_status["code"] == "invalid_params"
+    [tool] = [tool for tool in listed_tools if tool.name == "context_pin_proposals"]
+    assert tool.input_schema["properties"]["status"]["anyOf"][0]["enum"] == ["pending", "answered"]

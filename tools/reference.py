@@ -330,6 +330,7 @@ def lsp_document() -> dict[str, Any]:
 MCP_OPERATIONS: Final = {
     "effective_instructions": ("profiles.effective_or_view", "assembly.assemble"),
     "context_pin_propose": ("pins.propose",),
+    "context_pin_proposals": ("pins.own_proposals",),
     "checkpoint_create": ("continuity.checkpoint",),
     "context_report": ("assembly.report",),
     "memory_list": ("memory.list",),

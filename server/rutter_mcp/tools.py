@@ -19,7 +19,7 @@ from rutter_core.app.continuity import CheckpointParams, ContinuityOperations
 from rutter_core.app.history import HistoryOperations, HistoryReadParams, HistorySearchParams
 from rutter_core.app.memory import ListMemoriesParams, MemoryOperations
 from rutter_core.app.models import Params
-from rutter_core.app.pins import PinOperations, ProposePinParams
+from rutter_core.app.pins import OwnProposalsParams, PinOperations, ProposePinParams
 from rutter_core.app.profiles import ProfileOperations
 from rutter_core.kernel.errors import UsageError
 
@@ -115,13 +115,30 @@ TOOLS: Final[tuple[Tool, ...]] = (
         "Propose a pin",
         "propose a requirement to pin for a thread; the person answers it",
         "Propose a requirement to keep pinned for every later run of a thread (give thread_id, "
-        "or run_id for its thread). The exact text is stored (secrets redacted) and waits for "
-        "the person to answer: pin it, discuss it without pinning, or reply in their own "
-        "words. A proposal never pins by itself. Returns the proposal and its prop_ ID.",
+        "or run_id for its thread, or both when the run is the thread's: a run of another "
+        "thread is refused as thread_run_mismatch). The exact text is stored (secrets "
+        "redacted) and waits for the person to answer: pin it, discuss it without pinning, "
+        "or reply in their own words. A proposal never pins by itself. Returns the proposal "
+        "and its prop_ ID; context_pin_proposals tells how it was answered.",
         ProposePinParams,
         False,
         lambda rutter, params: rutter.pins.propose(params, actor=ACTOR),
         (PinOperations.propose,),
+    ),
+    Tool(
+        "context_pin_proposals",
+        "Your proposals and their answers",
+        "the proposals you made for a thread and how each was answered (read-only)",
+        "The pins you proposed (context_pin_propose) for a thread, oldest first, each with its "
+        "status (pending or answered) and, once answered, the person's choice (pin: pinned as "
+        "shown; discuss: not pinned, maybe with a reply; custom: their own words, pinned only "
+        "when pin_id is set), reply and pin_id. Give thread_id, or run_id for its thread, or "
+        "both when the run is the thread's; status: only pending or only answered. Lists only "
+        "proposals made through this server (proposed_by mcp). Read only.",
+        OwnProposalsParams,
+        True,
+        lambda rutter, params: rutter.pins.own_proposals(params, actor=ACTOR),
+        (PinOperations.own_proposals,),
     ),
     Tool(
         "checkpoint_create",
