@@ -189,3 +189,72 @@ async def test_an_agent_reads_its_own_proposals_and_how_each_was_answered(env: E
     assert bad_status["code"] == "invalid_params"
     [tool] = [tool for tool in listed_tools if tool.name == "context_pin_proposals"]
     assert tool.input_schema["properties"]["status"]["anyOf"][0]["enum"] == ["pending", "answered"]
+
+
+def without_bodies(document: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot without what differs between answers: load times and bodies."""
+    dropped = {"loaded_at", "content", "content_cut"}
+    sources = [{k: v for k, v in s.items() if k not in dropped} for s in document["sources"]]
+    return {**{k: v for k, v in document.items() if k != "loaded_at"}, "sources": sources}
+
+
+async def test_instruction_sources_without_bodies_or_bounded(env: Env) -> None:
+    (env.root / "src" / "deep").mkdir()
+    (env.root / "src" / "deep" / "AGENTS.md").write_text("é" * 10, encoding="utf-8")
+    target = {"target": "deep/b.go"}
+    async with mcp_client(env) as client:
+        schema = (await schemas_of(client))["effective_instructions"]
+        full = await call(client, "effective_instructions", target)
+        bare = await call(client, "effective_instructions", {**target, "include_content": False})
+        bounded = await call(client, "effective_instructions", {**target, "max_content_bytes": 5})
+        roomy = await call(client, "effective_instructions", {**target, "max_content_bytes": 1000})
+        viewed = await call(
+            client,
+            "effective_instructions",
+            {**target, "agent": "codex", "include_content": False},
+        )
+        refusals = [
+            await failure(client, "effective_instructions", arguments)
+            for arguments in (
+                {**target, "include_content": False, "max_content_bytes": 5},
+                {**target, "max_content_bytes": 0},
+                {**target, "max_content_bytes": 1_048_577},
+                {**target, "include_content": "no"},
+                {"run_id": env.run["run_id"], "include_content": False},
+                {"run_id": env.run["run_id"], "max_content_bytes": 5},
+            )
+        ]
+        listed = (await client.list_tools()).tools
+    # By default every body, whole, and no word of cutting (the answer is unchanged).
+    contents = {s["path"]: s["content"] for s in full["sources"]}
+    assert contents == {
+        "AGENTS.md": "root rules\n", "src/CLAUDE.md": "src rules\n", "src/deep/AGENTS.md": "é" * 10,
+    }  # fmt: skip
+    assert all("content_cut" not in s for s in full["sources"])
+    # Without bodies: the same sources (paths, sizes, digests, why), no text, the cut said.
+    assert without_bodies(bare) == without_bodies(full)
+    assert bare["fingerprint"] == full["fingerprint"]
+    for source in bare["sources"]:
+        lost = len(contents[source["path"]].encode("utf-8"))
+        assert (source["content"], source["content_cut"]) == (
+            "", {"kept_bytes": 0, "lost_bytes": lost},
+        )  # fmt: skip
+    # Bounded: each longer body cut at a character boundary, with a marker, the cut said.
+    assert without_bodies(bounded) == without_bodies(full)
+    cut = {s["path"]: s for s in bounded["sources"]}
+    assert cut["AGENTS.md"]["content"].startswith("root ")
+    assert cut["AGENTS.md"]["content_cut"] == {"kept_bytes": 5, "lost_bytes": 6}
+    assert "6 more bytes not shown" in cut["AGENTS.md"]["content"]
+    assert cut["src/deep/AGENTS.md"]["content"].startswith("éé\n[")  # 4 of the 5 bytes
+    assert cut["src/deep/AGENTS.md"]["content_cut"] == {"kept_bytes": 4, "lost_bytes": 16}
+    assert without_bodies(roomy) == without_bodies(full)  # a bound over every body: no cut
+    assert all("content_cut" not in s for s in roomy["sources"])
+    assert [s["content"] for s in roomy["sources"]] == list(contents.values())
+    assert viewed["agent"] == "codex"  # an agent's view carries no bodies: nothing to cut
+    assert [error["code"] for error in refusals] == ["invalid_params"] * 6
+    for document in (full, bare, bounded, roomy, viewed):
+        conforms(document, schema)
+    [tool] = [tool for tool in listed if tool.name == "effective_instructions"]
+    bound = tool.input_schema["properties"]["max_content_bytes"]["anyOf"][0]
+    assert (bound["minimum"], bound["maximum"]) == (1, 1_048_576)
+    assert tool.input_schema["properties"]["include_content"]["default"] is True

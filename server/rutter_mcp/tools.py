@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from rutter_core.app.assembly import AssemblyOperations, InstructionsOrAssemblyParams, ReportParams
 from rutter_core.app.continuity import CheckpointParams, ContinuityOperations
 from rutter_core.app.history import HistoryOperations, HistoryReadParams, HistorySearchParams
+from rutter_core.app.instructions import Snapshot
 from rutter_core.app.memory import ListMemoriesParams, MemoryOperations
 from rutter_core.app.models import Params
 from rutter_core.app.pins import OwnProposalsParams, PinOperations, ProposePinParams
@@ -78,7 +79,11 @@ def _in_own_directory(arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _instructions_or_assembly(rutter: Rutter, params: InstructionsOrAssemblyParams) -> Any:
     if params.run_id is None:
-        return rutter.profiles.effective_or_view(params.effective())
+        answer = rutter.profiles.effective_or_view(params.effective())
+        bound = params.content_bound()
+        if bound is None or not isinstance(answer, Snapshot):
+            return answer  # an agent's view carries no bodies
+        return answer.with_bodies_cut(bound)
     return rutter.assembly.assemble(params.assemble(), actor=ACTOR)
 
 
