@@ -25,6 +25,7 @@ nested too deep, or a line that is not JSON-RPC, is answered with a JSON-RPC err
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -82,11 +83,18 @@ def instructions() -> str:
 
 
 def tool_list() -> list[mcp_types.Tool]:
+    """The tools as `tools/list` announces them."""
+    return list(_listed_tools())
+
+
+@functools.cache
+def _listed_tools() -> tuple[mcp_types.Tool, ...]:
+    """Built once: generating the schemas takes tens of milliseconds, and they never change."""
     import mcp_types
 
     from rutter_mcp.tools import TOOLS
 
-    return [
+    return tuple(
         mcp_types.Tool(
             name=tool.name,
             title=tool.title,
@@ -102,7 +110,7 @@ def tool_list() -> list[mcp_types.Tool]:
             ),
         )
         for tool in TOOLS
-    ]
+    )
 
 
 def call(lazy: _Lazy, name: str, arguments: dict[str, Any] | None) -> mcp_types.CallToolResult:
