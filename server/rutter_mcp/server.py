@@ -12,7 +12,7 @@ a private attribute. Each of these breaks a rule of this server (refusals name t
 the rule, never the value; typed error documents; screened input). What the high-level server
 would add, this module does in a few lines: input schemas from the app's params models, output
 schemas from the app operations' result models, and structured results. Cold start is no
-reason either way: importing either server costs about the same.
+reason either way: importing the SDK's low-level server imports its high-level one too.
 
 Cold start matters (an agent starts the server with each session): the SDK and the app layer
 are imported when the server starts, not when the `rutter` command line loads, and the store is
