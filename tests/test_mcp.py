@@ -41,9 +41,9 @@ GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SENTINEL = "sentinel-mcp-argument-41d9"
 TOOLS = {
     "effective_instructions", "context_pin_propose", "checkpoint_create", "memory_list",
-    "history_search", "history_read", "context_report",
+    "history_search", "history_read", "context_report", "context_pin_proposals",
 }  # fmt: skip
-READ_ONLY = {"memory_list", "history_search", "history_read"}
+READ_ONLY = {"memory_list", "history_search", "history_read", "context_pin_proposals"}
 """Not `effective_instructions`: with `run_id` it appends a row to the run's audit."""
 
 
@@ -180,10 +180,11 @@ async def test_failures_are_tool_errors_with_the_error_document(env: Env) -> Non
             {"run_id": env.run["run_id"], "text": "x", "actor": "cli"},
         )
         escaped = await failure(client, "effective_instructions", {"target": "../../outside.go"})
-        both = await failure(
+        other = env.cli.json("run", "create", "--workspace", "demo", "--goal", "another")
+        mismatched = await failure(
             client,
             "context_pin_propose",
-            {"run_id": env.run["run_id"], "thread_id": env.run["thread_id"], "text": "x"},
+            {"run_id": env.run["run_id"], "thread_id": other["thread_id"], "text": "x"},
         )
     assert unknown_run["code"] == "run_not_found"
     assert (extra["code"], claimed["code"]) == ("invalid_params", "invalid_params")
@@ -194,7 +195,7 @@ async def test_failures_are_tool_errors_with_the_error_document(env: Env) -> Non
     assert SENTINEL not in str(extra)
     assert "'cli'" not in claimed["message"]
     assert escaped["code"] == "invalid_target"
-    assert both["code"] == "thread_or_run"
+    assert mismatched["code"] == "thread_run_mismatch"
     assert env.count("pin_proposals") == 0
 
 
@@ -217,7 +218,8 @@ async def test_no_mcp_path_writes_a_memory_or_a_pin(env: Env) -> None:
         listed = (await client.list_tools()).tools
     assert codes == ["unknown_tool"] * 4 + ["invalid_params"] * 6
     writers = {tool.name for tool in listed if "memory" in tool.name or "pin" in tool.name}
-    assert writers == {"memory_list", "context_pin_propose"}  # a read and a proposal
+    # Reads and a proposal.
+    assert writers == {"memory_list", "context_pin_propose", "context_pin_proposals"}
     assert (env.count("memories"), env.count("pins")) == (memories, pins)
     conn = sqlite3.connect(env.cli.home / "rutter.db")
     try:

@@ -23,6 +23,7 @@ from rutter_core.app.pins import (
     EditPinParams,
     ListPinsParams,
     ListProposalsParams,
+    OwnProposalsParams,
     ProposePinParams,
     RemovePinParams,
 )
@@ -419,3 +420,66 @@ def test_two_processes_race_for_the_last_places_and_the_same_answer(
     assert rutter.pins.list(ListPinsParams(thread_id=run.thread_id)).count == 32
     answered = rutter.pins.proposals(ListProposalsParams(all=True)).proposals
     assert [(p.status, p.choice) for p in answered] == [("answered", "pin")]
+
+
+def test_a_thread_and_its_run_together_propose_and_a_mismatch_is_refused(
+    rutter: Rutter, run: Any
+) -> None:
+    both = rutter.pins.propose(
+        ProposePinParams(thread_id=run.thread_id, run_id=run.run_id, text="Keep it small."),
+        actor="mcp",
+    )
+    assert (both.thread_id, both.run_id) == (run.thread_id, run.run_id)
+    other = rutter.runs.create(CreateRunParams(goal="g2", workspace_id="demo"), actor="cli")
+    mismatch = refused(
+        UsageError,
+        "thread_run_mismatch",
+        lambda: rutter.pins.propose(
+            ProposePinParams(thread_id=other.thread_id, run_id=run.run_id, text=SENTINEL),
+            actor="mcp",
+        ),
+    )
+    assert run.run_id not in mismatch.message
+    assert other.thread_id not in mismatch.message
+    refused(
+        UsageError,
+        "thread_or_run",
+        lambda: rutter.pins.propose(ProposePinParams(text=SENTINEL), actor="mcp"),
+    )
+    refused(
+        NotFoundError,
+        "run_not_found",
+        lambda: rutter.pins.propose(
+            ProposePinParams(thread_id=run.thread_id, run_id="run_01M8Y3HJTQYDNPR8CJ56SS1T0B",
+                             text=SENTINEL),
+            actor="mcp",
+        ),
+    )  # fmt: skip
+    assert len(raw(rutter.store, "SELECT proposal_id FROM pin_proposals")) == 1
+
+
+def test_an_actor_reads_back_only_its_own_proposals_of_the_thread(rutter: Rutter, run: Any) -> None:
+    mine = propose(rutter, run, "mine")
+    theirs = propose(rutter, run, "theirs", actor="lsp")
+    other = rutter.runs.create(CreateRunParams(goal="g2", workspace_id="demo"), actor="cli")
+    propose(rutter, other, "another thread's")
+    answer(rutter, mine.proposal_id, "discuss", text="later")
+
+    def own(**given: Any) -> list[str]:
+        listed = rutter.pins.own_proposals(OwnProposalsParams(**given), actor="mcp")
+        return [p.proposal_id for p in listed.proposals]
+
+    assert own(run_id=run.run_id) == [mine.proposal_id]  # not the lsp's, not another thread's
+    assert own(thread_id=run.thread_id, status="answered") == [mine.proposal_id]
+    assert own(thread_id=run.thread_id, status="pending") == []
+    listed = rutter.pins.own_proposals(OwnProposalsParams(run_id=run.run_id), actor="lsp")
+    assert [p.proposal_id for p in listed.proposals] == [theirs.proposal_id]
+    refused(
+        UsageError,
+        "thread_run_mismatch",
+        lambda: own(thread_id=other.thread_id, run_id=run.run_id),
+    )
+    refused(UsageError, "thread_or_run", own)
+    refused(
+        NotFoundError, "thread_not_found", lambda: own(thread_id="thr_01M8Y3HJTQYDNPR8CJ56SS1T0B")
+    )

@@ -105,7 +105,20 @@ def test_the_reference_lists_exactly_the_mcp_tools_and_what_each_answers() -> No
     from rutter_mcp.tools import TOOLS
 
     assert sorted(reference.MCP_OPERATIONS) == sorted(tool.name for tool in TOOLS)
+    areas = {operations: area for area, operations in reference.AREAS.items()}
+    for tool in TOOLS:
+        answers = tuple(
+            f"{areas[operation.__qualname__.split('.')[0]]}.{operation.__name__}"
+            for operation in tool.answers
+        )
+        assert answers == reference.MCP_OPERATIONS[tool.name], tool.name
     document = reference.mcp_document()
+    operations = {found.name: found for found in reference.app_operations()}
     for tool in document["tools"]:
-        assert tool["result"], tool["name"]
-    assert document["tools"][0]["result"]["anyOf"]  # instructions, a profile view or an assembly
+        assert tool["outputSchema"]["type"] == "object", tool["name"]
+        for name in reference.MCP_OPERATIONS[tool["name"]]:
+            assert operations[name].result, name  # each one a reference operation
+    # instructions, a profile view or an assembly
+    assert document["tools"][0]["outputSchema"]["anyOf"]
+    for tool in document["tools"]:
+        assert f"- {tool['name']}: " in document["instructions"]

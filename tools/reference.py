@@ -330,6 +330,7 @@ def lsp_document() -> dict[str, Any]:
 MCP_OPERATIONS: Final = {
     "effective_instructions": ("profiles.effective_or_view", "assembly.assemble"),
     "context_pin_propose": ("pins.propose",),
+    "context_pin_proposals": ("pins.own_proposals",),
     "checkpoint_create": ("continuity.checkpoint",),
     "context_report": ("assembly.report",),
     "memory_list": ("memory.list",),
@@ -337,35 +338,26 @@ MCP_OPERATIONS: Final = {
     "history_read": ("history.read",),
 }
 """Each MCP tool and the app operations whose result it answers with (`effective_instructions`
-answers an assembly when given `run_id`). `tests/test_reference_schemas.py` checks this names
-exactly the server's tools."""
+answers an assembly when given `run_id`): the tools' output schemas come from these results.
+`tests/test_reference_schemas.py` checks this names exactly the server's tools and the
+operations each declares."""
 
 
 def mcp_document() -> dict[str, Any]:
-    from rutter_mcp.server import tool_list
+    from rutter_mcp.server import instructions, tool_list
 
-    operations = {found.name: found.result for found in app_operations()}
-    tools = tool_list()
-    wanted: list[tuple[str, JsonSchemaMode, Any]] = []
-    for tool in tools:
-        results = [operations[name] for name in MCP_OPERATIONS[tool.name]]
-        answer = results[0] if len(results) == 1 else typing.Union[tuple(results)]  # noqa: UP007
-        wanted.append((tool.name, "serialization", answer))
-    refs, defs = _schemas(wanted)
-    listed = []
-    for tool in tools:
-        entry = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-        entry["result"] = refs[(tool.name, "serialization")]
-        listed.append(entry)
     return {
         "title": "rutter MCP server: tools",
-        "description": "Each tool as `rutter mcp` lists it (`tools/list`), with the input schema "
-        "it validates its arguments against, and under `result` the document it answers with "
-        "(as structured content, and the same JSON as text): the result of the app operation it "
-        "calls. A failure is a tool error carrying the error document "
-        "(docs/reference/errors.md).",
-        "tools": listed,
-        "$defs": defs,
+        "description": "Each tool as `rutter mcp` lists it (`tools/list`): the input schema it "
+        "validates its arguments against, and the output schema of the document it answers "
+        "with (as structured content, and the same JSON as text), the result of the app "
+        "operation it calls. A failure is a tool error carrying the error document "
+        "(docs/reference/errors.md). `instructions`: what the server tells a client when it "
+        "connects.",
+        "instructions": instructions(),
+        "tools": [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tool_list()
+        ],
     }
 
 

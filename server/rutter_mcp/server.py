@@ -1,6 +1,19 @@
 """`rutter mcp`: the Model Context Protocol over stdio (the official `mcp` SDK's low-level
 server), serving `rutter_mcp.tools`.
 
+Why the low-level `Server` and not the SDK's high-level `MCPServer` (mcp 2.x's FastMCP): the
+high-level server validates a call's arguments itself, against a model it builds from a Python
+function's signature, before the tool runs. That model ignores unknown arguments (an agent's
+misspelt key would be dropped silently instead of refused by name), and a refusal's text is
+pydantic's, which repeats the values sent; an unknown tool's error repeats its name; every
+failure becomes a text-only error result, without the error document as structured content;
+and `run_stdio_async` opens stdin itself, so the screened stdin could only be handed in through
+a private attribute. Each of these breaks a rule of this server (refusals name the field and
+the rule, never the value; typed error documents; screened input). What the high-level server
+would add, this module does in a few lines: input schemas from the app's params models, output
+schemas from the app operations' result models, and structured results. Cold start is no
+reason either way: importing the SDK's low-level server imports its high-level one too.
+
 Cold start matters (an agent starts the server with each session): the SDK and the app layer
 are imported when the server starts, not when the `rutter` command line loads, and the store is
 opened on the first tool call. Each result is the JSON document of the CLI's `--json`, as
@@ -12,6 +25,7 @@ nested too deep, or a line that is not JSON-RPC, is answered with a JSON-RPC err
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -54,17 +68,39 @@ def _text(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, indent=2)
 
 
+def instructions() -> str:
+    """What the client is told about the server at initialization: every tool by name."""
+    from rutter_mcp.tools import TOOLS
+
+    listed = "\n".join(f"- {tool.name}: {tool.summary}" for tool in TOOLS)
+    return (
+        "rutter tells which project instructions apply to a file and why, lists the person's "
+        "explicit memories, takes checkpoints of a run, and lets you propose a requirement to "
+        "pin; the person decides whether it is pinned, and you can read how they answered. "
+        "Every tool answers with a JSON document (structured content, and the same as text); "
+        f"a failure is a tool error with an error document. The tools:\n{listed}"
+    )
+
+
 def tool_list() -> list[mcp_types.Tool]:
+    """The tools as `tools/list` announces them."""
+    return list(_listed_tools())
+
+
+@functools.cache
+def _listed_tools() -> tuple[mcp_types.Tool, ...]:
+    """Built once: generating the schemas takes tens of milliseconds, and they never change."""
     import mcp_types
 
     from rutter_mcp.tools import TOOLS
 
-    return [
+    return tuple(
         mcp_types.Tool(
             name=tool.name,
             title=tool.title,
             description=tool.description,
             input_schema=tool.params.model_json_schema(),
+            output_schema=tool.output_schema(),
             annotations=mcp_types.ToolAnnotations(
                 title=tool.title,
                 read_only_hint=tool.read_only,
@@ -74,7 +110,7 @@ def tool_list() -> list[mcp_types.Tool]:
             ),
         )
         for tool in TOOLS
-    ]
+    )
 
 
 def call(lazy: _Lazy, name: str, arguments: dict[str, Any] | None) -> mcp_types.CallToolResult:
@@ -124,11 +160,7 @@ def serve(*, database_url: str | None = None) -> int:
     server: Server[Any] = Server(
         SERVER_NAME,
         version=_version(),
-        instructions=(
-            "rutter tells which project instructions apply to a file and why, lists the "
-            "person's explicit memories, takes checkpoints of a run, and lets you propose a "
-            "requirement to pin; the person decides whether it is pinned."
-        ),
+        instructions=instructions(),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )

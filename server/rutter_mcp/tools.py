@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from rutter_core.app.assembly import InstructionsOrAssemblyParams, ReportParams
-from rutter_core.app.continuity import CheckpointParams
-from rutter_core.app.history import HistoryReadParams, HistorySearchParams
-from rutter_core.app.memory import ListMemoriesParams
+from rutter_core.app.assembly import AssemblyOperations, InstructionsOrAssemblyParams, ReportParams
+from rutter_core.app.continuity import CheckpointParams, ContinuityOperations
+from rutter_core.app.history import HistoryOperations, HistoryReadParams, HistorySearchParams
+from rutter_core.app.instructions import Snapshot
+from rutter_core.app.memory import ListMemoriesParams, MemoryOperations
 from rutter_core.app.models import Params
-from rutter_core.app.pins import ProposePinParams
+from rutter_core.app.pins import OwnProposalsParams, PinOperations, ProposePinParams
+from rutter_core.app.profiles import ProfileOperations
 from rutter_core.kernel.errors import UsageError
 
 if TYPE_CHECKING:
@@ -35,13 +37,34 @@ ACTOR: Final = "mcp"
 class Tool:
     name: str
     title: str
+    summary: str
+    """One line for the server's instructions, which name every tool."""
     description: str
     params: type[Params]
     read_only: bool
     """Annotated `readOnlyHint`: a tool that appends anything (a checkpoint, a proposal, a row
     of a run's audit) is not read-only, and not idempotent."""
     call: Callable[[Rutter, Any], Any]
+    answers: tuple[Callable[..., Any], ...]
+    """The app operations whose result the tool answers with (more than one where the answer
+    depends on the arguments): the output schema is generated from their result models."""
     defaults: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def result(self) -> Any:
+        """The result model (a union of them) of the tool's operations, read off their
+        signatures."""
+        import typing
+
+        results = tuple(typing.get_type_hints(operation)["return"] for operation in self.answers)
+        return results[0] if len(results) == 1 else typing.Union[results]  # noqa: UP007
+
+    def output_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the tool's structured content, as pydantic dumps the result (an
+        object at the top, as MCP asks of an output schema, also when the result is a union)."""
+        from pydantic import TypeAdapter
+
+        schema: dict[str, Any] = TypeAdapter(self.result()).json_schema(mode="serialization")
+        return schema if schema.get("type") == "object" else {"type": "object", **schema}
 
 
 def _in_own_directory(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +79,11 @@ def _in_own_directory(arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _instructions_or_assembly(rutter: Rutter, params: InstructionsOrAssemblyParams) -> Any:
     if params.run_id is None:
-        return rutter.profiles.effective_or_view(params.effective())
+        answer = rutter.profiles.effective_or_view(params.effective())
+        bound = params.content_bound()
+        if bound is None or not isinstance(answer, Snapshot):
+            return answer  # an agent's view carries no bodies
+        return answer.with_bodies_cut(bound)
     return rutter.assembly.assemble(params.assemble(), actor=ACTOR)
 
 
@@ -64,6 +91,8 @@ TOOLS: Final[tuple[Tool, ...]] = (
     Tool(
         "effective_instructions",
         "Effective project instructions",
+        "which instruction files apply to a file and why (with run_id: what a run's agent "
+        "is given)",
         "Which project instruction files (AGENTS.md, CLAUDE.md, .prayu rules) apply to a target "
         "file or directory, in order of precedence, and why; their content is redacted. "
         "Without workspace_id, the registered workspace containing the server's directory "
@@ -83,32 +112,55 @@ TOOLS: Final[tuple[Tool, ...]] = (
         InstructionsOrAssemblyParams,
         False,
         _instructions_or_assembly,
+        (ProfileOperations.effective_or_view, AssemblyOperations.assemble),
         _in_own_directory,
     ),
     Tool(
         "context_pin_propose",
         "Propose a pin",
+        "propose a requirement to pin for a thread; the person answers it",
         "Propose a requirement to keep pinned for every later run of a thread (give thread_id, "
-        "or run_id for its thread). The exact text is stored (secrets redacted) and waits for "
-        "the person to answer: pin it, discuss it without pinning, or reply in their own "
-        "words. A proposal never pins by itself. Returns the proposal and its prop_ ID.",
+        "or run_id for its thread, or both when the run is the thread's: a run of another "
+        "thread is refused as thread_run_mismatch). The exact text is stored (secrets "
+        "redacted) and waits for the person to answer: pin it, discuss it without pinning, "
+        "or reply in their own words. A proposal never pins by itself. Returns the proposal "
+        "and its prop_ ID; context_pin_proposals tells how it was answered.",
         ProposePinParams,
         False,
         lambda rutter, params: rutter.pins.propose(params, actor=ACTOR),
+        (PinOperations.propose,),
+    ),
+    Tool(
+        "context_pin_proposals",
+        "Your proposals and their answers",
+        "the proposals you made for a thread and how each was answered (read-only)",
+        "The pins you proposed (context_pin_propose) for a thread, oldest first, each with its "
+        "status (pending or answered) and, once answered, the person's choice (pin: pinned as "
+        "shown; discuss: not pinned, maybe with a reply; custom: their own words, pinned only "
+        "when pin_id is set), reply and pin_id. Give thread_id, or run_id for its thread, or "
+        "both when the run is the thread's; status: only pending or only answered. Lists only "
+        "proposals made through this server (proposed_by mcp). Read only.",
+        OwnProposalsParams,
+        True,
+        lambda rutter, params: rutter.pins.own_proposals(params, actor=ACTOR),
+        (PinOperations.own_proposals,),
     ),
     Tool(
         "checkpoint_create",
         "Create a checkpoint",
+        "append a checkpoint of a run",
         "Append an immutable checkpoint of a run: recent messages, references to the active "
         "memories (never their bodies), the pinned instruction fingerprint and the git identity. "
         "It carries no approvals or grants.",
         CheckpointParams,
         False,
         lambda rutter, params: rutter.continuity.checkpoint(params, actor=ACTOR),
+        (ContinuityOperations.checkpoint,),
     ),
     Tool(
         "context_report",
         "Report what you followed",
+        "report which sources of an assembled context you followed",
         "After working with an assembled context (effective_instructions with run_id), report "
         "once which of the sources it delivered you followed and which you did not, by their "
         "IDs (an instruction's path, a pin_ or mem_ ID): assembly_id, followed, ignored. It is "
@@ -117,19 +169,23 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ReportParams,
         False,
         lambda rutter, params: rutter.assembly.report(params, actor=ACTOR),
+        (AssemblyOperations.report,),
     ),
     Tool(
         "memory_list",
         "List memories",
+        "the person's explicit memories (read-only)",
         "The user's and a workspace's explicit memories (active ones unless all=true). Read "
         "only: memories are written by the person, never through this server.",
         ListMemoriesParams,
         True,
         lambda rutter, params: rutter.memory.list(params),
+        (MemoryOperations.list,),
     ),
     Tool(
         "history_search",
         "Search history",
+        "search memories and a run's history (read-only)",
         "Search, as a case-insensitive substring (Chinese, Japanese and code identifiers "
         "match), the active unexpired memories of the user and the workspace, and with run_id "
         "the notes, messages, tool receipts, summaries and checkpoints of the run's lineage. "
@@ -138,16 +194,19 @@ TOOLS: Final[tuple[Tool, ...]] = (
         HistorySearchParams,
         True,
         lambda rutter, params: rutter.history.search(params),
+        (HistoryOperations.search,),
     ),
     Tool(
         "history_read",
         "Read a history hit",
+        "read a search hit's text by its handle (read-only)",
         "Read a hit's text by its handle, one page of 4000 characters at a time (page from 1; "
         "pages says how many). Every page is re-checked: a changed source is a conflict, a "
         "deleted, disabled, expired or invisible one is gone and returns no text: search again.",
         HistoryReadParams,
         True,
         lambda rutter, params: rutter.history.read(params),
+        (HistoryOperations.read,),
     ),
 )
 

@@ -15,9 +15,9 @@ it is the effective-instructions question unchanged, with it the run's assembly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
-from pydantic import Field, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from rutter_core.app.models import NullMeansAbsent, whole_number
 from rutter_core.app.profiles import AgentChoice, MaybeProfileParams
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
 # Checked by the assembly service (`invalid_budget`, `invalid_limit`); stated in the schemas.
 Budget = Annotated[StrictInt, whole_number(1, MAX_BUDGET)]
 AuditLimit = Annotated[StrictInt, whole_number(1, MAX_AUDIT_LIMIT)]
+
+MAX_CONTENT_BYTES: Final = 1_048_576
+"""The largest `max_content_bytes` (1 MiB): more than any instruction file discovery delivers."""
 
 
 class AssemblyParams(NullMeansAbsent):
@@ -109,6 +112,19 @@ class InstructionsOrAssemblyParams(AssemblyParams):
         description="with target: what that agent would load for it (codex, claude, gemini, "
         "copilot, cursor, or all) instead of the default answer",
     )
+    include_content: StrictBool = Field(
+        True,
+        description="with target: false lists the sources without their bodies (path, "
+        "bytes, content_sha256, why; content empty and content_cut saying so)",
+    )
+    max_content_bytes: StrictInt | None = Field(
+        None,
+        ge=1,
+        le=MAX_CONTENT_BYTES,
+        description=f"with target: at most this many bytes of each body (1-{MAX_CONTENT_BYTES}), "
+        "a longer one cut at a character boundary, ended with a marker and its content_cut "
+        "saying how many bytes were kept and lost",
+    )
 
     @model_validator(mode="after")
     def _one_question(self) -> InstructionsOrAssemblyParams:
@@ -117,11 +133,22 @@ class InstructionsOrAssemblyParams(AssemblyParams):
                 raise ValueError("give target (its effective instructions) or run_id")
             if self.budget is not None:
                 raise ValueError("budget goes with run_id")
+            if not self.include_content and self.max_content_bytes is not None:
+                raise ValueError("give include_content false or max_content_bytes, not both")
         elif self.target is not None or self.workspace_id is not None or self.directory:
             raise ValueError("run_id names its own workspace and target: give none of them")
         elif self.agent is not None:
             raise ValueError("agent goes with target, not run_id")
+        elif not self.include_content or self.max_content_bytes is not None:
+            raise ValueError(
+                "include_content and max_content_bytes go with target; with run_id the "
+                "budget bounds the answer"
+            )
         return self
+
+    def content_bound(self) -> int | None:
+        """The bytes of each body the answer shows, or None for all of them."""
+        return 0 if not self.include_content else self.max_content_bytes
 
     def effective(self) -> MaybeProfileParams:
         assert self.target is not None

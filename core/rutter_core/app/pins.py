@@ -22,6 +22,7 @@ from rutter_core.continuity.pins.model import (
     PinList,
     Proposal,
     ProposalList,
+    ProposalStatus,
     RemovedPin,
 )
 from rutter_core.kernel.actors import Actor, OperatorActor
@@ -30,6 +31,8 @@ from rutter_core.kernel.errors import Hint, UsageError
 from rutter_core.runs import service as runs
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
     from rutter_core.app.facade import Rutter
 
 
@@ -82,6 +85,20 @@ class ListProposalsParams(PinParams):
     all: StrictBool = Field(False, description="include answered proposals")
 
 
+class OwnProposalsParams(PinParams):
+    """An agent's own proposals of a thread and how each was answered."""
+
+    thread_id: StrictStr | None = Field(None, description="the thread's ID (thr_...)")
+    run_id: StrictStr | None = Field(
+        None,
+        description="a run's ID (run_...): its thread (with thread_id too, the run must be "
+        "that thread's)",
+    )
+    status: ProposalStatus | None = Field(
+        None, description="only pending or only answered proposals (default: both)"
+    )
+
+
 class AnswerProposalParams(PinParams):
     proposal_id: StrictStr = Field(description="the proposal's ID (prop_...)")
     choice: ChoiceName = Field(
@@ -101,6 +118,33 @@ def _one_of(thread_id: str | None, run_id: str | None) -> None:
             "name one thread or one run (whose thread is meant)",
             hint=Hint("name_thread_or_run"),
         )
+
+
+def _some_of(thread_id: str | None, run_id: str | None) -> None:
+    if thread_id is None and run_id is None:
+        raise UsageError(
+            "thread_or_run",
+            "name a thread, or a run (whose thread is meant), or both when the run is the thread's",
+            hint=Hint("name_thread_or_run"),
+        )
+
+
+def _thread_of(
+    conn: Connection, thread_id: str | None, run_id: str | None
+) -> tuple[str, str | None]:
+    """The thread and run meant: a run's own thread, which a thread given with it must be."""
+    if run_id is None:
+        assert thread_id is not None
+        return thread_id, None
+    run = runs.load_run(conn, run_id)
+    if thread_id is not None and thread_id != run.thread_id:
+        raise UsageError(
+            "thread_run_mismatch",
+            "the run given belongs to another thread than the one given: give the run alone "
+            "(its thread is meant), or its own thread",
+            hint=Hint("name_thread_or_run"),
+        )
+    return run.thread_id, run.run_id
 
 
 class PinOperations:
@@ -132,15 +176,12 @@ class PinOperations:
         )
 
     def propose(self, params: ProposePinParams, *, actor: Actor) -> Proposal:
-        """A pending proposal for a thread (or a run's thread); it never pins by itself."""
-        _one_of(params.thread_id, params.run_id)
+        """A pending proposal for a thread (or a run's thread); it never pins by itself. A
+        thread and a run given together must agree (`thread_run_mismatch`)."""
+        _some_of(params.thread_id, params.run_id)
         now = now_rfc3339()
         with self._rutter.store.write() as conn:
-            thread_id, run_id = params.thread_id, params.run_id
-            if run_id is not None:
-                run = runs.load_run(conn, run_id)
-                thread_id, run_id = run.thread_id, run.run_id
-            assert thread_id is not None
+            thread_id, run_id = _thread_of(conn, params.thread_id, params.run_id)
             return proposals.propose(
                 conn, thread_id, run_id=run_id, text=params.text, actor=actor, now=now
             )
@@ -151,6 +192,21 @@ class PinOperations:
             workspace_id=params.workspace_id,
             thread_id=params.thread_id,
             include_answered=params.all,
+        )
+
+    def own_proposals(self, params: OwnProposalsParams, *, actor: Actor) -> ProposalList:
+        """The proposals `actor` made for a thread (or a run's thread), oldest first, each with
+        its status and, once answered, the answer: what an agent may read back of its own.
+        Nobody else's proposals are listed."""
+        _some_of(params.thread_id, params.run_id)
+        with self._rutter.store.read() as conn:
+            thread_id, _run_id = _thread_of(conn, params.thread_id, params.run_id)
+        return proposals.list_proposals(
+            self._rutter.store,
+            thread_id=thread_id,
+            include_answered=params.status != "pending",
+            only_answered=params.status == "answered",
+            proposed_by=actor,
         )
 
     def answer(self, params: AnswerProposalParams, *, actor: OperatorActor) -> AnsweredProposal:
@@ -167,6 +223,7 @@ __all__ = [
     "EditPinParams",
     "ListPinsParams",
     "ListProposalsParams",
+    "OwnProposalsParams",
     "Pin",
     "PinList",
     "PinOperations",

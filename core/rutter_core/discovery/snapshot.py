@@ -62,6 +62,19 @@ class RedactionCount(_Frozen):
     count: int
 
 
+CUT_MARKER: Final = "\n[... cut by rutter: {lost} more bytes not shown; the file holds them]"
+"""Ends a body cut to a bound (`Snapshot.with_bodies_cut`); `{lost}`: the bytes not shown."""
+
+
+class ContentCut(_Frozen):
+    """A body shown in part or not at all (asked for without bodies, or bounded to a size):
+    `kept_bytes` of its UTF-8 content shown, `lost_bytes` not. Absent when the whole body is
+    there."""
+
+    kept_bytes: int
+    lost_bytes: int
+
+
 class Source(_Frozen):
     ordinal: int
     path: str
@@ -84,6 +97,23 @@ class Source(_Frozen):
     content this is. Absent for a regular file."""
     link_stub: Literal[True] | None = None
     """True when the link is a git `core.symlinks=false` stub file; absent otherwise."""
+    content_cut: ContentCut | None = None
+    """Present only when the answer was asked with its bodies left out or bounded: how much
+    of `content` is shown (`content` is then empty, or cut with `CUT_MARKER`)."""
+
+    def cut_to(self, max_bytes: int) -> Source:
+        """This source with at most `max_bytes` of its content (at a character boundary), the
+        cut marked in the text when anything is shown (0: no body at all) and in
+        `content_cut`; itself when the whole body fits."""
+        body = self.content.encode("utf-8")
+        if len(body) <= max_bytes:
+            return self
+        kept = body[:max_bytes].decode("utf-8", errors="ignore")
+        kept_bytes = len(kept.encode("utf-8"))
+        lost = len(body) - kept_bytes
+        shown = kept + CUT_MARKER.format(lost=lost) if max_bytes > 0 else ""
+        cut = ContentCut(kept_bytes=kept_bytes, lost_bytes=lost)
+        return self.model_copy(update={"content": shown, "content_cut": cut})
 
 
 class IgnoredEntry(_Frozen):
@@ -119,6 +149,13 @@ class Snapshot(_Frozen):
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
 
+    def with_bodies_cut(self, max_bytes: int) -> Snapshot:
+        """This snapshot with each source's content cut to `max_bytes` (`Source.cut_to`; 0:
+        none of it). The fingerprint stays the full snapshot's: it never covered content."""
+        return self.model_copy(
+            update={"sources": [source.cut_to(max_bytes) for source in self.sources]}
+        )
+
     def to_json_line(self) -> str:
         """`to_json()` as compact JSON text on one line (no spaces, non-ASCII as it is): what
         `json.dumps(to_json(), ensure_ascii=False, separators=(",", ":"))` gives, written by
@@ -128,7 +165,7 @@ class Snapshot(_Frozen):
 
 # Fields that describe when/where a snapshot was taken rather than what it says.
 SNAPSHOT_FINGERPRINT_EXCLUDES = frozenset({"fingerprint", "loaded_at", "workspace_id"})
-SOURCE_FINGERPRINT_EXCLUDES = frozenset({"content", "loaded_at", "why_effective"})
+SOURCE_FINGERPRINT_EXCLUDES = frozenset({"content", "content_cut", "loaded_at", "why_effective"})
 
 
 def snapshot_fingerprint(snapshot_json: dict[str, Any]) -> str:

@@ -247,6 +247,12 @@ export interface Conflict {
   resolution: string;
 }
 
+/** A body shown in part or not at all (asked for without bodies, or bounded to a size): `kept_bytes` of its UTF-8 content shown, `lost_bytes` not. Absent when the whole body is there. */
+export interface ContentCut {
+  kept_bytes: number;
+  lost_bytes: number;
+}
+
 /** A continuity node (`session_continuity_node.v1`) and, for a checkpoint, its verified snapshot. */
 export interface ContinuityNode {
   protocol_version?: "session_continuity_node.v1";
@@ -1058,6 +1064,7 @@ export interface Source {
   authority?: rutter_core__discovery__snapshot__Authority;
   link_target?: string | null;
   link_stub?: true | null;
+  content_cut?: ContentCut | null;
 }
 
 export interface SupersedeNoteParams {

@@ -78,9 +78,12 @@ def list_proposals(
     workspace_id: str | None = None,
     thread_id: str | None = None,
     include_answered: bool = False,
+    proposed_by: str | None = None,
+    only_answered: bool = False,
 ) -> ProposalList:
-    """Proposals oldest first: the pending ones (or all), of a workspace or a thread if one is
-    named, at most 200."""
+    """Proposals oldest first: the pending ones (or all, or with `only_answered` the answered
+    ones), of a workspace or a thread if one is named, by one actor if `proposed_by` names it,
+    at most 200."""
     if thread_id is not None:
         thread_id = require_thread_id(thread_id)
     with store.read() as conn:
@@ -90,7 +93,9 @@ def list_proposals(
             conn,
             workspace_id=workspace_id,
             thread_id=thread_id,
-            include_answered=include_answered,
+            include_answered=include_answered or only_answered,
+            only_answered=only_answered,
+            proposed_by=proposed_by,
             limit=MAX_LISTED_PROPOSALS + 1,
         )
     return ProposalList(

@@ -177,10 +177,16 @@ def select_proposals(
     thread_id: str | None,
     include_answered: bool,
     limit: int,
+    proposed_by: str | None = None,
+    only_answered: bool = False,
 ) -> list[Proposal]:
     query = select(pin_proposals)
     if not include_answered:
         query = query.where(pin_proposals.c.status == "pending")
+    elif only_answered:
+        query = query.where(pin_proposals.c.status == "answered")
+    if proposed_by is not None:
+        query = query.where(pin_proposals.c.proposed_by == proposed_by)
     if workspace_id is not None:
         query = query.where(pin_proposals.c.workspace_id == workspace_id)
     if thread_id is not None:
