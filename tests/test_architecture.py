@@ -58,3 +58,16 @@ def test_the_cli_words_every_hint_core_raises() -> None:
     fixes = _hint_fixes()
     assert len(fixes) > 10
     assert sorted(fixes - set(HINT_WORDING)) == []
+
+
+@pytest.mark.parametrize("package", ["core", "server"])
+def test_each_distribution_describes_itself(package: Path | str) -> None:
+    """A built wheel carries a description (its README) and keywords, not only a name."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / package / "pyproject.toml").read_text("utf-8"))["project"]
+    readme = ROOT / str(package) / project["readme"]
+    assert readme.is_file()
+    assert readme.read_text("utf-8").startswith("# rutter")
+    assert project["keywords"]
+    assert project["description"]
