@@ -9,6 +9,7 @@ appends its node in one. Rows come back as the continuity models, or as stored r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -334,6 +335,7 @@ def _note(row: Row[Any]) -> Note:
         kind=row.kind,
         text=str(row.text),
         redacted=bool(row.redacted),
+        references=tuple(str(item) for item in json.loads(row.references_json)),
         status=row.status,
         superseded_by=None if row.superseded_by is None else str(row.superseded_by),
         version=int(row.version),
@@ -352,6 +354,7 @@ def insert_note(
     kind: NoteKind,
     text: str,
     redacted: bool,
+    references: tuple[str, ...] = (),
     actor: str,
     now: str,
 ) -> Note:
@@ -362,6 +365,7 @@ def insert_note(
             kind=kind,
             text=text,
             redacted=int(redacted),
+            references_json=json.dumps(list(references), ensure_ascii=False),
             status="active",
             superseded_by=None,
             version=1,
