@@ -28,6 +28,7 @@ from rutter_core.app.continuity import (
     AddMessageParams,
     AddNoteParams,
     CheckpointParams,
+    DeliveryCheckpointParams,
     EditNoteParams,
     SupersedeNoteParams,
 )
@@ -187,7 +188,7 @@ def test_a_delivery_checkpoint_is_a_completion_and_a_plain_one_is_not(setup: Set
     )
     assert setup.listed().items == ()
     node = setup.rutter.continuity.checkpoint(
-        CheckpointParams(run_id=run.run_id, title="delivered", delivery=True), actor="cli"
+        DeliveryCheckpointParams(run_id=run.run_id, title="delivered", delivery=True), actor="cli"
     )
     (item,) = setup.listed().items
     assert (item.completion.kind, item.completion.at) == ("delivery_checkpoint", node.created_at)
@@ -469,7 +470,7 @@ def test_deleting_the_memory_leaves_no_way_back_to_its_text(setup: Setup, tmp_pa
 def test_a_workspace_removed_with_its_contents_takes_its_candidates(setup: Setup) -> None:
     run, _, item = _completed(setup)
     setup.rutter.continuity.checkpoint(
-        CheckpointParams(run_id=run.run_id, title="delivered", delivery=True), actor="cli"
+        DeliveryCheckpointParams(run_id=run.run_id, title="delivered", delivery=True), actor="cli"
     )
     setup.ignore(item)
     removed = setup.rutter.workspaces.remove(

@@ -123,6 +123,13 @@ class CheckpointParams(ContinuityParams):
     run_id: StrictStr = Field(description="the run's ID (run_...)")
     title: StrictStr = Field(description="one line, at most 256 bytes")
     summary: StrictStr | None = Field(None, description="what the checkpoint marks (16 KiB)")
+
+
+class DeliveryCheckpointParams(CheckpointParams):
+    """A checkpoint a person may mark as the run's delivery (a completion record that makes
+    the thread's referenced decisions and summaries memory candidates). Agents' surfaces take
+    `CheckpointParams`, without the mark."""
+
     delivery: StrictBool = Field(
         False, description="the checkpoint marks the run's delivery: a completion record"
     )
@@ -239,7 +246,7 @@ class ContinuityOperations:
                 git=git,
             )
             node = append_checkpoint(conn, basis, label, actor=actor, now=now)
-            if params.delivery:
+            if isinstance(params, DeliveryCheckpointParams) and params.delivery:
                 mark_delivery(conn, node, actor=actor, now=now)
             return node
 
@@ -281,6 +288,7 @@ __all__ = [
     "ContinuityOperations",
     "ContinuityRevisions",
     "ContinuitySnapshot",
+    "DeliveryCheckpointParams",
     "EditNoteParams",
     "ListMessagesParams",
     "ListNotesParams",
