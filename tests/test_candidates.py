@@ -480,3 +480,13 @@ def test_a_workspace_removed_with_its_contents_takes_its_candidates(setup: Setup
     with setup.store.read() as conn:
         for table in ("memory_candidates", "checkpoint_deliveries"):
             assert conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar_one() == 0
+
+
+def test_no_agent_surface_offers_candidates() -> None:
+    # The MCP tools as `tools/list` announces them (regenerated from the server's own table and
+    # checked by tests/test_reference_schemas.py): none reads, lists or confirms a candidate.
+    tools = (Path(__file__).resolve().parent.parent / "docs/reference/schemas/mcp.json").read_text(
+        encoding="utf-8"
+    )
+    assert "candidate" not in tools.lower()
+    assert "delivery" not in tools.lower()  # the agents' checkpoint cannot mark a delivery
