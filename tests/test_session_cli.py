@@ -18,8 +18,9 @@ from tests.test_cli import Cli
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 MESSAGE_KEYS = {"message_id", "thread_id", "seq", "role", "source", "external_id", "text",
                 "redacted", "created_at", "injected"}  # fmt: skip
-NOTE_KEYS = {"note_id", "thread_id", "kind", "text", "redacted", "status", "superseded_by",
-             "version", "created_by", "updated_by", "created_at", "updated_at"}  # fmt: skip
+NOTE_KEYS = {"note_id", "thread_id", "kind", "text", "redacted", "references", "status",
+             "superseded_by", "version", "created_by", "updated_by", "created_at",
+             "updated_at"}  # fmt: skip
 
 
 @pytest.fixture

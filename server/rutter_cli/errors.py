@@ -44,6 +44,14 @@ HINT_WORDING: dict[str, HintWording] = {
         f"show it again (`rutter context memory show {p['id']}`) and retry with "
         f"--version {p['version']}"
     ),
+    "list_candidates": lambda _: (
+        "list the candidates again with `rutter context memory candidates` and review the one "
+        "offered now"
+    ),
+    "reread_candidate": lambda p: (
+        f"show it again (`rutter context memory candidate show {p['candidate_id']}`) and retry "
+        "with the version, fingerprint and source version it shows"
+    ),
     "store_redacted": lambda _: (
         "remove it, or pass --redact-sensitive to store the text with each secret replaced by "
         "[REDACTED:<kind>]"

@@ -312,3 +312,14 @@ def memory_delete(
         print_json(deleted.to_json())
         return
     render_deleted(make_console(), deleted)
+
+
+def _register_candidates() -> None:
+    """`candidates` and `candidate ...`, from their own module (`rutter_cli.memory_candidates`)."""
+    from rutter_cli.memory_candidates import candidate_app, memory_candidates
+
+    memory_app.command("candidates")(memory_candidates)
+    memory_app.add_typer(candidate_app, name="candidate")
+
+
+_register_candidates()

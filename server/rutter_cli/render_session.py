@@ -105,6 +105,10 @@ def render_note(console: Console, note: Note, *, headline: str) -> None:
         soft_wrap=True,
     )
     console.print(escape(note.text), highlight=False, soft_wrap=True)
+    if note.references:
+        console.print(
+            escape("references: " + ", ".join(note.references)), highlight=False, soft_wrap=True
+        )
 
 
 def render_notes(console: Console, found: NoteList, *, all_notes: bool) -> None:

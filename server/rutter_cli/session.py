@@ -24,7 +24,7 @@ from rutter_cli.render_session import (
 from rutter_core.app.continuity import (
     AddMessageParams,
     AddNoteParams,
-    CheckpointParams,
+    DeliveryCheckpointParams,
     EditNoteParams,
     ListMessagesParams,
     ListNotesParams,
@@ -138,10 +138,22 @@ def note_add(
     thread_id: ThreadId,
     kind: Annotated[str, typer.Option("--kind", metavar="decision|summary|fact", help="Kind.")],
     text: Text,
+    references: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reference",
+            metavar="R",
+            help="A path, URL or identifier the note rests on (repeatable; at most 32). A "
+            "decision or summary with one is offered as a memory candidate once its run has a "
+            "completion record.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Add a note to THREAD (at most 16 KiB)."""
-    params = AddNoteParams(thread_id=thread_id, kind=kind, text=text)
+    params = AddNoteParams(
+        thread_id=thread_id, kind=kind, text=text, references=tuple(references or ())
+    )
     with cli_app(ctx) as rutter:
         note = rutter.continuity.add_note(params, actor=ACTOR)
     if as_json:
@@ -213,16 +225,26 @@ def checkpoint(
     summary: Annotated[
         str | None, typer.Option("--summary", help="What the checkpoint marks (16 KiB).")
     ] = None,
+    delivery: Annotated[
+        bool,
+        typer.Option(
+            "--delivery",
+            help="The checkpoint marks what the run delivered: a completion record (the "
+            "thread's referenced decisions and summaries become memory candidates).",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Append an immutable checkpoint of RUN: its continuity snapshot."""
-    params = CheckpointParams(run_id=run_id, title=title, summary=summary)
+    params = DeliveryCheckpointParams(
+        run_id=run_id, title=title, summary=summary, delivery=delivery
+    )
     with cli_app(ctx) as rutter:
         node = rutter.continuity.checkpoint(params, actor=ACTOR)
     if as_json:
         print_json(node.to_json())
         return
-    render_node(make_console(), node, headline="Checkpoint")
+    render_node(make_console(), node, headline="Delivery checkpoint" if delivery else "Checkpoint")
 
 
 @session_app.command("show")

@@ -26,6 +26,15 @@ from rutter_core.app.assembly import (
     ReportParams,
 )
 from rutter_core.app.branches import BranchedRun, ForkParams, ResumeParams, SessionTree, TreeParams
+from rutter_core.app.candidates import (
+    CandidateList,
+    ConfirmCandidateParams,
+    ConfirmedCandidate,
+    GetCandidateParams,
+    IgnoreCandidateParams,
+    ListCandidatesParams,
+    MemoryCandidate,
+)
 from rutter_core.app.continuity import CheckpointParams, ContinuityNode, ShowNodeParams
 from rutter_core.app.history import HistoryReadParams, HistorySearchParams
 from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot
@@ -206,6 +215,34 @@ ROUTES: Final[tuple[Route, ...]] = (
         DeleteMemoryParams, DeletedMemory,
         lambda r, v: r.memory.delete(DeleteMemoryParams(**v), actor=ACTOR),
         path_fields={"memory_id": "id"}, renamed=EXPECTED_VERSION, tag="memories",
+    ),
+    # -- experience candidates (no agent surface has these: a person reviews them)
+    Route(
+        "GET", "/memory-candidates", "list_memory_candidates",
+        "A workspace's experience candidates (derived now; at most 50 of 200 notes scanned)",
+        ListCandidatesParams, CandidateList,
+        lambda r, v: r.candidates.list(ListCandidatesParams(**v)), tag="memory-candidates",
+    ),
+    Route(
+        "GET", "/memory-candidates/{candidate_id}", "get_memory_candidate",
+        "One experience candidate: pending with its text, or resolved (no text)",
+        GetCandidateParams, MemoryCandidate,
+        lambda r, v: r.candidates.get(GetCandidateParams(**v)),
+        path_fields={"candidate_id": "id"}, tag="memory-candidates", errors=(409,),
+    ),
+    Route(
+        "POST", "/memory-candidates/{candidate_id}/confirm", "confirm_memory_candidate",
+        "Save the candidate as project memory and resolve it (confirm must be true)",
+        ConfirmCandidateParams, ConfirmedCandidate,
+        lambda r, v: r.candidates.confirm(ConfirmCandidateParams(**v), actor=ACTOR),
+        path_fields={"candidate_id": "id"}, renamed=EXPECTED_VERSION, tag="memory-candidates",
+    ),
+    Route(
+        "POST", "/memory-candidates/{candidate_id}/reject", "reject_memory_candidate",
+        "Resolve the candidate without a memory (ignore)",
+        IgnoreCandidateParams, MemoryCandidate,
+        lambda r, v: r.candidates.ignore(IgnoreCandidateParams(**v), actor=ACTOR),
+        path_fields={"candidate_id": "id"}, renamed=EXPECTED_VERSION, tag="memory-candidates",
     ),
     # -- instructions
     Route(

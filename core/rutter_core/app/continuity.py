@@ -28,6 +28,7 @@ from rutter_core.continuity.checkpoints import (
     append_checkpoint,
     checkpoint_label,
     get_node,
+    mark_delivery,
 )
 from rutter_core.continuity.git import read_git_identity
 from rutter_core.continuity.model import (
@@ -56,6 +57,7 @@ from rutter_core.continuity.snapshot import (
 from rutter_core.kernel.actors import Actor, OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, RutterError
+from rutter_core.memory.policy import normalize_references
 from rutter_core.memory.service import active_references
 from rutter_core.runs import service as runs
 from rutter_core.runs.policy import not_pinned
@@ -110,6 +112,11 @@ class AddNoteParams(ContinuityParams):
     thread_id: ThreadId
     kind: NoteKindName = Field(description="decision, summary or fact")
     text: StrictStr = Field(description="the note (stored redacted; at most 16 KiB)")
+    references: tuple[StrictStr, ...] = Field(
+        (),
+        description="what the note points at: paths, URLs or other identifiers (at most 32; "
+        "checked like a memory's references)",
+    )
 
 
 class ListNotesParams(ContinuityParams):
@@ -135,6 +142,16 @@ class CheckpointParams(ContinuityParams):
     run_id: StrictStr = Field(description="the run's ID (run_...)")
     title: StrictStr = Field(description="one line, at most 256 bytes")
     summary: StrictStr | None = Field(None, description="what the checkpoint marks (16 KiB)")
+
+
+class DeliveryCheckpointParams(CheckpointParams):
+    """A checkpoint a person may mark as the run's delivery (a completion record that makes
+    the thread's referenced decisions and summaries memory candidates). Agents' surfaces take
+    `CheckpointParams`, without the mark."""
+
+    delivery: StrictBool = Field(
+        False, description="the checkpoint marks the run's delivery: a completion record"
+    )
 
 
 class ShowNodeParams(ContinuityParams):
@@ -175,9 +192,12 @@ class ContinuityOperations:
         )
 
     def add_note(self, params: AddNoteParams, *, actor: OperatorActor) -> Note:
+        # A note's references may become a memory's (experience candidates): the same rules.
+        references = normalize_references(params.references)
         return notes.add_note(
-            self._rutter.store, params.thread_id, kind=params.kind, text=params.text, actor=actor
-        )
+            self._rutter.store, params.thread_id, kind=params.kind, text=params.text,
+            references=references, actor=actor,
+        )  # fmt: skip
 
     def notes(self, params: ListNotesParams) -> NoteList:
         return notes.list_notes(self._rutter.store, params.thread_id, include_superseded=params.all)
@@ -247,7 +267,10 @@ class ContinuityOperations:
                 ),
                 git=git,
             )
-            return append_checkpoint(conn, basis, label, actor=actor, now=now)
+            node = append_checkpoint(conn, basis, label, actor=actor, now=now)
+            if isinstance(params, DeliveryCheckpointParams) and params.delivery:
+                mark_delivery(conn, node, actor=actor, now=now)
+            return node
 
     def revisions(self, params: RevisionsParams) -> ContinuityRevisions:
         """One cheap read: what an editor polls to notice continuity changes of any process."""
@@ -287,6 +310,7 @@ __all__ = [
     "ContinuityOperations",
     "ContinuityRevisions",
     "ContinuitySnapshot",
+    "DeliveryCheckpointParams",
     "EditNoteParams",
     "ListMessagesParams",
     "ListNotesParams",

@@ -1,9 +1,9 @@
 """`Rutter`: the one facade every surface calls (CLI, language server, and later MCP and HTTP).
 
 Each area's operations live in their own module (`app.workspaces`, `app.instructions`,
-`app.profiles`, `app.runs`, `app.memory`, `app.continuity`, `app.branches`, `app.pins`,
-`app.history`, `app.assembly`, `app.tokens`) and are reached as attributes, imported on first
-use: a CLI call is a whole process, and it should pay only for the area it touches.
+`app.profiles`, `app.runs`, `app.memory`, `app.candidates`, `app.continuity`, `app.branches`,
+`app.pins`, `app.history`, `app.assembly`, `app.tokens`) and are reached as attributes, imported
+on first use: a CLI call is a whole process, and it should pay only for the area it touches.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rutter_core.app.assembly import AssemblyOperations
     from rutter_core.app.branches import BranchOperations
+    from rutter_core.app.candidates import CandidateOperations
     from rutter_core.app.continuity import ContinuityOperations
     from rutter_core.app.history import HistoryOperations
     from rutter_core.app.instructions import InstructionOperations
@@ -74,6 +75,12 @@ class Rutter:
         from rutter_core.app.memory import MemoryOperations
 
         return MemoryOperations(self)
+
+    @cached_property
+    def candidates(self) -> CandidateOperations:
+        from rutter_core.app.candidates import CandidateOperations
+
+        return CandidateOperations(self)
 
     @cached_property
     def continuity(self) -> ContinuityOperations:

@@ -265,6 +265,7 @@ def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:
     """Delete everything of the workspace, in the order the tables refer to each other:
     continuity's nodes and thread contents name runs, runs name sessions and threads."""
     from rutter_core.assembly.service import remove_workspace_assemblies
+    from rutter_core.candidates.service import remove_workspace_candidates
     from rutter_core.continuity.removal import (
         remove_sessions_and_threads,
         remove_thread_contents,
@@ -272,6 +273,8 @@ def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:
     from rutter_core.memory.service import remove_project_memories
     from rutter_core.runs.service import remove_workspace_runs
 
+    # Resolved candidates are tombstones (no text): they go with the workspace, uncounted.
+    remove_workspace_candidates(conn, workspace_id)
     contents = remove_thread_contents(conn, workspace_id)
     assemblies = remove_workspace_assemblies(conn, workspace_id)
     runs, revisions, missions = remove_workspace_runs(conn, workspace_id)

@@ -138,6 +138,9 @@ class Note(ContinuityDocument):
     kind: NoteKind
     text: str
     redacted: bool
+    references: tuple[str, ...]
+    """What the note points at (paths, URLs, other identifiers), sorted; a decision or summary
+    with one can become a memory candidate once its run has a completion record."""
     status: NoteStatus
     superseded_by: str | None
     """The note that replaced this one, when it was superseded by a new text."""

@@ -3,12 +3,15 @@
 A note is versioned like memory: every change names the version it was read at and is written
 guarded by it inside one write transaction, so a stale version is `conflict` and says the current
 one. A note is `active` until it is superseded (optionally by a new note of the same kind, added
-in the same transaction); a superseded note is final. Only operator surfaces write notes (the
-actor is the surface's own, refused otherwise here and by the table's CHECKs). Text is redacted
+in the same transaction, with the same references); a superseded note is final. Only operator
+surfaces write notes (the actor is the surface's own, refused otherwise here and by the table's
+CHECKs). Text is redacted
 per docs/reference/redaction.md and bounded at 16 KiB: checkpoints carry the latest summary whole.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from sqlalchemy.engine import Connection
 
@@ -34,9 +37,19 @@ from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store
 
 
-def add_note(store: Store, thread_id: str, *, kind: str, text: str, actor: str) -> Note:
-    """A new active note of `kind` at version 1."""
+def add_note(
+    store: Store,
+    thread_id: str,
+    *,
+    kind: str,
+    text: str,
+    references: Sequence[str] = (),
+    actor: str,
+) -> Note:
+    """A new active note of `kind` at version 1. `references` come checked and normalised by
+    the app layer (memory's rules for references: a note's may become a memory's)."""
     operator = _require_operator(actor)
+    checked_references = tuple(sorted(set(references)))
     thread_id = require_thread_id(thread_id)
     checked_kind = require_kind(kind)
     clean = clean_text("text", text, max_bytes=MAX_NOTE_BYTES)
@@ -50,6 +63,7 @@ def add_note(store: Store, thread_id: str, *, kind: str, text: str, actor: str) 
             kind=checked_kind,
             text=clean.text,
             redacted=clean.redacted,
+            references=checked_references,
             actor=operator,
             now=now,
         )
@@ -104,6 +118,7 @@ def supersede_note(
                 kind=note.kind,
                 text=clean.text,
                 redacted=clean.redacted,
+                references=note.references,
                 actor=operator,
                 now=now,
             )

@@ -13,6 +13,7 @@ table would only spread that knowledge over several modules.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -437,6 +438,7 @@ def _note(row: Row[Any]) -> Note:
         kind=row.kind,
         text=str(row.text),
         redacted=bool(row.redacted),
+        references=tuple(str(item) for item in json.loads(row.references_json)),
         status=row.status,
         superseded_by=None if row.superseded_by is None else str(row.superseded_by),
         version=int(row.version),
@@ -455,6 +457,7 @@ def insert_note(
     kind: NoteKind,
     text: str,
     redacted: bool,
+    references: tuple[str, ...] = (),
     actor: str,
     now: str,
 ) -> Note:
@@ -465,6 +468,7 @@ def insert_note(
             kind=kind,
             text=text,
             redacted=int(redacted),
+            references_json=json.dumps(list(references), ensure_ascii=False),
             status="active",
             superseded_by=None,
             version=1,

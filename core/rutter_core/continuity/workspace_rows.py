@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 
 from rutter_core.continuity.indexing import unindex_threads
 from rutter_core.store.schema import (
+    checkpoint_deliveries,
     continuity_nodes,
     continuity_snapshots,
     messages,
@@ -44,6 +45,8 @@ def delete_thread_contents(conn: Connection, workspace_id: str) -> dict[str, int
     of_workspace = select(threads.c.thread_id).where(threads.c.workspace_id == workspace_id)
     unindex_threads(conn, [str(t) for t in conn.execute(of_workspace).scalars()])
     nodes = select(continuity_nodes.c.node_id).where(continuity_nodes.c.thread_id.in_(of_workspace))
+    # A delivery mark names its node: it goes first (not counted: it is part of its checkpoint).
+    conn.execute(delete(checkpoint_deliveries).where(checkpoint_deliveries.c.node_id.in_(nodes)))
     done = {
         "checkpoints": conn.execute(
             delete(continuity_snapshots).where(continuity_snapshots.c.node_id.in_(nodes))

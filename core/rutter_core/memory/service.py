@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
@@ -78,6 +79,55 @@ def create_memory(
     `source_ref` is the path the content was imported from (a file the operator named): it is
     checked like a reference and makes the record `operator_import_explicit`; it is not stored.
     """
+    prepared = prepare_memory(
+        scope=scope,
+        workspace_id=workspace_id,
+        title=title,
+        content=content,
+        references=references,
+        retention=retention,
+        redact_sensitive=redact_sensitive,
+        source_ref=source_ref,
+        actor=actor,
+    )
+    with store.write() as conn:
+        return insert_prepared(conn, prepared)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedMemory:
+    """A new memory checked against every rule of `memory.policy`, ready to be inserted (its
+    workspace is checked at insertion, in the writer's transaction)."""
+
+    scope: Scope
+    scope_id: str
+    title: str
+    content: str
+    source_kind: SourceKind
+    references: tuple[str, ...]
+    retention_until: str | None
+    redacted: bool
+    actor: OperatorActor
+    now_text: str
+
+
+def prepare_memory(
+    *,
+    scope: str,
+    workspace_id: str | None = None,
+    title: str,
+    content: str,
+    references: Sequence[str] = (),
+    retention: str | None = None,
+    redact_sensitive: bool = False,
+    source_ref: str | None = None,
+    already_redacted: bool = False,
+    actor: str,
+) -> PreparedMemory:
+    """Check a new memory before any write: what `create_memory` stores, for a caller that
+    inserts it in its own transaction with other writes (`insert_prepared`). `already_redacted`:
+    the text had secrets cut out before it got here (a note's, stored redacted), which stores
+    it redacted only when the operator asks for that, as a secret found here would."""
     operator = _require_actor(actor)
     scope_name, scope_id = _scope_of(scope, workspace_id)
     title = clean_title(title)
@@ -87,6 +137,14 @@ def create_memory(
     if source_ref is not None:
         check_source_ref(source_ref, field="content file")
         source_kind = "operator_import_explicit"
+    if already_redacted and not redact_sensitive:
+        raise RejectedError(
+            "secret_detected",
+            "the text had secrets cut out where it came from; memory never keeps a secret, and "
+            "keeps the redacted text only when asked to",
+            details={"findings": [{"field": "content", "kind": "redacted_at_source", "count": 1}]},
+            hint=Hint("store_redacted"),
+        )
     scanned = scan_secrets(title, content, redact_sensitive=redact_sensitive)
     assert scanned.title is not None
     assert scanned.content is not None
@@ -94,24 +152,38 @@ def create_memory(
     until = None
     if retention is not None:
         until = rfc3339(parse_retention(retention, created_at=created, now=created))
-    now_text = rfc3339(created)
-    with store.write() as conn:
-        if scope_name == "project":
-            _require_workspace(conn, scope_id)
-        return repo.insert_memory(
-            conn,
-            memory_id=new_id("mem"),
-            scope=scope_name,
-            scope_id=scope_id,
-            title=scanned.title,
-            content=scanned.content,
-            source_kind=source_kind,
-            references=clean_references,
-            retention_until=until,
-            redacted=scanned.redacted,
-            actor=operator,
-            now_text=now_text,
-        )
+    return PreparedMemory(
+        scope=scope_name,
+        scope_id=scope_id,
+        title=scanned.title,
+        content=scanned.content,
+        source_kind=source_kind,
+        references=clean_references,
+        retention_until=until,
+        redacted=scanned.redacted or already_redacted,
+        actor=operator,
+        now_text=rfc3339(created),
+    )
+
+
+def insert_prepared(conn: Connection, prepared: PreparedMemory) -> MemoryRecord:
+    """Insert a prepared memory at version 1 in the caller's write transaction."""
+    if prepared.scope == "project":
+        _require_workspace(conn, prepared.scope_id)
+    return repo.insert_memory(
+        conn,
+        memory_id=new_id("mem"),
+        scope=prepared.scope,
+        scope_id=prepared.scope_id,
+        title=prepared.title,
+        content=prepared.content,
+        source_kind=prepared.source_kind,
+        references=prepared.references,
+        retention_until=prepared.retention_until,
+        redacted=prepared.redacted,
+        actor=prepared.actor,
+        now_text=prepared.now_text,
+    )
 
 
 def get_memory(
@@ -355,6 +427,11 @@ def _require_workspace(conn: Connection, workspace_id: str) -> None:
     from rutter_core.workspaces.service import require_workspace
 
     require_workspace(conn, workspace_id)
+
+
+def find_memory(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord | None:
+    """The memory, or None when there is none, in the caller's transaction."""
+    return repo.fetch_memory(conn, memory_id, now_text)
 
 
 # -- reading under a version ----------------------------------------------------------------------

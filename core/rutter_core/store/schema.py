@@ -188,6 +188,7 @@ notes = Table(
     Column("updated_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("references_json", String, nullable=False),
     Index("notes_by_thread", "thread_id", "kind", "status"),
 )
 
@@ -324,4 +325,37 @@ http_tokens = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("revoked_at", String, nullable=True),
+)
+
+checkpoint_deliveries = Table(
+    "checkpoint_deliveries",
+    metadata,
+    Column("node_id", String, ForeignKey("continuity_nodes.node_id"), primary_key=True),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Index("checkpoint_deliveries_by_run", "run_id"),
+    info={"append_only": True},
+)
+
+memory_candidates = Table(
+    "memory_candidates",
+    metadata,
+    Column("candidate_id", String, primary_key=True),
+    Column("workspace_id", String, ForeignKey("workspaces.workspace_id"), nullable=False),
+    Column("note_id", String, nullable=False),
+    Column("note_version", Integer, nullable=False),
+    Column("thread_id", String, nullable=False),
+    Column("run_id", String, nullable=True),
+    Column("fingerprint", String, nullable=False),
+    Column("completion_kind", String, nullable=False),
+    Column("completion_at", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("memory_id", String, nullable=True),
+    Column("reviewed_by", String, nullable=False),
+    Column("reviewed_at", String, nullable=False),
+    Index("memory_candidates_by_note", "note_id", "note_version"),
+    Index("memory_candidates_by_workspace", "workspace_id"),
+    info={"append_only": True},
 )

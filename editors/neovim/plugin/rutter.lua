@@ -6,6 +6,7 @@ vim.g.loaded_rutter = 1
 require("rutter").init()
 require("rutter.runs").init()
 require("rutter.memory").init()
+require("rutter.candidates").init()
 require("rutter.session").init()
 require("rutter.pins").init()
 require("rutter.agents").init()

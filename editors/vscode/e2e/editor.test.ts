@@ -4,8 +4,9 @@
  * view row by row as docs/editors.md states it, Show Why, the pin, the agent switch and
  * comparison, failing closed; hover, code lens, diagnostics and their quick fixes, the command
  * palette; runs created, moved and shown beside the live stack; memory added, listed and
- * disabled; checkpoints and a fork; a pin proposal from `rutter mcp`; history search; the
- * assembled context and its audit; a server log free of cancel-notification warnings.
+ * disabled, and an experience candidate confirmed into it; checkpoints and a fork; a pin
+ * proposal from `rutter mcp`; history search; the assembled context and its audit; a server
+ * log free of cancel-notification warnings.
  *
  * One editor for the whole file (starting one takes seconds); the steps run in order and each
  * leaves a screenshot in e2e/artifacts/. What the views show is read through the page objects
@@ -375,6 +376,34 @@ describe("the extension in VS Code (code-server)", () => {
     );
     assert.equal(listed.items.find((item) => item.title === "Parser errors")?.status, "disabled");
     await editor.screenshot("memory-view-disabled");
+  }, () => editor);
+
+  step("confirms a pending experience candidate and sees it become a project memory", async () => {
+    // Finished work of its own (a run completed from the CLI) with a referenced decision.
+    const done = editor.cliJson<{ run_id: string; thread_id: string }>(
+      "run", "create", "--workspace", WORKSPACE, "--goal", "fuzz the parser", "--json",
+    );
+    editor.cli(
+      "session", "note", "add", done.thread_id, "--kind", "decision",
+      "--text", "Fuzz the parser nightly", "--reference", TARGET,
+    );
+    editor.cli("run", "status", done.run_id, "running");
+    editor.cli("run", "status", done.run_id, "completed");
+    const pane = await memoryView.show(workbench);
+    await workbench.runCommand(memoryView.REFRESH_COMMAND);
+    const row = await memoryView.waitForCandidate(pane, "Decision: Fuzz the parser nightly");
+    await editor.screenshot("memory-candidates");
+    await workbench.contextMenu(row, memoryView.CONFIRM_CANDIDATE_ENTRY);
+    await memoryView.waitForMemory(pane, "Decision: Fuzz the parser nightly", memoryView.expectedDescription(WORKSPACE, 1));
+    const listed = editor.cliJson<{ items: { title: string; created_by: string; references: string[] }[] }>(
+      "context", "memory", "list", "--scope", "project", "--workspace", WORKSPACE,
+    );
+    const saved = listed.items.find((item) => item.title === "Decision: Fuzz the parser nightly");
+    assert.equal(saved?.created_by, "lsp");
+    assert.deepEqual(saved?.references, [TARGET]);
+    const left = editor.cliJson<{ items: unknown[] }>("context", "memory", "candidates", "--workspace", WORKSPACE);
+    assert.deepEqual(left.items, []);
+    await editor.screenshot("memory-candidate-confirmed");
   }, () => editor);
 
   step("creates a checkpoint from the palette and shows it in the Session Tree", async () => {

@@ -150,6 +150,8 @@ export interface EditorPort {
   setTree(view: ViewId, nodes: ViewNode[]): void;
   /** The text beside a view's title (e.g. the file it shows); undefined clears it. */
   setViewDescription(view: ViewId, text: string | undefined): void;
+  /** The count badge of a view's icon (0 or undefined: none), with its tooltip. */
+  setViewBadge(view: ViewId, count: number | undefined, tooltip: string): void;
   /** A context key for `when` clauses of package.json (menus, buttons). */
   setContext(key: string, value: boolean): void;
   setStatus(status: StatusModel | undefined): void;

@@ -30,6 +30,8 @@ export interface AddNoteParams {
   kind: "decision" | "summary" | "fact";
   /** the note (stored redacted; at most 16 KiB) */
   text: string;
+  /** what the note points at: paths, URLs or other identifiers (at most 32; checked like a memory's references) */
+  references?: string[] | null;
 }
 
 export interface AddPinParams {
@@ -167,6 +169,29 @@ export interface CancelledDelete {
   cancelled?: true;
 }
 
+/** A workspace's pending candidates, newest note change first. */
+export interface CandidateList {
+  workspace_id: string;
+  items: MemoryCandidate[];
+  scanned: number;
+  truncated: boolean;
+}
+
+/** Who resolved a candidate, when, and the memory a confirmation created (its ID stays even when that memory is deleted later). */
+export interface CandidateReview {
+  by: string;
+  at: string;
+  memory_id: string | null;
+}
+
+/** The note a candidate comes from, at the version it was read, and where it was written. */
+export interface CandidateSource {
+  note_id: string;
+  note_version: number;
+  run_id: string | null;
+  thread_id: string;
+}
+
 export interface CheckpointParams {
   /** the run's ID (run_...) */
   run_id: string;
@@ -199,6 +224,12 @@ export interface ComparedNode {
   memory_references: number | null;
 }
 
+/** The completion record that makes the note a candidate. */
+export interface Completion {
+  kind: "run_completed" | "reply_completed" | "delivery_checkpoint" | "delivery_report";
+  at: string;
+}
+
 export interface Configured {
   instructions: ConfiguredInstructions;
   pins: number;
@@ -220,6 +251,23 @@ export interface ConfiguredScope {
   inactive_listed: number;
 }
 
+export interface ConfirmCandidateParams {
+  /** the candidate's ID (cand_...) */
+  id: string;
+  /** when given, the candidate must belong to this workspace */
+  workspace_id?: string | null;
+  /** the candidate's version as read */
+  version: number;
+  /** the candidate's fingerprint as read */
+  fingerprint: string;
+  /** the source note's version as read */
+  source_version: number;
+  /** must be true: the person confirms saving it as project memory */
+  confirm?: boolean | null;
+  /** save text with secrets replaced by [REDACTED:<kind>] */
+  redact_sensitive?: boolean | null;
+}
+
 export interface ConfirmRefreshParams {
   /** the run's ID (run_...) */
   run_id: string;
@@ -227,6 +275,12 @@ export interface ConfirmRefreshParams {
   expected_fingerprint: string;
   /** the live fingerprint you reviewed */
   expected_live_fingerprint: string;
+}
+
+/** The answer of a confirmation: the candidate, now a tombstone, and the project memory it created (None when that memory was deleted since: a repeated confirmation answers with what is left). */
+export interface ConfirmedCandidate {
+  candidate: MemoryCandidate;
+  memory: MemoryRecord | null;
 }
 
 /** A confirmed refresh's answer: the inspection as it stands afterwards, and whether a revision was appended (False: the run already used the instructions on disk). */
@@ -459,6 +513,13 @@ export interface ForkParams {
   goal: string;
 }
 
+export interface GetCandidateParams {
+  /** the candidate's ID (cand_...) */
+  id: string;
+  /** when given, the candidate must belong to this workspace */
+  workspace_id?: string | null;
+}
+
 export interface GetMemoryParams {
   id: string;
 }
@@ -517,6 +578,15 @@ export interface HistorySearchParams {
   cursor?: string | null;
 }
 
+export interface IgnoreCandidateParams {
+  /** the candidate's ID (cand_...) */
+  id: string;
+  /** when given, the candidate must belong to this workspace */
+  workspace_id?: string | null;
+  /** the candidate's version as read */
+  version: number;
+}
+
 export interface IgnoredEntry {
   path: string;
   reason: "superseded" | "blank_override" | "ignore_file" | "alias";
@@ -568,6 +638,11 @@ export interface Limits {
   max_depth?: number;
   max_ignore_bytes?: number;
   max_ignore_patterns?: number;
+}
+
+export interface ListCandidatesRequest {
+  workspace_id?: string | null;
+  uri?: string | null;
 }
 
 export interface ListMessagesParams {
@@ -639,6 +714,24 @@ export interface ListedRun {
 /** Live discovery failed closed: the run stays on its pinned snapshot. JSON: `{"error": <the error document>}` (docs/reference/errors.md). */
 export interface LiveFailure {
   error: Record<string, unknown>;
+}
+
+/** One candidate. Pending: the note's title, text and references as they would be saved. Resolved (confirmed or ignored): a tombstone, with identity, fingerprint and review and no title, text or references. */
+export interface MemoryCandidate {
+  candidate_id: string;
+  protocol_version?: "context_memory_candidate.v1";
+  workspace_id: string;
+  version: number;
+  fingerprint: string;
+  status: "pending" | "confirmed" | "ignored";
+  title: string | null;
+  content: string | null;
+  references: string[];
+  redacted: boolean;
+  source: CandidateSource;
+  completion: Completion;
+  confidence_note: string;
+  review: CandidateReview | null;
 }
 
 /** A memory both nodes refer to, at another version or content. */
@@ -744,6 +837,7 @@ export interface Note {
   kind: "decision" | "summary" | "fact";
   text: string;
   redacted: boolean;
+  references: string[];
   status: "active" | "superseded";
   superseded_by: string | null;
   version: number;
@@ -1210,6 +1304,10 @@ export interface Requests {
   "rutter/memory/setStatus": { params: SetMemoryStatusParams; result: MemoryRecord };
   "rutter/memory/delete": { params: DeleteMemoryParams; result: DeletedMemory | CancelledDelete };
   "rutter/memory/export": { params: ExportRequest; result: MemoryExport };
+  "rutter/memory/candidates": { params: ListCandidatesRequest; result: CandidateList };
+  "rutter/memory/candidate": { params: GetCandidateParams; result: MemoryCandidate };
+  "rutter/memory/confirmCandidate": { params: ConfirmCandidateParams; result: ConfirmedCandidate };
+  "rutter/memory/ignoreCandidate": { params: IgnoreCandidateParams; result: MemoryCandidate };
   "rutter/session/addMessage": { params: AddMessageParams; result: AddedMessage };
   "rutter/session/messages": { params: ListMessagesParams; result: MessageList };
   "rutter/session/addNote": { params: AddNoteParams; result: Note };

@@ -27,6 +27,10 @@ export const Methods = {
   memorySetStatus: "rutter/memory/setStatus",
   memoryDelete: "rutter/memory/delete",
   memoryExport: "rutter/memory/export",
+  memoryCandidates: "rutter/memory/candidates",
+  memoryCandidate: "rutter/memory/candidate",
+  memoryConfirmCandidate: "rutter/memory/confirmCandidate",
+  memoryIgnoreCandidate: "rutter/memory/ignoreCandidate",
   sessionCheckpoint: "rutter/session/checkpoint",
   sessionNode: "rutter/session/node",
   sessionFork: "rutter/session/fork",
@@ -269,6 +273,13 @@ export interface MemoryList {
   items: MemoryRecord[];
   has_more: boolean;
 }
+
+/** An experience candidate (`context_memory_candidate.v1`, docs/reference/memory.md). */
+export type MemoryCandidate = generated.MemoryCandidate;
+/** `rutter/memory/candidates`: a workspace's pending candidates. */
+export type CandidateList = generated.CandidateList;
+/** `rutter/memory/confirmCandidate`: the resolved candidate and the memory it created. */
+export type ConfirmedCandidate = generated.ConfirmedCandidate;
 
 /** The answer of `rutter/memory/delete`: deleted, or kept because the person cancelled. */
 export type DeletedMemory = generated.DeletedMemory;

@@ -438,6 +438,13 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
     }
   }
 
+  setViewBadge(view: ViewId, count: number | undefined, tooltip: string): void {
+    const treeView = this.treeViews.get(view);
+    if (treeView !== undefined) {
+      treeView.badge = count === undefined || count === 0 ? undefined : { value: count, tooltip };
+    }
+  }
+
   setContext(key: string, value: boolean): void {
     void vscode.commands.executeCommand("setContext", key, value);
   }

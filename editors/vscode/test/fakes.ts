@@ -177,6 +177,12 @@ export class FakeEditor implements EditorPort {
     }
   }
 
+  readonly badges = new Map<ViewId, { count: number | undefined; tooltip: string }>();
+
+  setViewBadge(view: ViewId, count: number | undefined, tooltip: string): void {
+    this.badges.set(view, { count, tooltip });
+  }
+
   setContext(key: string, value: boolean): void {
     this.contexts.set(key, value);
   }

@@ -21,6 +21,7 @@ from rutter_core.store.migrations import (
     m0011_memory_index_repair,
     m0012_memory_index_shards,
     m0013_message_injected,
+    m0014_memory_candidates,
 )
 from rutter_core.store.migrations.migration import (
     FullTextSplit,
@@ -46,6 +47,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0011_memory_index_repair.MIGRATION,
     m0012_memory_index_shards.MIGRATION,
     m0013_message_injected.MIGRATION,
+    m0014_memory_candidates.MIGRATION,
 )
 
 __all__ = [

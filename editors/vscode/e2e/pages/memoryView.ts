@@ -12,6 +12,9 @@ export const CONTAINER = "rutter";
 export const TITLE = "Memory";
 export const ACTIONS_ENTRY = "Memory Actions…";
 export const DISABLE_CHOICE = "Disable";
+export const REFRESH_COMMAND = "Rutter: Refresh Memory";
+export const PENDING_SECTION = "Pending Experience";
+export const CONFIRM_CANDIDATE_ENTRY = "Confirm and Save to Project";
 
 export async function show(workbench: Workbench): Promise<Locator> {
   return workbench.showContainerPane(CONTAINER, TITLE);
@@ -19,6 +22,15 @@ export async function show(workbench: Workbench): Promise<Locator> {
 
 export function expectedDescription(workspace: string, version: number, state?: "disabled" | "expired"): string {
   return [`project ${workspace}`, `v${version}`, ...(state === undefined ? [] : [state])].join(" · ");
+}
+
+/** Wait for the experience candidate titled `title` (under "Pending Experience"); returns it. */
+export async function waitForCandidate(pane: Locator, title: string): Promise<Locator> {
+  const page = pane.page();
+  await pane.locator(".monaco-list-row .label-name", { hasText: PENDING_SECTION }).first().waitFor();
+  const row = pane.locator(".monaco-list-row").filter({ has: page.locator(".label-name", { hasText: title }) });
+  await row.first().waitFor();
+  return row.first();
 }
 
 /** Wait for the row titled `title` to read `description` exactly; returns it. */

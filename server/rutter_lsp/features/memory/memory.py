@@ -23,6 +23,8 @@ usage -32602):
   the error `confirmation_unavailable` and nothing is deleted.
 - `rutter/memory/export` `{"scope", "workspace_id"?, "uri"?, "all"?}` →
   `context_memory_export.v1`
+- `rutter/memory/candidates`, `.../candidate`, `.../confirmCandidate`, `.../ignoreCandidate`:
+  experience candidates (`rutter_lsp.features.memory.candidates`)
 
 Project scope names its workspace with `workspace_id`, or with `uri` (a document or folder
 URI inside a served workspace folder), or, with neither, the only served folder. Without a
@@ -145,6 +147,13 @@ def _workspace(
     return None
 
 
+def workspace_named(server: RutterServer, workspace_id: str | None, uri: str | None) -> str:
+    """The one workspace the params name, as project scope finds it (experience candidates)."""
+    found = _workspace(server, workspace_id, uri, "project")
+    assert found is not None  # project scope names one or refuses
+    return found
+
+
 def _located(
     server: RutterServer, request: ListRequest | CreateRequest | ExportRequest, model: type[P]
 ) -> P:
@@ -254,6 +263,9 @@ def register(server: RutterServer) -> None:
     _register(server, SET_STATUS, SetMemoryStatusParams, set_status_request)
     _register(server, DELETE, DeleteMemoryParams, delete_request)
     _register(server, EXPORT, ExportRequest, export_request)
+    from rutter_lsp.features.memory.candidates import register as register_candidates
+
+    register_candidates(server)
 
 
 def _register(server: RutterServer, method: str, model: type[P], handler: Handler[P]) -> None:
