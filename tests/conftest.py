@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store, open_store
+from tests.testing import write_tree
 
-
-def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
-    """Create `files` (workspace-relative path → text or bytes) below `root`."""
-    for rel, body in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(body, bytes):
-            path.write_bytes(body)
-        else:
-            path.write_text(body, encoding="utf-8", newline="")
+__all__ = ["write_tree"]  # also importable from here, as it was
 
 
 @pytest.fixture
@@ -71,3 +63,16 @@ def synced_files(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tu
 
     monkeypatch.setattr(os, "fsync", spy)
     return synced
+
+
+SLOW_SUITES = {"test_neovim": pytest.mark.neovim, "postgres": pytest.mark.postgres}
+"""Module name part → the marker its tests get, so `-m "not neovim"` leaves out the real-editor
+suite (and `not postgres` the PostgreSQL one) without each module having to say so."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.stem
+        for part, marker in SLOW_SUITES.items():
+            if part in module:
+                item.add_marker(marker)
