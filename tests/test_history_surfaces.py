@@ -22,7 +22,6 @@ from rutter_core.app.memory import CreateMemoryParams, SetMemoryStatusParams
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_cli import Cli
 from tests.test_lsp_helpers import (
     CLIENTS,
     RutterClient,
@@ -36,6 +35,7 @@ from tests.test_lsp_helpers import (
     uri,
 )
 from tests.test_mcp import Env, call, failure, mcp_client
+from tests.testing import Cli
 
 SENTINEL = "sentinel-history-argument-77c1"
 
