@@ -11,7 +11,7 @@ import pytest
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store, open_store
-from tests.testing import write_tree
+from tests.testing import SteppedClock, write_tree
 
 __all__ = ["write_tree"]  # also importable from here, as it was
 
@@ -34,6 +34,12 @@ def rutter_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RUTTER_HOME", str(home))
     monkeypatch.delenv("RUTTER_DATABASE_URL", raising=False)
     return home
+
+
+@pytest.fixture
+def stepped_clock(monkeypatch: pytest.MonkeyPatch) -> SteppedClock:
+    """rutter's clock, moved on by the test (see `tests.testing.SteppedClock`)."""
+    return SteppedClock(monkeypatch)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from rutter_core.kernel.errors import NotFoundError, RejectedError, RutterError
 from rutter_core.runs.service import import_run
 from rutter_core.store import Store
 from tests.conftest import write_tree
+from tests.testing import SteppedClock
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SNAPSHOT_KEYS = {
@@ -213,10 +213,12 @@ def test_the_snapshot_holds_what_section_10_lists(setup: Setup, tmp_path: Path) 
     assert len(document["authority"]) == 9
 
 
-def test_the_fingerprint_is_the_jcs_sha256_without_the_time(setup: Setup) -> None:
+def test_the_fingerprint_is_the_jcs_sha256_without_the_time(
+    setup: Setup, stepped_clock: SteppedClock
+) -> None:
     setup.say("one")
     first = setup.checkpoint("same", "state")
-    time.sleep(1.1)  # a later second: only created_at differs
+    stepped_clock.advance()  # a later second: only created_at differs
     second = setup.checkpoint("same", "state")
     one, two = snapshot_of(first), snapshot_of(second)
     assert one["created_at"] != two["created_at"]
@@ -264,13 +266,15 @@ def test_messages_are_the_last_20_each_cut_at_16_kib(setup: Setup) -> None:
     assert all(not item["text_truncated"] for item in items[:-1])
 
 
-def test_the_latest_summary_is_the_active_summary_note_changed_last(setup: Setup) -> None:
+def test_the_latest_summary_is_the_active_summary_note_changed_last(
+    setup: Setup, stepped_clock: SteppedClock
+) -> None:
     assert snapshot_of(setup.checkpoint())["compaction_summary"] is None
     older = setup.note("summary", "older")
     setup.note("decision", "not a summary")
     newer = setup.note("summary", "newer")
     assert snapshot_of(setup.checkpoint())["compaction_summary"]["note_id"] == newer.note_id
-    time.sleep(1.1)
+    stepped_clock.advance()
     edited = setup.rutter.continuity.edit_note(
         EditNoteParams(note_id=older.note_id, version=1, text="older, revised"), actor="cli"
     )

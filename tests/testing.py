@@ -20,8 +20,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from rutter_core.kernel import clock
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "monorepo"
 """The example monorepo of the docs (`make demo`)."""
@@ -36,6 +41,22 @@ def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
             path.write_bytes(body)
         else:
             path.write_text(body, encoding="utf-8", newline="")
+
+
+class SteppedClock:
+    """rutter's clock (`rutter_core.kernel.clock.utc_now`, behind every stored timestamp) running
+    from the real time, moved on by `advance`: a later second without sleeping for one."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._real = clock.utc_now
+        self._offset = timedelta()
+        monkeypatch.setattr(clock, "utc_now", self.now)
+
+    def now(self) -> datetime:
+        return self._real() + self._offset
+
+    def advance(self, seconds: float = 1.0) -> None:
+        self._offset += timedelta(seconds=seconds)
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
