@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from pygls.exceptions import JsonRpcException
 
 from rutter_core.app.continuity import AddMessageParams, AddNoteParams, EditNoteParams
 from rutter_core.app.facade import Rutter
@@ -29,6 +28,7 @@ from tests.test_lsp_helpers import (
     effective,
     folder,
     registered,
+    rejection,
     request,
     start,
     stop,
@@ -133,9 +133,8 @@ async def served(
 
 
 async def lsp_failure(client: RutterClient, method: str, params: Any) -> tuple[int, Any]:
-    with pytest.raises(JsonRpcException) as raised:
-        await request(client, method, params)
-    return raised.value.code, raised.value.data
+    error = await rejection(request(client, method, params))
+    return error.code, error.data
 
 
 @pytest.mark.asyncio(loop_scope="module")
