@@ -12,7 +12,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,11 @@ from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import CreateMemoryParams, DeleteMemoryParams, SetMemoryStatusParams
 from rutter_core.app.runs import ConfirmRefreshParams, CreateRunParams, InspectRunParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
-from rutter_core.kernel.errors import NotFoundError, RejectedError, RutterError
+from rutter_core.kernel.errors import NotFoundError, RejectedError
 from rutter_core.runs.service import import_run
 from rutter_core.store import Store
 from tests.conftest import write_tree
-from tests.testing import SteppedClock
+from tests.testing import SteppedClock, git, refused
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SNAPSHOT_KEYS = {
@@ -48,14 +47,6 @@ SNAPSHOT_KEYS = {
 }  # fmt: skip
 NODE_KEYS = {"protocol_version", "node_id", "parent_node_id", "kind", "run_id", "session_id",
              "thread_id", "title", "created_by", "created_at", "snapshot"}  # fmt: skip
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 @dataclass
@@ -117,13 +108,6 @@ def snapshot_of(node: ContinuityNode) -> dict[str, Any]:
     assert node.snapshot is not None
     document: dict[str, Any] = node.snapshot.to_json()
     return document
-
-
-def refused(error: type[RutterError], code: str, call: Callable[[], Any]) -> RutterError:
-    with pytest.raises(error) as raised:
-        call()
-    assert raised.value.code == code, raised.value
-    return raised.value
 
 
 # -- what a snapshot holds ----------------------------------------------------------------------

@@ -27,8 +27,7 @@ from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.kernel.errors import NotFoundError, RejectedError, UsageError
 from rutter_core.store import Store
 from tests.conftest import write_tree
-from tests.test_branches import git, refused, tamper
-from tests.testing import SteppedClock
+from tests.testing import SteppedClock, git, refused, tamper
 
 TREE_KEYS = {"protocol_version", "workspace_id", "run_id", "session_id", "root_node_id",
              "computed_at", "truncated", "nodes"}  # fmt: skip

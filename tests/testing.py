@@ -17,9 +17,10 @@ import gc
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from typing import Any
 import pytest
 
 from rutter_core.kernel import clock
+from rutter_core.kernel.errors import RutterError
+from rutter_core.store import Store
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "monorepo"
 """The example monorepo of the docs (`make demo`)."""
@@ -57,6 +60,37 @@ class SteppedClock:
 
     def advance(self, seconds: float = 1.0) -> None:
         self._offset += timedelta(seconds=seconds)
+
+
+def git(root: Path, *args: str) -> str:
+    """`git ARGS` in `root` as a fixed author; its output, stripped."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def refused(error: type[RutterError], code: str, call: Callable[..., Any]) -> RutterError:
+    """`call()` must raise `error` with `code`: the error."""
+    with pytest.raises(error) as raised:
+        call()
+    assert raised.value.code == code, raised.value
+    return raised.value
+
+
+def tamper(store: Store, *statements: str) -> None:
+    """Rewrite rows as someone with the file could: triggers dropped, plain sqlite3."""
+    conn = sqlite3.connect(Path(str(store.engine.url.database)))
+    try:
+        for table in ("continuity_nodes", "continuity_snapshots", "run_instruction_snapshots"):
+            for verb in ("update", "delete", "existing_key"):
+                conn.execute(f"DROP TRIGGER IF EXISTS {table}_append_only_no_{verb}")
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
