@@ -39,8 +39,10 @@ lint: sync
 typecheck: sync
 	$(RUN) mypy
 
+# Every core runs tests (pytest-xdist); each module's tests stay on one worker, so a module's
+# shared fixture (a language server, a seeded store) is built once.
 unit: sync
-	$(RUN) pytest
+	$(RUN) pytest -n auto --dist loadscope
 
 # The VS Code extension: type check, lint, unit and protocol tests (against .venv's
 # rutter-lsp), then the .vsix, then the real-editor suite on it (code-server in headless

@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store, open_store
+from tests.testing import SteppedClock, write_tree
 
-
-def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
-    """Create `files` (workspace-relative path → text or bytes) below `root`."""
-    for rel, body in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(body, bytes):
-            path.write_bytes(body)
-        else:
-            path.write_text(body, encoding="utf-8", newline="")
+__all__ = ["write_tree"]  # also importable from here, as it was
 
 
 @pytest.fixture
@@ -42,6 +34,12 @@ def rutter_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RUTTER_HOME", str(home))
     monkeypatch.delenv("RUTTER_DATABASE_URL", raising=False)
     return home
+
+
+@pytest.fixture
+def stepped_clock(monkeypatch: pytest.MonkeyPatch) -> SteppedClock:
+    """rutter's clock, moved on by the test (see `tests.testing.SteppedClock`)."""
+    return SteppedClock(monkeypatch)
 
 
 @pytest.fixture
@@ -74,15 +72,32 @@ def synced_files(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[tu
 
 
 # What the redaction corpus test measured (tests/test_redaction_corpus.py), printed at the end
-# of the run so recall and false positives show in the normal output, not only under `-s`.
-REDACTION_FIGURES = pytest.StashKey[list[str]]()
+# of the run so recall and false positives show in the normal output, not only under `-s`. It
+# travels on the test's report (a user property), which reaches this process from any worker.
+REDACTION_FIGURES = "redaction_corpus"
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    figures = config.stash.get(REDACTION_FIGURES, None)
-    if figures:
-        terminalreporter.write_sep("-", "redaction corpus")
-        for line in figures:
-            terminalreporter.write_line(line)
+    del config
+    for outcome in ("passed", "failed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            for name, value in getattr(report, "user_properties", ()):
+                if name == REDACTION_FIGURES and isinstance(value, list):
+                    terminalreporter.write_sep("-", "redaction corpus")
+                    for line in value:
+                        terminalreporter.write_line(str(line))
+
+
+SLOW_SUITES = {"test_neovim": pytest.mark.neovim, "postgres": pytest.mark.postgres}
+"""Module name part → the marker its tests get, so `-m "not neovim"` leaves out the real-editor
+suite (and `not postgres` the PostgreSQL one) without each module having to say so."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.stem
+        for part, marker in SLOW_SUITES.items():
+            if part in module:
+                item.add_marker(marker)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 API = "/api/v1"
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 ENTRY_KEYS = {"kind", "id", "version", "scope", "sha256", "tokens", "decision", "reason"}
 SENTINEL = "sentinel-cli-assembly-body-91c2"

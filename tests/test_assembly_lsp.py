@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from pygls.exceptions import JsonRpcException
 
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import CreateMemoryParams, MemoryRecord, SetMemoryStatusParams
@@ -27,6 +26,7 @@ from tests.test_lsp_helpers import (
     execute,
     folder,
     registered,
+    rejected,
     request,
     start,
     stop,
@@ -88,11 +88,7 @@ async def session(
 
 
 async def failure(session: Session, method: str, params: Any) -> tuple[int, dict[str, Any]]:
-    with pytest.raises(JsonRpcException) as raised:
-        await request(session.client, method, params)
-    data: Any = raised.value.data
-    assert isinstance(data, dict), raised.value
-    return raised.value.code, data
+    return await rejected(request(session.client, method, params))
 
 
 async def test_commands_are_advertised(session: Session) -> None:

@@ -10,7 +10,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -36,10 +35,11 @@ from rutter_core.app.runs import (
     ShowRunParams,
 )
 from rutter_core.app.workspaces import RegisterWorkspaceParams
-from rutter_core.kernel.errors import NotFoundError, RejectedError, RutterError, StoreError
+from rutter_core.kernel.errors import NotFoundError, RejectedError, StoreError
 from rutter_core.runs.service import import_run
 from rutter_core.store import Store
 from tests.conftest import write_tree
+from tests.testing import git, refused, tamper
 
 AUTHORITY = {"approvals", "capability_grants", "credentials", "debug_sessions",
              "execution_leases", "network_authorization", "processes", "terminal_leases",
@@ -49,14 +49,6 @@ ANSWER_KEYS = {"kind", "run_id", "mission_id", "session_id", "thread_id", "node_
                "profile", "inherits", "authority"}  # fmt: skip
 COUNTED = ("missions", "runs", "sessions", "threads", "continuity_nodes",
            "run_instruction_snapshots")  # fmt: skip
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 @dataclass
@@ -108,13 +100,6 @@ def setup(store: Store, workspace_root: Path) -> Setup:
     return Setup(
         rutter, store, workspace_root, created.run_id, created.thread_id, created.root_node_id
     )
-
-
-def refused(error: type[RutterError], code: str, call: Callable[[], Any]) -> RutterError:
-    with pytest.raises(error) as raised:
-        call()
-    assert raised.value.code == code, raised.value
-    return raised.value
 
 
 # -- forking ------------------------------------------------------------------------------------
@@ -321,20 +306,6 @@ def test_no_authority_carries_over(setup: Setup) -> None:
 
 
 # -- refusals -------------------------------------------------------------------------------------
-
-
-def tamper(store: Store, *statements: str) -> None:
-    """Rewrite rows as someone with the file could: triggers dropped, plain sqlite3."""
-    conn = sqlite3.connect(Path(str(store.engine.url.database)))
-    try:
-        for table in ("continuity_nodes", "continuity_snapshots", "run_instruction_snapshots"):
-            for verb in ("update", "delete", "existing_key"):
-                conn.execute(f"DROP TRIGGER IF EXISTS {table}_append_only_no_{verb}")
-        for statement in statements:
-            conn.execute(statement)
-        conn.commit()
-    finally:
-        conn.close()
 
 
 def test_refusals_write_nothing(setup: Setup) -> None:

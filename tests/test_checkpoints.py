@@ -12,8 +12,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,10 +32,11 @@ from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import CreateMemoryParams, DeleteMemoryParams, SetMemoryStatusParams
 from rutter_core.app.runs import ConfirmRefreshParams, CreateRunParams, InspectRunParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
-from rutter_core.kernel.errors import NotFoundError, RejectedError, RutterError
+from rutter_core.kernel.errors import NotFoundError, RejectedError
 from rutter_core.runs.service import import_run
 from rutter_core.store import Store
 from tests.conftest import write_tree
+from tests.testing import SteppedClock, git, refused
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SNAPSHOT_KEYS = {
@@ -48,14 +47,6 @@ SNAPSHOT_KEYS = {
 }  # fmt: skip
 NODE_KEYS = {"protocol_version", "node_id", "parent_node_id", "kind", "run_id", "session_id",
              "thread_id", "title", "created_by", "created_at", "snapshot"}  # fmt: skip
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 @dataclass
@@ -117,13 +108,6 @@ def snapshot_of(node: ContinuityNode) -> dict[str, Any]:
     assert node.snapshot is not None
     document: dict[str, Any] = node.snapshot.to_json()
     return document
-
-
-def refused(error: type[RutterError], code: str, call: Callable[[], Any]) -> RutterError:
-    with pytest.raises(error) as raised:
-        call()
-    assert raised.value.code == code, raised.value
-    return raised.value
 
 
 # -- what a snapshot holds ----------------------------------------------------------------------
@@ -213,10 +197,12 @@ def test_the_snapshot_holds_what_section_10_lists(setup: Setup, tmp_path: Path) 
     assert len(document["authority"]) == 9
 
 
-def test_the_fingerprint_is_the_jcs_sha256_without_the_time(setup: Setup) -> None:
+def test_the_fingerprint_is_the_jcs_sha256_without_the_time(
+    setup: Setup, stepped_clock: SteppedClock
+) -> None:
     setup.say("one")
     first = setup.checkpoint("same", "state")
-    time.sleep(1.1)  # a later second: only created_at differs
+    stepped_clock.advance()  # a later second: only created_at differs
     second = setup.checkpoint("same", "state")
     one, two = snapshot_of(first), snapshot_of(second)
     assert one["created_at"] != two["created_at"]
@@ -264,13 +250,15 @@ def test_messages_are_the_last_20_each_cut_at_16_kib(setup: Setup) -> None:
     assert all(not item["text_truncated"] for item in items[:-1])
 
 
-def test_the_latest_summary_is_the_active_summary_note_changed_last(setup: Setup) -> None:
+def test_the_latest_summary_is_the_active_summary_note_changed_last(
+    setup: Setup, stepped_clock: SteppedClock
+) -> None:
     assert snapshot_of(setup.checkpoint())["compaction_summary"] is None
     older = setup.note("summary", "older")
     setup.note("decision", "not a summary")
     newer = setup.note("summary", "newer")
     assert snapshot_of(setup.checkpoint())["compaction_summary"]["note_id"] == newer.note_id
-    time.sleep(1.1)
+    stepped_clock.advance()
     edited = setup.rutter.continuity.edit_note(
         EditNoteParams(note_id=older.note_id, version=1, text="older, revised"), actor="cli"
     )

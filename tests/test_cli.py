@@ -1,44 +1,13 @@
-"""The `rutter` CLI end to end, as a real subprocess with a temporary RUTTER_HOME."""
+"""The `rutter` CLI end to end, through its entry function with a temporary RUTTER_HOME."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import write_tree
-
-EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "monorepo"
-
-
-class Cli:
-    def __init__(self, home: Path, cwd: Path) -> None:
-        self.home = home
-        self.cwd = cwd
-
-    def __call__(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
-        env["RUTTER_HOME"] = str(self.home)
-        env["COLUMNS"] = "200"
-        return subprocess.run(
-            [sys.executable, "-m", "rutter", *args],
-            cwd=cwd or self.cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-
-    def json(self, *args: str, code: int = 0, cwd: Path | None = None) -> Any:
-        result = self(*args, "--json", cwd=cwd)
-        assert result.returncode == code, (result.stdout, result.stderr)
-        return json.loads(result.stdout)
+from tests.testing import EXAMPLE, Cli, write_tree
 
 
 @pytest.fixture
@@ -205,13 +174,15 @@ def test_unregistered_workspace(cli: Cli) -> None:
 
 
 def test_usage_errors(cli: Cli) -> None:
-    result = cli("context", "instructions", "--json")
+    # A real process: the exit code as the shell sees it (`python -m rutter` exits with
+    # `main`'s), not only `main`'s return value.
+    result = cli.subprocess("context", "instructions", "--json")
     assert result.returncode == 2
     assert json.loads(result.stdout)["error"]["code"] == "usage"
-    result = cli("no-such-command")
+    result = cli.subprocess("no-such-command")
     assert result.returncode == 2
     assert result.stdout == ""
-    result = cli()
+    result = cli.subprocess()
     assert result.returncode == 2
     assert "workspace" in result.stdout  # the help text
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_cli import EXAMPLE, Cli
+from tests.testing import EXAMPLE, Cli
 
 TARGET = "services/api/internal/parser/x.go"
 BOXES = set("│┃━─┏┓└┘")

@@ -22,8 +22,8 @@ from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.kernel.errors import RejectedError
 from rutter_core.store import Store
 from tests.conftest import write_tree
-from tests.test_branches import git
 from tests.test_session_tree import Setup
+from tests.testing import git
 
 
 @pytest.fixture

@@ -36,12 +36,13 @@ from rutter_core.continuity import repo as continuity_repo
 from rutter_core.history import repo as history_repo
 from rutter_core.history import service as history_service
 from rutter_core.history.model import HistoryHits
-from rutter_core.kernel.errors import ConflictError, NotFoundError, RutterError, UsageError
+from rutter_core.kernel.errors import ConflictError, NotFoundError, UsageError
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store, open_store
 from rutter_core.store.schema import memory_text_shards
 from tests.conftest import write_tree
 from tests.test_pins_migration import main_store
+from tests.testing import refused
 
 
 @dataclass
@@ -96,13 +97,6 @@ def world(store: Store, workspace_root: Path) -> World:
 
 def ids(hits: HistoryHits) -> list[str]:
     return [hit.source_id for hit in hits.hits]
-
-
-def refused(error: type[RutterError], code: str, call: Any) -> RutterError:
-    with pytest.raises(error) as raised:
-        call()
-    assert raised.value.code == code, raised.value
-    return raised.value
 
 
 # -- queries -----------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from pygls.exceptions import JsonRpcException
 
 from rutter_core.app.continuity import AddMessageParams, AddNoteParams, EditNoteParams
 from rutter_core.app.facade import Rutter
@@ -24,7 +23,6 @@ from rutter_core.app.memory import CreateMemoryParams, SetMemoryStatusParams
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_cli import Cli
 from tests.test_lsp_helpers import (
     CLIENTS,
     RutterClient,
@@ -32,12 +30,14 @@ from tests.test_lsp_helpers import (
     effective,
     folder,
     registered,
+    rejection,
     request,
     start,
     stop,
     uri,
 )
 from tests.test_mcp import Env, call, failure, mcp_client
+from tests.testing import Cli
 
 SENTINEL = "sentinel-history-argument-77c1"
 
@@ -142,9 +142,8 @@ async def served(
 
 
 async def lsp_failure(client: RutterClient, method: str, params: Any) -> tuple[int, Any]:
-    with pytest.raises(JsonRpcException) as raised:
-        await request(client, method, params)
-    return raised.value.code, raised.value.data
+    error = await rejection(request(client, method, params))
+    return error.code, error.data
 
 
 @pytest.mark.asyncio(loop_scope="module")

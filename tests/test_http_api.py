@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import write_tree
 from tests.http_server import API, Server, serving
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 ECHO = "<echo-marker-7f3e ünïcødé>"
 """Sent in every field of the echo test: no error may repeat it."""

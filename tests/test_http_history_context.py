@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import write_tree
 from tests.http_server import Answer, Server, serving
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 ECHO = "zq-echo-marker-91ab"
 """A client's text that no error may repeat."""

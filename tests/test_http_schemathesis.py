@@ -32,7 +32,7 @@ from rutter_core.store import open_store
 from rutter_http.routes import ROUTES
 from tests.conftest import write_tree
 from tests.http_server import API, serving
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 EXAMPLES = 25
 SEED = 17

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 FILES = {
     "AGENTS.md": "# pydantic-ai\nRun `make test` before you push.\n",

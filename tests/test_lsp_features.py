@@ -34,6 +34,7 @@ from tests.test_lsp_helpers import (
     folder,
     open_text,
     registered,
+    rejection,
     request,
     span,
     start,
@@ -281,9 +282,7 @@ async def test_command_form_gives_the_same_snapshot(session: Session) -> None:
 
 
 async def failure(pending: Awaitable[object]) -> JsonRpcException:
-    with pytest.raises(JsonRpcException) as raised:
-        await pending
-    return raised.value
+    return await rejection(pending)
 
 
 def document(error: JsonRpcException) -> dict[str, Any]:

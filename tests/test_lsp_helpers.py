@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
+import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import default_converter
@@ -275,6 +276,21 @@ def close(client: RutterClient, doc_uri: str) -> None:
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=doc_uri))
     )
+
+
+async def rejection(pending: Awaitable[object]) -> JsonRpcException:
+    """The JSON-RPC error `pending` (a request) must fail with."""
+    with pytest.raises(JsonRpcException) as raised:
+        await pending
+    return raised.value
+
+
+async def rejected(pending: Awaitable[object]) -> tuple[int, dict[str, Any]]:
+    """The JSON-RPC error `pending` must fail with: its code and its data, the error document."""
+    error = await rejection(pending)
+    data: Any = error.data
+    assert isinstance(data, dict), error
+    return error.code, data
 
 
 async def request(client: RutterClient, method: str, params: Any) -> Any:

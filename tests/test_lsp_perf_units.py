@@ -268,17 +268,25 @@ def test_custom_request_params_stay_plain_json() -> None:
     assert other.params == params  # any request lsprotocol has no type for
 
 
+def blocking(started: threading.Event, gate: threading.Event) -> bool:
+    """A job that says it runs, then holds the worker until `gate` is set."""
+    started.set()
+    return gate.wait(30)
+
+
 @pytest.mark.asyncio
 async def test_worker_runs_requests_before_queued_background_jobs() -> None:
     worker = DiskWorker()
     order: list[str] = []
-    gate = threading.Event()
+    started, gate = threading.Event(), threading.Event()
     try:
-        blocker = asyncio.ensure_future(worker.run_background(gate.wait, 10))
-        await asyncio.sleep(0.05)  # the blocker is running: what follows is queued
+        blocker = asyncio.ensure_future(worker.run_background(blocking, started, gate))
+        # The blocker is running (however long a busy machine took to start it): what
+        # follows is queued behind it.
+        assert await asyncio.to_thread(started.wait, 30)
         background = asyncio.ensure_future(worker.run_background(order.append, "background"))
         urgent = asyncio.ensure_future(worker.run(order.append, "urgent"))
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0)  # both tasks run up to their wait: both jobs are queued
         gate.set()
         await asyncio.gather(blocker, background, urgent)
         assert order == ["urgent", "background"]
@@ -304,9 +312,11 @@ async def test_worker_runs_requests_before_queued_background_jobs() -> None:
 @pytest.mark.asyncio
 async def test_worker_shutdown_cancels_queued_jobs() -> None:
     worker = DiskWorker()
-    gate = threading.Event()
-    running = asyncio.ensure_future(worker.run(gate.wait, 10))
-    await asyncio.sleep(0.05)
+    started, gate = threading.Event(), threading.Event()
+    running = asyncio.ensure_future(worker.run(blocking, started, gate))
+    # Shut down only once the job runs: a fixed pause was too short on a busy machine, and a
+    # job still queued is cancelled.
+    assert await asyncio.to_thread(started.wait, 30)
     queued = asyncio.ensure_future(worker.run_background(lambda: "never"))
     await asyncio.sleep(0)
     worker.shutdown()

@@ -11,11 +11,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import shlex
 import sqlite3
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +47,7 @@ from tests.test_lsp_helpers import (
     with_pull_diagnostics,
     within,
 )
+from tests.testing import Cli
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -76,16 +74,8 @@ class Session:
         return root, workspace_id
 
     def cli(self, *args: str) -> dict[str, Any]:
-        env = {key: value for key, value in os.environ.items() if not key.startswith("RUTTER_")}
-        env["RUTTER_HOME"] = str(self.home)
-        done = subprocess.run(
-            [sys.executable, "-m", "rutter", *args, "--json"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        """The `rutter` CLI (run in this process, not the server's) on the server's store."""
+        done = Cli(self.home, self.base)(*args, "--json")
         assert done.returncode == 0, done.stderr
         result: dict[str, Any] = json.loads(done.stdout)
         return result

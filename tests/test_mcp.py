@@ -22,7 +22,6 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import write_tree
-from tests.test_cli import Cli
 from tests.test_lsp_helpers import (
     CLIENTS,
     capabilities,
@@ -34,6 +33,7 @@ from tests.test_lsp_helpers import (
     uri,
     wait_until,
 )
+from tests.testing import Cli
 
 pytestmark = [pytest.mark.asyncio]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 

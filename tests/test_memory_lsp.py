@@ -34,6 +34,7 @@ from tests.test_lsp_helpers import (
     execute,
     folder,
     registered,
+    rejection,
     request,
     start,
     stop,
@@ -93,9 +94,7 @@ async def memory(session: Session, method: str, params: Any) -> Any:
 
 
 async def failure(session: Session, method: str, params: Any) -> JsonRpcException:
-    with pytest.raises(JsonRpcException) as raised:
-        await memory(session, method, params)
-    return raised.value
+    return await rejection(memory(session, method, params))
 
 
 def typed(error: JsonRpcException) -> dict[str, Any]:

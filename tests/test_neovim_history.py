@@ -17,8 +17,8 @@ from rutter_core.app.continuity import AddMessageParams
 from rutter_core.app.facade import Rutter
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_cli import Cli
 from tests.test_neovim import run_nvim
+from tests.testing import Cli
 
 LONG_LINE = "长文本 line\n"
 LONG = "不可恢复 LONG-MARK\n" + LONG_LINE * 1000  # 10,016 characters: three pages of 4,000

@@ -24,7 +24,6 @@ from rutter_core.app.pins import AddPinParams, ListPinsParams
 from rutter_core.app.transcripts import ImportTranscriptParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_cli import Cli
 from tests.test_lsp_helpers import (
     CLIENTS,
     RutterClient,
@@ -37,6 +36,7 @@ from tests.test_lsp_helpers import (
     uri,
 )
 from tests.test_mcp import Env, call, failure, mcp_client
+from tests.testing import Cli
 
 REQUIRED: dict[type[Params], dict[str, Any]] = {
     ListMemoriesParams: {},

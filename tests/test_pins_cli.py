@@ -13,7 +13,7 @@ from rutter_core.app.facade import Rutter
 from rutter_core.app.pins import ProposePinParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 PIN_KEYS = {"pin_id", "thread_id", "text", "redacted", "proposal_id", "version", "created_by",

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from tests.test_cli import Cli
 from tests.test_mcp import Env, call, failure, mcp_client
+from tests.testing import Cli
 
 
 @pytest.fixture(autouse=True)

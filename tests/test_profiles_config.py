@@ -18,7 +18,7 @@ from rutter_core.profiles.config import MAX_CONFIG_BYTES, AgentHomes
 from rutter_core.profiles.engine import Evaluation, evaluate
 from rutter_core.profiles.model import AgentName, load_profile
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 SECRET = "do-not-echo-7f3a"
 BUDGET = 32 * 1024

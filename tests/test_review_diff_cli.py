@@ -11,7 +11,7 @@ import pytest
 from rutter_core.app.runs import confirm_refresh_command
 from rutter_core.runs.textdiff import unified
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 

@@ -17,7 +17,7 @@ import pytest
 from rutter_core.runs.service import import_run
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 TREE: dict[str, str | bytes] = {"AGENTS.md": "root rules\n", "src/AGENTS.md": "src rules\n"}
 CREATED_KEYS = {"run_id", "mission_id", "session_id", "thread_id", "root_node_id", "revision",

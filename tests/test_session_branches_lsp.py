@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from pygls.exceptions import JsonRpcException
 
 from rutter_core.app.continuity import AddNoteParams, CheckpointParams
 from rutter_core.app.facade import Rutter
@@ -23,6 +22,7 @@ from tests.test_lsp_helpers import (
     CLIENTS,
     ServedRepo,
     execute,
+    rejected,
     request,
     serve_git_repo,
     stop,
@@ -84,11 +84,7 @@ async def call(session: Session, name: str, params: Any) -> Any:
 
 
 async def failure(session: Session, name: str, params: Any) -> tuple[int, dict[str, Any]]:
-    with pytest.raises(JsonRpcException) as raised:
-        await call(session, name, params)
-    data: Any = raised.value.data
-    assert isinstance(data, dict), raised.value
-    return raised.value.code, data
+    return await rejected(call(session, name, params))
 
 
 async def test_commands_are_advertised(session: Session) -> None:

@@ -6,7 +6,6 @@ body nowhere, a tampered node listed without its content, and the comparison's f
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -28,7 +27,7 @@ from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.kernel.errors import NotFoundError, RejectedError, UsageError
 from rutter_core.store import Store
 from tests.conftest import write_tree
-from tests.test_branches import git, refused, tamper
+from tests.testing import SteppedClock, git, refused, tamper
 
 TREE_KEYS = {"protocol_version", "workspace_id", "run_id", "session_id", "root_node_id",
              "computed_at", "truncated", "nodes"}  # fmt: skip
@@ -94,9 +93,11 @@ def setup(store: Store, workspace_root: Path) -> Setup:
 # -- shape and links ------------------------------------------------------------------------------
 
 
-def test_the_tree_lists_stored_and_projected_nodes_with_their_links(setup: Setup) -> None:
+def test_the_tree_lists_stored_and_projected_nodes_with_their_links(
+    setup: Setup, stepped_clock: SteppedClock
+) -> None:
     first = setup.checkpoint("one")
-    time.sleep(1.1)  # the decision is made after the first checkpoint, before the second
+    stepped_clock.advance()  # the decision is made after the first checkpoint, before the second
     text = "Use the new parser\nbecause"
     decision = setup.rutter.continuity.add_note(
         AddNoteParams(thread_id=setup.thread_id, kind="decision", text=text), actor="cli"
@@ -104,7 +105,7 @@ def test_the_tree_lists_stored_and_projected_nodes_with_their_links(setup: Setup
     setup.rutter.continuity.add_note(
         AddNoteParams(thread_id=setup.thread_id, kind="fact", text="not projected"), actor="cli"
     )
-    time.sleep(1.1)
+    stepped_clock.advance()
     second = setup.checkpoint("two")
     forked = setup.rutter.branches.fork(ForkParams(node_id=first.node_id, goal="alt"), actor="cli")
     on_fork = setup.checkpoint("on the fork", run_id=forked.run_id)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -46,6 +45,7 @@ from tests.test_lsp_helpers import (
     uri,
     wait_until,
 )
+from tests.testing import Cli
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -78,13 +78,8 @@ def git_repo(root: Path) -> None:
 
 
 def run_cli(home: Path, *args: str) -> dict[str, Any]:
-    """The real `rutter` CLI, another process writing to the same store."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("RUTTER_")}
-    env["RUTTER_HOME"] = str(home)
-    done = subprocess.run(
-        [sys.executable, "-m", "rutter", *args, "--json"],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    """The real `rutter` CLI (run in this process, not the server's) writing to the same store."""
+    done = Cli(home, home.parent)(*args, "--json")
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result

@@ -34,6 +34,7 @@ from rutter_core.store import (
 )
 from rutter_core.store.dialects import EMBEDDED
 from rutter_core.store.migrations import canonical_statement
+from tests.testing import Cli
 
 RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 EVENTS = Migration(
@@ -684,16 +685,7 @@ def test_append_only_helper_refuses_odd_names_and_dialects() -> None:
 
 
 def rutter(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
-    env["RUTTER_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "rutter", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return Cli(home, home.parent)(*args)
 
 
 def test_cli_words_the_store_hint_with_its_flags(tmp_path: Path) -> None:

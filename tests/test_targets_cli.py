@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 
 @pytest.fixture

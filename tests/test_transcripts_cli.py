@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code-session.jsonl"

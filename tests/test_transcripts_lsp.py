@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from pygls.exceptions import JsonRpcException
 
 from rutter_core.app.continuity import ListMessagesParams
 from rutter_core.app.facade import Rutter
@@ -27,6 +26,7 @@ from tests.test_lsp_helpers import (
     execute,
     folder,
     registered,
+    rejected,
     request,
     start,
     stop,
@@ -66,11 +66,7 @@ async def served(
 
 
 async def failure(served: Served, params: Any) -> tuple[int, dict[str, Any]]:
-    with pytest.raises(JsonRpcException) as raised:
-        await request(served.client, "rutter/session/import", params)
-    data: Any = raised.value.data
-    assert isinstance(data, dict), raised.value
-    return raised.value.code, data
+    return await rejected(request(served.client, "rutter/session/import", params))
 
 
 async def test_import_then_again_appends_nothing(served: Served) -> None:

@@ -13,7 +13,6 @@ import pytest
 from lsprotocol import types
 
 from tests.conftest import write_tree
-from tests.test_cli import Cli
 from tests.test_lsp_helpers import (
     CLIENTS,
     capabilities,
@@ -25,6 +24,7 @@ from tests.test_lsp_helpers import (
     stop,
     uri,
 )
+from tests.testing import Cli
 
 TREE: dict[str, str | bytes] = {"AGENTS.md": "root rules\n", "src/AGENTS.md": "src rules\n"}
 

@@ -1,0 +1,204 @@
+"""What test modules share: trees of real files, and the `rutter` CLI run in this process.
+
+Test modules import helpers from here (or from a fixture in conftest), never from another test
+module: a test file stays a list of tests.
+
+`Cli` runs the CLI through its entry function (`rutter_cli.main.main`) in this process, with the
+environment, working directory and standard streams of a real run swapped in and restored after:
+starting a Python process for each command cost about a third of a second, hundreds of times.
+`Cli.subprocess` starts the real process, for what only one can show (the installed entry point,
+exit codes as the shell sees them, pipes, signals).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rutter_core.kernel import clock
+from rutter_core.kernel.errors import RutterError
+from rutter_core.store import Store
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "monorepo"
+"""The example monorepo of the docs (`make demo`)."""
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
+    """Create `files` (workspace-relative path → text or bytes) below `root`."""
+    for rel, body in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(body, bytes):
+            path.write_bytes(body)
+        else:
+            path.write_text(body, encoding="utf-8", newline="")
+
+
+class SteppedClock:
+    """rutter's clock (`rutter_core.kernel.clock.utc_now`, behind every stored timestamp) running
+    from the real time, moved on by `advance`: a later second without sleeping for one."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._real = clock.utc_now
+        self._offset = timedelta()
+        monkeypatch.setattr(clock, "utc_now", self.now)
+
+    def now(self) -> datetime:
+        return self._real() + self._offset
+
+    def advance(self, seconds: float = 1.0) -> None:
+        self._offset += timedelta(seconds=seconds)
+
+
+def git(root: Path, *args: str) -> str:
+    """`git ARGS` in `root` as a fixed author; its output, stripped."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def refused(error: type[RutterError], code: str, call: Callable[..., Any]) -> RutterError:
+    """`call()` must raise `error` with `code`: the error."""
+    with pytest.raises(error) as raised:
+        call()
+    assert raised.value.code == code, raised.value
+    return raised.value
+
+
+def tamper(store: Store, *statements: str) -> None:
+    """Rewrite rows as someone with the file could: triggers dropped, plain sqlite3."""
+    conn = sqlite3.connect(Path(str(store.engine.url.database)))
+    try:
+        for table in ("continuity_nodes", "continuity_snapshots", "run_instruction_snapshots"):
+            for verb in ("update", "delete", "existing_key"):
+                conn.execute(f"DROP TRIGGER IF EXISTS {table}_append_only_no_{verb}")
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    """This process's environment without any RUTTER_ setting, with `home` as RUTTER_HOME and a
+    wide page (COLUMNS), then `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
+    env["RUTTER_HOME"] = str(home)
+    env["COLUMNS"] = "200"
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def _swapped_environment(env: Mapping[str, str]) -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _working_directory(path: Path) -> Iterator[None]:
+    saved = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(saved)
+
+
+def _text_of(raw: bytes) -> str:
+    """Decoded as `subprocess.run(..., text=True)` decodes a pipe (universal newlines)."""
+    return io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8").read()
+
+
+def run_cli(
+    args: list[str], *, cwd: Path, env: Mapping[str, str], stdin: bytes | str = b""
+) -> subprocess.CompletedProcess[str]:
+    """`rutter ARGS` run in this process through the CLI's entry function, as a real run would
+    see it: `env` as the whole environment, `cwd` as the working directory, `stdin` as standard
+    input (empty unless given), standard output and error captured. The exit code is `main`'s.
+    """
+    from rutter_cli.main import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (
+        io.TextIOWrapper(io.BytesIO(stdin.encode() if isinstance(stdin, str) else stdin),
+                         encoding="utf-8"),
+        io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+        io.TextIOWrapper(err, encoding="utf-8", write_through=True),
+    )  # fmt: skip
+    saved = sys.stdin, sys.stdout, sys.stderr
+    with _swapped_environment(env), _working_directory(cwd):
+        sys.stdin, sys.stdout, sys.stderr = streams
+        try:
+            code = main(args)
+        except SystemExit as stop:  # as the interpreter turns it into an exit code
+            code = stop.code if isinstance(stop.code, int) else 1
+        finally:
+            for stream in streams[1:]:
+                stream.flush()
+            sys.stdin, sys.stdout, sys.stderr = saved
+            # `main` freezes what it imported out of the collector's passes, as a process that
+            # ends soon may; this one goes on running tests.
+            gc.unfreeze()
+    return subprocess.CompletedProcess(
+        ["rutter", *args], code, _text_of(out.getvalue()), _text_of(err.getvalue())
+    )
+
+
+class Cli:
+    """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`."""
+
+    def __init__(self, home: Path, cwd: Path) -> None:
+        self.home = home
+        self.cwd = cwd
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment a command runs with (see `cli_env`)."""
+        return cli_env(self.home, **extra)
+
+    def __call__(
+        self, *args: str, cwd: Path | None = None, stdin: bytes | str = b""
+    ) -> subprocess.CompletedProcess[str]:
+        """`rutter ARGS`, run in this process (see `run_cli`)."""
+        return run_cli(list(args), cwd=cwd or self.cwd, env=self.env(), stdin=stdin)
+
+    def subprocess(
+        self, *args: str, cwd: Path | None = None, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`python -m rutter ARGS` as a real process (for exit codes, pipes and signals)."""
+        return subprocess.run(
+            [sys.executable, "-m", "rutter", *args],
+            cwd=cwd or self.cwd,
+            env=self.env(),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    def json(self, *args: str, code: int = 0, cwd: Path | None = None) -> Any:
+        """`rutter ARGS --json`, which must exit with `code`: its JSON document."""
+        result = self(*args, "--json", cwd=cwd)
+        assert result.returncode == code, (result.stdout, result.stderr)
+        return json.loads(result.stdout)
