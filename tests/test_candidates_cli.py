@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 

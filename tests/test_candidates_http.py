@@ -14,7 +14,7 @@ import pytest
 from rutter_http.openapi import openapi_document
 from tests.conftest import write_tree
 from tests.http_server import Server, serving
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 
 @dataclass

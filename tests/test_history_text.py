@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 ROLLBACK = Path(__file__).parent / "fixtures" / "transcripts" / "codex-rollback.jsonl"
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import write_tree
 from tests.http_server import API, Answer, Server, serving
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 MARK = "hardening-echo-marker-5c1a"
 """Sent inside refused bodies and headers: no error may repeat it."""

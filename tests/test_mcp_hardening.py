@@ -24,8 +24,8 @@ import pytest
 from mcp import MCPError
 
 from tests.conftest import write_tree
-from tests.test_cli import Cli
 from tests.test_mcp import Env, mcp_client
+from tests.testing import Cli
 
 MARK = "Zq-MCP-ECHO-MARK-77"
 """Sent in values (not of an identifier's form): no answer may repeat it."""

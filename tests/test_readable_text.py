@@ -40,7 +40,7 @@ from rutter_core.kernel.errors import RejectedError
 from rutter_core.kernel.text import first_unreadable_char, require_readable, visible
 from rutter_core.store import Store, open_store
 from tests.conftest import write_tree
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 SENTINEL = "sentinel-readable-7f3a"
 

@@ -21,7 +21,7 @@ from rutter_core.app.transcripts import ImportTranscriptParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.kernel.errors import NotFoundError
 from rutter_core.store import Store
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 

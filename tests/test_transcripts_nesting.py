@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rutter_core.continuity.transcripts.reading import TranscriptReader
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 MARK = "nesting-marker-3b7e"
 

@@ -22,7 +22,7 @@ from rutter_core.continuity.transcripts.claude_code import harness_kind
 from rutter_core.continuity.transcripts.prepare import prepare_text, strip_terminal_escapes
 from rutter_core.continuity.transcripts.reading import TranscriptReader
 from rutter_core.store import Store
-from tests.test_cli import Cli
+from tests.testing import Cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REWIND = FIXTURES / "claude-code-rewind.jsonl"

@@ -34,8 +34,8 @@ from rutter_core.memory.service import MAX_LIST_LIMIT
 from rutter_core.runs.model import RunMode, RunStatus, RunStatusChange
 from tests.conftest import write_tree
 from tests.http_server import Answer, Server, serving
-from tests.test_cli import Cli
 from tests.test_lsp_helpers import RutterClient, capabilities, folder, request, start, stop
+from tests.testing import Cli
 from tools import reference
 
 ROOT = Path(__file__).resolve().parent.parent
