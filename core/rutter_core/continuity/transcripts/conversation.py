@@ -69,6 +69,9 @@ class ClaudeTree:
     def __init__(self) -> None:
         self._held = _Held()
         self._nodes: dict[str, TreeNode] = {}
+        self._previous: dict[str, str | None] = {}
+        """Each record's predecessor in the file: what stands in for a parent the file does not
+        hold after its first record (a line that could not be read, and so was skipped)."""
         self._last: str | None = None
         self._has_parents = False
         self._abandoned = 0
@@ -80,6 +83,7 @@ class ClaudeTree:
                 node = replace(node, parent=self._last)
             self._has_parents = self._has_parents or node.parent is not None
             self._nodes[node.uuid] = node
+            self._previous[node.uuid] = self._last
             self._last = node.uuid
         self._held.hold(outcome.entries, node)
 
@@ -128,9 +132,14 @@ class ClaudeTree:
         while current is not None and current not in path:
             step = nodes.get(current)
             if step is None:
-                break  # a parent the file does not hold (an older session's) ends the path
+                break
             path.add(current)
             current = step.parent
+            if current is not None and current not in nodes:
+                # A parent the file does not hold: an older session's for the file's first
+                # record, which ends the path; after that, a line that could not be read, for
+                # which the record before this one in the file stands in.
+                current = self._previous.get(step.uuid)
         return path
 
 
