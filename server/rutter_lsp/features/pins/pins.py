@@ -35,6 +35,7 @@ from rutter_core.app.pins import (
     RemovePinParams,
 )
 from rutter_lsp.dispatch import ACTOR, custom_request, on_worker, ready_app
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.features.pins.watch import PIN_PROPOSALS_CHANGED, ProposalWatch
 
 if TYPE_CHECKING:
@@ -72,12 +73,15 @@ OPERATIONS: Final = (
 )
 
 
-def register(server: RutterServer) -> None:
-    """Each request `rutter/pin/*` and its command twin `rutter.pin.*`; the watch of
-    pending proposals follows the session's store watch."""
-    server.session.store_watch.subscribe(server.pin_proposals.store_changed)
-    for operation in OPERATIONS:
-        operation(server)
+class Pins(LanguageFeature):
+    """Each request `rutter/pin/*` and its command twin `rutter.pin.*`; the watch of pending
+    proposals (`ProposalWatch`, owned here) follows the session's store watch."""
+
+    def setup(self) -> None:
+        self.proposals = ProposalWatch(self.server)
+        self.server.session.store_watch.subscribe(self.proposals.store_changed)
+        for operation in OPERATIONS:
+            operation(self.server)
 
 
-__all__ = ["PIN_PROPOSALS_CHANGED", "ProposalWatch", "register"]
+__all__ = ["PIN_PROPOSALS_CHANGED", "Pins", "ProposalWatch"]
