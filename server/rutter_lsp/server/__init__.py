@@ -11,7 +11,8 @@ loop; disk and store work runs on the session's `DiskWorker` with immutable inpu
 (`rutter_lsp.index.analysis` holds those pure computations).
 
 Run it with `rutter serve` / `rutter-lsp` / `python -m rutter_lsp` (stdio), or `--tcp HOST:PORT`
-for debugging.
+for debugging; `python -m rutter_lsp.server` (what editors were told to configure) runs this
+package's `__main__`, an entry point like those, so that this module imports no entry point.
 """
 
 from __future__ import annotations
@@ -179,9 +180,3 @@ class RutterServer(LanguageServer):
                 logger.debug("%s was not answered: %s", method, result.exception())
 
         future.add_done_callback(done)
-
-
-if __name__ == "__main__":  # `python -m rutter_lsp.server`, as editors were told to configure
-    from rutter_lsp.serve import main
-
-    sys.exit(main())
