@@ -79,7 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     size = int(args.megabytes * 1_000_000)
     os.environ["RUTTER_HOME"] = tempfile.mkdtemp(prefix="rutter-bench-")
-    from rutter_lsp.server import create_server
+    from rutter_lsp.setup import create_server
 
     plain = LanguageServer(
         "baseline", "0", text_document_sync_kind=types.TextDocumentSyncKind.Incremental

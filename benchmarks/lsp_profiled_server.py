@@ -36,7 +36,7 @@ def main() -> int:
         profile.enable()  # replaces this hook in this thread
 
     threading.setprofile(start)
-    from rutter_lsp.server import main as server_main
+    from rutter_lsp.serve import main as server_main
 
     main_profile = cProfile.Profile()
     main_profile.enable()

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from rutter_lsp.protocol import MAX_TRACKED_CHARS, may_need_text
-from rutter_lsp.server import RutterServer, create_server
+from rutter_lsp.server import RutterServer
+from rutter_lsp.setup import create_server
 
 
 class _Writer:

@@ -38,7 +38,6 @@ from rutter_lsp.features.instructions.instructions import (
     EFFECTIVE_INSTRUCTIONS,
     DocumentParams,
     EncodedSnapshots,
-    WorkspaceCache,
 )
 from rutter_lsp.index.paths import Folder
 from rutter_lsp.index.refresh import (
@@ -50,7 +49,8 @@ from rutter_lsp.index.refresh import (
     reach,
 )
 from rutter_lsp.protocol import EncodedResult
-from rutter_lsp.server import create_server
+from rutter_lsp.registrations import WorkspaceCache
+from rutter_lsp.setup import create_server
 from rutter_lsp.worker import SETTLE_ROUNDS, DiskWorker
 from tests.conftest import write_tree
 

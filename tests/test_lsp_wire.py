@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from rutter_lsp.nesting import MAX_JSON_DEPTH
-from rutter_lsp.server import create_server
+from rutter_lsp.setup import create_server
 from rutter_lsp.transport import MessageLoop
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")

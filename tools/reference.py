@@ -230,7 +230,7 @@ def _result_of(operation: str) -> Any:
 def registered_requests() -> dict[str, type[BaseModel]]:
     """The `rutter/*` requests a fresh server registers, and the model of each one's params."""
     from rutter_lsp.dispatch import REQUEST_MODELS
-    from rutter_lsp.server import create_server
+    from rutter_lsp.setup import create_server
 
     create_server()
     return {

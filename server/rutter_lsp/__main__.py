@@ -2,6 +2,6 @@
 
 import sys
 
-from rutter_lsp.server import main
+from rutter_lsp.serve import main
 
 sys.exit(main())

@@ -1,15 +1,26 @@
-"""The one dispatch of the custom requests (`rutter/*`) and their command twins.
+"""The one dispatch of the custom requests (`rutter/*`) and their command twins, and the
+registry of them (`METHODS`).
 
-Every custom request is registered with `custom_request`: its params are decoded once into the
-operation's pydantic model (unknown fields refused, as on every surface), the handler runs, and a
-typed failure is mapped once (`rutter_lsp.errors.jsonrpc_error`): a JSON-RPC error whose `data`
-is the error document. Handlers therefore raise `RutterError` and never build JSON-RPC errors.
+Every custom request is registered with `custom_request` or `worker_request`, a command alone
+with `custom_command`: its params are decoded once into the operation's pydantic model (unknown
+fields refused, as on every surface), the handler runs, and a typed failure is mapped once
+(`rutter_lsp.errors.jsonrpc_error`): a JSON-RPC error whose `data` is the error document.
+Handlers therefore raise `RutterError` and never build JSON-RPC errors.
+
+Each method is registered with its lane (as ruff's server sorts its requests into those run on
+the main loop and those run in the background): `Lane.WORKER` when it is one call of the app
+facade, which `worker_request` runs on the disk worker once the store is open, so the handler
+is a plain function that cannot touch the event loop's state; `Lane.LOOP` when the handler
+itself awaits the client or the session (asks the person, reads the index, sends), handing its
+store and disk work to the worker (`on_worker`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from rutter_core.kernel.errors import RutterError, UsageError
 from rutter_lsp.errors import jsonrpc_error
@@ -27,10 +38,37 @@ ACTOR: Final = "lsp"
 """Who every change made from the editor is recorded as (never taken from params)."""
 
 Handler = Callable[["RutterServer", P], Awaitable[Any]]
+AppCall = Callable[["Rutter", P], Any]
+"""A worker-lane handler: one call of the app facade with the decoded params; returns the
+answer's JSON."""
 
+
+class Lane(StrEnum):
+    """Where a method's work runs."""
+
+    LOOP = "event loop"
+    """The handler awaits on the event loop (the client, the session, the index)."""
+    WORKER = "disk worker"
+    """The handler is one call of the app facade, run on the disk worker."""
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """A registered custom method: a request (perhaps with a command twin) or a command."""
+
+    name: str
+    kind: Literal["request", "command"]
+    params: type[BaseModel]
+    lane: Lane
+    command: str | None = None
+    """A request's command twin (`workspace/executeCommand`)."""
+
+
+METHODS: dict[str, Method] = {}
+"""Every registered custom request and command (the same for every server), by name."""
 REQUEST_MODELS: dict[str, type[BaseModel]] = {}
-"""Each registered `rutter/*` request and the model its params are decoded into (the same for
-every server): the generated reference (`tools/reference.py`) reads its schemas from here."""
+"""Each registered `rutter/*` request and the model its params are decoded into: the generated
+reference (`tools/reference.py`) reads its schemas from here."""
 
 
 def invalid_params(message: str) -> UsageError:
@@ -132,6 +170,7 @@ def custom_request(
     *,
     command: str | None = None,
     command_params: Callable[[Sequence[Any]], Any] = _command_arguments,
+    lane: Lane = Lane.LOOP,
 ) -> Callable[[Handler[P]], Handler[P]]:
     """Register `handler` for the request `method` (and `workspace/executeCommand` `command`,
     whose arguments `command_params` turns into the request's params)."""
@@ -139,6 +178,7 @@ def custom_request(
     def register(handler: Handler[P]) -> Handler[P]:
         answer = _answering(server, model, handler)
         REQUEST_MODELS[method] = model
+        METHODS[method] = Method(method, "request", model, lane, command)
 
         @server.feature(method)
         async def request(params: Any) -> Any:
@@ -163,6 +203,33 @@ def custom_command(
 
     def register(handler: Handler[P]) -> Handler[P]:
         _register_command(server, command, _answering(server, model, handler), command_params)
+        METHODS[command] = Method(command, "command", model, Lane.LOOP)
         return handler
+
+    return register
+
+
+def worker_request(
+    server: RutterServer,
+    method: str,
+    model: type[P],
+    *,
+    command: str | None = None,
+    command_params: Callable[[Sequence[Any]], Any] = _command_arguments,
+) -> Callable[[AppCall[P]], AppCall[P]]:
+    """Register `call` for the request `method` (and its command twin) on the worker lane: once
+    the store is open, `call(app, params)` runs on the disk worker and its result is the
+    answer."""
+
+    def register(call: AppCall[P]) -> AppCall[P]:
+        async def handler(server: RutterServer, params: P) -> Any:
+            app = await ready_app(server)
+            return await on_worker(server, lambda: call(app, params))
+
+        custom_request(
+            server, method, model, command=command, command_params=command_params,
+            lane=Lane.WORKER,
+        )(handler)  # fmt: skip
+        return call
 
     return register

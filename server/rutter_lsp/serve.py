@@ -57,7 +57,7 @@ def serve(
     stdout: BinaryIO | None = None,
 ) -> int:
     """Run the language server until the client exits; returns the exit code."""
-    from rutter_lsp.server import create_server
+    from rutter_lsp.setup import create_server
 
     configure_stderr(LOG_LEVELS.get(log_level, logging.INFO))
     server = create_server(database_url=database_url)
@@ -79,3 +79,15 @@ def serve(
     # pygls exits with this status itself (`sys.exit` in its `exit` handler), but its IO loop
     # swallows the SystemExit: the status is recomputed here from what the session recorded.
     return 0 if server.session.shutdown_requested else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`rutter-lsp [serve] [--tcp HOST:PORT] [--database-url URL] [--log-level LEVEL]`.
+
+    A leading `serve` is accepted so that `python -m rutter_lsp serve` (what editors were told
+    to configure) keeps working."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["serve"]:
+        arguments = arguments[1:]
+    args = parse_args(arguments)
+    return serve(tcp=args.tcp, database_url=args.database_url, log_level=args.log_level)

@@ -1,9 +1,11 @@
 """The language server's session: what it knows and holds between messages.
 
 Apart from the pygls server object (the connection, the client's capabilities, sending), as in
-ruff's server: settings, the store, the served folders, the index of open documents, the caches
-and the disk worker live here. Mutated on the event loop only; the disk worker gets immutable
-inputs (see `rutter_lsp.worker`).
+ruff's server: settings, the store, the served folders, the index of open documents, the
+registrations of the served workspaces and the disk worker live here. It knows no feature: a
+feature keeps what only it uses (the runs feature its monitor, the instructions feature its
+encoded snapshots) and reads the rest here. Mutated on the event loop only; the disk worker gets
+immutable inputs (see `rutter_lsp.worker`).
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from rutter_core.app.facade import Rutter
 from rutter_core.app.profiles import is_agent_file
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store
-from rutter_lsp.features.instructions.instructions import EncodedSnapshots, WorkspaceCache
 from rutter_lsp.index.analysis import Index, OpenDoc
 from rutter_lsp.index.paths import Folder, Located, classify, locate, path_of_uri
+from rutter_lsp.registrations import WorkspaceCache
 from rutter_lsp.settings import Settings
 from rutter_lsp.store_watch import StoreWatch
 from rutter_lsp.worker import DiskWorker
@@ -52,8 +54,6 @@ class Session:
     index: Index = field(default_factory=Index)
     workspaces: WorkspaceCache = field(default_factory=WorkspaceCache)
     """Registrations of served workspaces (cleared when folders or the store change)."""
-    encoded_snapshots: EncodedSnapshots = field(default_factory=EncodedSnapshots)
-    """Encoded answers of `rutter/effectiveInstructions` (used on the worker only)."""
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once `initialized` has opened the store and registered the folders."""
     published: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
@@ -67,7 +67,7 @@ class Session:
     shutdown_requested: bool = False
     """`shutdown` was answered: `exit` then ends the process with status 0 (LSP), else 1."""
     store_watch: StoreWatch = field(init=False)
-    """The one watcher of the store's commits; features subscribe to it in `register`."""
+    """The one watcher of the store's commits; features subscribe to it in `setup`."""
     _located: dict[str, OpenDoc | None] = field(default_factory=dict, init=False, repr=False)
     _located_in: tuple[Folder, ...] = field(default=(), init=False, repr=False)
     """The folders `_located` was computed for (it is dropped when they change)."""

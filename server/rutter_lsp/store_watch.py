@@ -16,7 +16,7 @@ the session, rather than each opening its own change feed and polling it on its 
   (nothing was seen yet), so subscribers read their baseline; a new store (the settings
   changed it) gets a new feed and the same first True.
 
-Features subscribe in their `register`; `features.lifecycle` starts the watcher once the server
+Features subscribe in their `setup`; `features.lifecycle` starts the watcher once the server
 is ready and closes it at shutdown. A subscriber that fails is logged and does not stop the
 others. Event loop only, like every send.
 """

@@ -10,10 +10,15 @@ only changes on disk are pending: they come in batches already), then:
    needs which sources apply, not snapshots; levels they share are walked once per round) in
    slices of ~15 ms on the disk worker's background lane, so requests go ahead of the
    refresh and wait for one slice at most,
-3. recomputes diagnostics (push: publishes those that changed; pull: asks the client to pull
-   again), and asks code-lens clients to refresh,
-4. sends `rutter/instructionsChanged` `{"workspace_id", "paths"}` for changed files, and
-   `rutter/runsChanged` `{"workspace_ids"}` when the active runs of a workspace changed.
+3. hands the round (`RefreshRound`: what became stale, the open documents) to every feature,
+   in the order of the feature list: first `refresh` (the runs feature inspects the runs again
+   and says which documents' drift changed), then `refreshed`: the diagnostics feature
+   publishes what changed (pull: asks the client to pull again), the code lens asks for a
+   refresh, the instructions feature sends `rutter/instructionsChanged` and the runs feature
+   `rutter/runsChanged`.
+
+The refresher knows no feature: it rebuilds the index and calls the hooks. It also keeps what
+was published (`publish`, `clear`), as pushed diagnostics are withdrawn by several features.
 
 Events arriving meanwhile are picked up by the next round of the same task.
 """
@@ -22,12 +27,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import logging
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 from lsprotocol import types
@@ -35,8 +42,7 @@ from lsprotocol import types
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR, classify
 from rutter_core.discovery.walk import SharedLevels
-from rutter_lsp.features.diagnostics import diagnostics
-from rutter_lsp.features.runs.runs import RUNS_CHANGED
+from rutter_lsp.feature import RefreshRound
 from rutter_lsp.index.analysis import (
     DirKey,
     DirResult,
@@ -52,7 +58,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("rutter_lsp")
 
-INSTRUCTIONS_CHANGED: Final = "rutter/instructionsChanged"
 DEBOUNCE_SECONDS: Final = 0.03
 """How long events gather before a round: a burst of `didOpen`s or edits becomes one rebuild."""
 CHANGE_DEBOUNCE_SECONDS: Final = 0.005
@@ -61,7 +66,6 @@ CHANGE_DEBOUNCE_SECONDS: Final = 0.005
 reported later costs a round over what it reaches rather than every user a longer wait."""
 SLICE_SECONDS: Final = 0.015
 """Worker time per background job: what a request may have to wait for during a refresh."""
-DOCS_PER_CHUNK: Final = 64
 IDLE_TIMEOUT_SECONDS: Final = 30.0
 
 
@@ -196,19 +200,6 @@ def _discover_slice(
     return results, index
 
 
-def _diagnose_chunk(
-    jobs: Sequence[tuple[OpenDoc, str | None]],
-    index: Index,
-    reader: FileReader,
-    encoding: str,
-    agents: diagnostics.AgentNotes | None,
-) -> list[tuple[str, list[types.Diagnostic]]]:
-    return [
-        (doc.uri, diagnostics.for_document(doc, buffer, index, reader, encoding, agents))
-        for doc, buffer in jobs
-    ]
-
-
 class Refresher:
     def __init__(self, server: RutterServer) -> None:
         self._server = server
@@ -310,24 +301,20 @@ class Refresher:
                 else reach(pending.changes, server.session.folders.values())
             )
             server.session.replace_index(await self._rebuild(docs, reached))
-        runs_changed: list[str] = []
-        if pending.runs or pending.all_diagnostics:
-            runs_changed = await server.runs.reinspect()
-        elif pending.changes:  # only runs those files can reach
-            runs_changed = await server.runs.reinspect(pending.changes)
-        drifted: set[str] = set()
-        if rebuild or pending.runs:
-            drifted = server.runs.replace(docs)
-        await self._diagnostics(docs, pending, drifted)
-        lenses = any(doc.instruction is not None for doc in docs)
-        if rebuild and lenses and server.supports("workspace.code_lens.refresh_support"):
-            server.send_request_quietly(types.WORKSPACE_CODE_LENS_REFRESH)
-        for workspace_id, paths in sorted(pending.changes.items()):
-            server.protocol.notify(
-                INSTRUCTIONS_CHANGED, {"workspace_id": workspace_id, "paths": sorted(paths)}
-            )
-        if runs_changed:
-            server.protocol.notify(RUNS_CHANGED, {"workspace_ids": runs_changed})
+        changes = MappingProxyType({ws: frozenset(paths) for ws, paths in pending.changes.items()})
+        round = RefreshRound(
+            docs=tuple(docs), rebuilt=rebuild, index=pending.index,
+            all_diagnostics=pending.all_diagnostics, changes=changes, runs=pending.runs,
+            agents=pending.agents, diagnostics=frozenset(pending.diagnostics),
+        )  # fmt: skip
+        # Features bring what they derive up to date first (run drift), then tell the client,
+        # in the order of the feature list (diagnostics before the notifications).
+        forced: frozenset[str] = frozenset()
+        for feature in server.features:
+            forced |= await feature.refresh(round)
+        round = dataclasses.replace(round, forced=forced)
+        for feature in server.features:
+            await feature.refreshed(round)
 
     async def _rebuild(self, docs: Sequence[OpenDoc], reached: Reach | None = None) -> Index:
         """The index of `docs`: every directory discovered again, or with `reached` (what the
@@ -347,38 +334,6 @@ class Refresher:
                 )
                 results.extend(found)
             return await server.session.worker.run_background(build_index, results, list(docs))
-
-    async def _diagnostics(
-        self, docs: Sequence[OpenDoc], pending: _Pending, drifted: set[str]
-    ) -> None:
-        """`drifted`: documents whose run-drift diagnostics changed (`RunsMonitor.replace`)."""
-        server = self._server
-        if server.pull_diagnostics:
-            if pending.all_diagnostics or pending.changes or drifted or pending.agents:
-                server.send_request_quietly(types.WORKSPACE_DIAGNOSTIC_REFRESH)
-            return
-        forced = pending.diagnostics | drifted
-        everything = pending.all_diagnostics or bool(pending.changes) or pending.agents
-        targets = [
-            doc for doc in docs
-            if (doc.diagnosed or doc.uri in drifted or server.runs.for_uri(doc.uri))
-            and (everything or doc.uri in forced)
-        ]  # fmt: skip
-        encoding = server.position_encoding
-        for start in range(0, len(targets), DOCS_PER_CHUNK):
-            chunk = [
-                (doc, server.buffer(doc.uri)) for doc in targets[start : start + DOCS_PER_CHUNK]
-            ]
-            results = await server.session.worker.run_background(
-                _diagnose_chunk, chunk, server.session.index, server.session.reader, encoding,
-                diagnostics.agent_notes(server),
-            )  # fmt: skip
-            for uri, own in results:
-                if uri not in server.workspace.text_documents:
-                    continue  # closed meanwhile
-                found = own + server.runs.for_uri(uri)
-                if uri in forced or server.session.published.get(uri) != found:
-                    self.publish(uri, found)
 
     def publish(self, uri: str, found: list[types.Diagnostic]) -> None:
         server = self._server

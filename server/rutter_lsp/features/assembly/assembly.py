@@ -21,9 +21,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from rutter_core.app.assembly import AssembleParams, AuditParams, ReportParams
-from rutter_lsp.dispatch import ACTOR, custom_request, on_worker, ready_app
+from rutter_lsp.dispatch import ACTOR, worker_request
 
 if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
     from rutter_lsp.server import RutterServer
 
 CONTEXT_ASSEMBLE: Final = "rutter/contextAssemble"
@@ -32,20 +33,17 @@ CONTEXT_REPORT: Final = "rutter/contextReport"
 
 
 def register(server: RutterServer) -> None:
-    @custom_request(server, CONTEXT_ASSEMBLE, AssembleParams, command="rutter.contextAssemble")
-    async def assemble(server: RutterServer, params: AssembleParams) -> dict[str, Any]:
-        operations = (await ready_app(server)).assembly
-        return await on_worker(server, lambda: operations.assemble(params, actor=ACTOR).to_json())
+    @worker_request(server, CONTEXT_ASSEMBLE, AssembleParams, command="rutter.contextAssemble")
+    def assemble(app: Rutter, params: AssembleParams) -> dict[str, Any]:
+        return app.assembly.assemble(params, actor=ACTOR).to_json()
 
-    @custom_request(server, CONTEXT_AUDIT, AuditParams, command="rutter.contextAudit")
-    async def audit(server: RutterServer, params: AuditParams) -> dict[str, Any]:
-        operations = (await ready_app(server)).assembly
-        return await on_worker(server, lambda: operations.audit(params).to_json())
+    @worker_request(server, CONTEXT_AUDIT, AuditParams, command="rutter.contextAudit")
+    def audit(app: Rutter, params: AuditParams) -> dict[str, Any]:
+        return app.assembly.audit(params).to_json()
 
-    @custom_request(server, CONTEXT_REPORT, ReportParams, command="rutter.contextReport")
-    async def report(server: RutterServer, params: ReportParams) -> dict[str, Any]:
-        operations = (await ready_app(server)).assembly
-        return await on_worker(server, lambda: operations.report(params, actor=ACTOR).to_json())
+    @worker_request(server, CONTEXT_REPORT, ReportParams, command="rutter.contextReport")
+    def report(app: Rutter, params: ReportParams) -> dict[str, Any]:
+        return app.assembly.report(params, actor=ACTOR).to_json()
 
 
 __all__ = ["CONTEXT_ASSEMBLE", "CONTEXT_AUDIT", "CONTEXT_REPORT", "register"]

@@ -107,7 +107,8 @@ def _confirmed(
             if answer is None or answer.title != asked.action:
                 return CancelledBranch(node_id=node_id).to_json()
             result = await on_worker(server, lambda: call(branches, params).to_json())
-            server.sessions.changed_here()
+            # Continuity changed here: the store watch ticks now rather than at its next poll.
+            server.session.store_watch.wake()
             return result
 
     return register

@@ -1,5 +1,5 @@
 """codelens."""
 
-from rutter_lsp.features.codelens.codelens import register
+from rutter_lsp.features.codelens.codelens import CodeLens
 
-__all__ = ["register"]
+__all__ = ["CodeLens"]

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from rutter_lsp.features.hover.hover import headline, status_for
-from rutter_lsp.features.instructions.instructions import COMMAND_SHOW_APPLICABLE_FILES
+from rutter_lsp.feature import LanguageFeature, RefreshRound
+from rutter_lsp.presentation import COMMAND_SHOW_APPLICABLE_FILES, headline, status_for
 
 if TYPE_CHECKING:
     from rutter_lsp.server import RutterServer
@@ -36,3 +36,16 @@ def register(server: RutterServer) -> None:
             arguments=[uri, list(status.applies_to)],
         )
         return [types.CodeLens(range=_LINE_ONE, command=command)]
+
+
+class CodeLens(LanguageFeature):
+    def setup(self) -> None:
+        register(self.server)
+
+    async def refreshed(self, round: RefreshRound) -> None:
+        """A rebuilt index may change what a lens says: clients that can are asked to ask
+        again (only when an instruction file is open, so has a lens)."""
+        server = self.server
+        lenses = any(doc.instruction is not None for doc in round.docs)
+        if round.rebuilt and lenses and server.supports("workspace.code_lens.refresh_support"):
+            server.send_request_quietly(types.WORKSPACE_CODE_LENS_REFRESH)

@@ -1,5 +1,5 @@
 """diagnostics."""
 
-from rutter_lsp.features.diagnostics.diagnostics import register
+from rutter_lsp.features.diagnostics.diagnostics import Diagnostics
 
-__all__ = ["register"]
+__all__ = ["Diagnostics"]

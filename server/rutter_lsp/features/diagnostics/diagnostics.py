@@ -23,7 +23,7 @@ feature module decides between push (`textDocument/publishDiagnostics`) and pull
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
@@ -34,6 +34,7 @@ from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.ignore import IGNORE_FILE, IgnoreRules
 from rutter_core.discovery.redaction import find_secrets
 from rutter_core.kernel.errors import RutterError
+from rutter_lsp.feature import LanguageFeature, RefreshRound
 from rutter_lsp.index.analysis import (
     ErrorInfo,
     FileStatus,
@@ -55,6 +56,8 @@ AGENT_WARNINGS: Final = frozenset(
      "import_unreadable", "glob_matches_nothing", "too_many_imports"}
 )  # fmt: skip
 """Agent-profile kinds where an agent loses text; every other kind is Information."""
+DOCS_PER_CHUNK: Final = 64
+"""Documents diagnosed per background job of a refresh round."""
 
 AgentNotes = Callable[[str, str], "list[tuple[AgentName, Note]]"]
 """(workspace root, workspace-relative path) → each agent's notes about that file."""
@@ -225,6 +228,57 @@ def agent_notes(server: RutterServer) -> AgentNotes | None:
     return partial(rutter.profiles.diagnose, agents=agents, memo=Memo())
 
 
+def _diagnose_chunk(
+    jobs: Sequence[tuple[OpenDoc, str | None]],
+    index: Index,
+    reader: FileReader,
+    encoding: str,
+    agents: AgentNotes | None,
+) -> list[tuple[str, list[types.Diagnostic]]]:
+    return [
+        (doc.uri, for_document(doc, buffer, index, reader, encoding, agents))
+        for doc, buffer in jobs
+    ]
+
+
+class Diagnostics(LanguageFeature):
+    def setup(self) -> None:
+        register(self.server)
+
+    async def refreshed(self, round: RefreshRound) -> None:
+        """Push: publish the diagnostics that changed (and those `round.forced`); pull: ask
+        the client to pull again."""
+        server = self.server
+        session = server.session
+        changed = bool(round.changes)
+        if server.pull_diagnostics:
+            if round.all_diagnostics or changed or round.forced or round.agents:
+                server.send_request_quietly(types.WORKSPACE_DIAGNOSTIC_REFRESH)
+            return
+        forced = round.diagnostics | round.forced
+        everything = round.all_diagnostics or changed or round.agents
+        targets = [
+            doc for doc in round.docs
+            if (doc.diagnosed or doc.uri in round.forced or server.added_diagnostics(doc.uri))
+            and (everything or doc.uri in forced)
+        ]  # fmt: skip
+        encoding = server.position_encoding
+        for start in range(0, len(targets), DOCS_PER_CHUNK):
+            chunk = [
+                (doc, server.buffer(doc.uri)) for doc in targets[start : start + DOCS_PER_CHUNK]
+            ]
+            results = await session.worker.run_background(
+                _diagnose_chunk, chunk, session.index, session.reader, encoding,
+                agent_notes(server),
+            )  # fmt: skip
+            for uri, own in results:
+                if uri not in server.workspace.text_documents:
+                    continue  # closed meanwhile
+                found = own + server.added_diagnostics(uri)
+                if uri in forced or session.published.get(uri) != found:
+                    server.refresher.publish(uri, found)
+
+
 def register(server: RutterServer) -> None:
     # Registered for every client, advertised only to pull clients (see RutterProtocol).
     session = server.session
@@ -245,5 +299,5 @@ def register(server: RutterServer) -> None:
                     for_document, doc, server.buffer(uri), session.index, session.reader,
                     server.position_encoding, agent_notes(server),
                 )  # fmt: skip
-            items = items + server.runs.for_uri(uri)
+            items = items + server.added_diagnostics(uri)
         return types.RelatedFullDocumentDiagnosticReport(items=items)

@@ -1,15 +1,17 @@
 """documents: open, edited, saved and closed documents, and watched instruction files."""
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.features.documents import documents, watching
 
-if TYPE_CHECKING:
-    from rutter_lsp.server import RutterServer
+
+class Documents(LanguageFeature):
+    def setup(self) -> None:
+        documents.register(self.server)
+        watching.register(self.server)
+
+    async def initialized(self) -> None:
+        """Once the folders are served: watch their instruction files."""
+        await watching.register_watchers(self.server)
 
 
-def register(server: RutterServer) -> None:
-    documents.register(server)
-    watching.register(server)
+__all__ = ["Documents"]

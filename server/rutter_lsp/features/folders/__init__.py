@@ -1,5 +1,5 @@
 """folders."""
 
-from rutter_lsp.features.folders.folders import register
+from rutter_lsp.features.folders.folders import Folders
 
-__all__ = ["register"]
+__all__ = ["Folders"]

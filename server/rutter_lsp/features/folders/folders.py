@@ -5,7 +5,8 @@ A folder whose root is already registered reuses that registration; otherwise it
 with an ID derived from the folder name, made unique with a numeric suffix. Removing a folder
 stops serving it; the registration stays (other tools, and runs, may refer to it).
 
-When the store changes, `follow_registrations` looks each served folder's root up again: a
+When the store changes (a commit the session's store watch sees), `follow_registrations` looks
+each served folder's root up again: a
 workspace moved there (`rutter workspace move ID NEWROOT`) is served under its own ID from then
 on. It never registers anything itself, so it cannot take a root back while someone frees it
 for a move.
@@ -21,6 +22,7 @@ from lsprotocol import types
 
 from rutter_core.app.workspaces import EnsureWorkspaceParams, FindWorkspaceParams
 from rutter_core.kernel.errors import RutterError
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.index.paths import Folder, path_of_uri, uri_of_path
 
 if TYPE_CHECKING:
@@ -129,3 +131,29 @@ def register(server: RutterServer) -> None:
         remove(server, list(params.event.removed))
         await add(server, list(params.event.added))
         server.refresher.request(index=True, all_diagnostics=True)
+
+
+class Folders(LanguageFeature):
+    """Serves the folders of `initialize` once the store is open, registers them again in a
+    new store, and follows registrations moved by other processes."""
+
+    def setup(self) -> None:
+        register(self.server)
+        # Subscribed before the features that read the served workspaces on a commit (runs,
+        # sessions, pins), so they see the registrations followed first.
+        self.server.session.store_watch.subscribe(self._store_changed)
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        self.server.session.initial_folders = folders_of(params)
+
+    async def initialized(self) -> None:
+        await add(self.server, self.server.session.initial_folders)
+
+    async def store_replaced(self) -> None:
+        await reregister(self.server)
+
+    async def _store_changed(self, changed: bool) -> None:
+        if changed:
+            # A workspace moved to a served folder is served under its own ID
+            # (docs/reference/workspaces.md).
+            await follow_registrations(self.server)

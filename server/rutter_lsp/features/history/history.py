@@ -19,9 +19,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rutter_core.app.history import HistoryReadParams, HistorySearchParams
-from rutter_lsp.dispatch import custom_request, on_worker, ready_app
+from rutter_lsp.dispatch import worker_request
 
 if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
     from rutter_lsp.server import RutterServer
 
 SEARCH = "rutter/historySearch"
@@ -29,12 +30,10 @@ READ = "rutter/historyRead"
 
 
 def register(server: RutterServer) -> None:
-    @custom_request(server, SEARCH, HistorySearchParams)
-    async def search(server: RutterServer, params: HistorySearchParams) -> dict[str, Any]:
-        history = (await ready_app(server)).history
-        return await on_worker(server, lambda: history.search(params).to_json())
+    @worker_request(server, SEARCH, HistorySearchParams)
+    def search(app: Rutter, params: HistorySearchParams) -> dict[str, Any]:
+        return app.history.search(params).to_json()
 
-    @custom_request(server, READ, HistoryReadParams)
-    async def read(server: RutterServer, params: HistoryReadParams) -> dict[str, Any]:
-        history = (await ready_app(server)).history
-        return await on_worker(server, lambda: history.read(params).to_json())
+    @worker_request(server, READ, HistoryReadParams)
+    def read(app: Rutter, params: HistoryReadParams) -> dict[str, Any]:
+        return app.history.read(params).to_json()

@@ -1,5 +1,12 @@
 """hover."""
 
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.features.hover.hover import register
 
-__all__ = ["register"]
+
+class Hover(LanguageFeature):
+    def setup(self) -> None:
+        register(self.server)
+
+
+__all__ = ["Hover"]

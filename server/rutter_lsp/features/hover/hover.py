@@ -8,25 +8,13 @@ from typing import TYPE_CHECKING, Final
 from lsprotocol import types
 
 from rutter_core.discovery.ignore import IGNORE_FILE
-from rutter_lsp.index.analysis import FileStatus, file_status
+from rutter_lsp.index.analysis import FileStatus
+from rutter_lsp.presentation import headline, status_for
 
 if TYPE_CHECKING:
     from rutter_lsp.server import RutterServer
 
 MAX_LISTED: Final = 10
-
-
-async def status_for(server: RutterServer, uri: str) -> FileStatus | None:
-    """The status of the instruction file at `uri`, from an up-to-date index."""
-    session = server.session
-    await session.ready.wait()
-    doc = session.open_doc(uri)
-    if doc is None or doc.instruction is None:
-        return None
-    await server.refresher.wait_idle()
-    return await session.worker.run(
-        file_status, doc.folder, doc.instruction, session.index, session.reader
-    )
 
 
 def _code(text: str) -> str:
@@ -43,37 +31,6 @@ def _listing(items: list[str]) -> str:
     shown = ", ".join(_code(item) for item in items[:MAX_LISTED])
     more = len(items) - MAX_LISTED
     return shown + (f" and {more} more" if more > 0 else "")
-
-
-def headline(status: FileStatus) -> str:
-    """One line: the file and its state (also used by the code lens)."""
-    entry = status.ignored
-    if status.state == "effective":
-        return "effective" + _link_note(status)
-    if status.state == "alias" and entry is not None:
-        return f"alias of {entry.alias_of}: not delivered twice"
-    if status.state == "superseded" and entry is not None:
-        return f"superseded by {entry.superseded_by}"
-    if status.state == "ignored" and entry is not None:
-        return f"ignored by {IGNORE_FILE}:{entry.line}"
-    if status.state == "blank_override":
-        return "blank override: skipped, AGENTS.md is used"
-    if status.state == "failed" and status.error is not None:
-        return f"fails closed: {status.error.code}"
-    if status.state == "blocked" and status.blocking is not None:
-        where = status.blocking.path or "."
-        return f"not delivered: discovery fails closed at {where} ({status.blocking.code})"
-    if status.state == "control":
-        return "control file: never delivered"
-    return "not read by discovery"
-
-
-def _link_note(status: FileStatus) -> str:
-    """` · link to X` for a delivered link (docs/reference/discovery.md), else nothing."""
-    source = status.source
-    if source is None or source.link_target is None:
-        return ""
-    return f" · {'git link stub' if source.link_stub else 'link'} to {source.link_target}"
 
 
 def render(server: RutterServer, status: FileStatus, line: int | None = None) -> str:

@@ -1,5 +1,5 @@
 """instructions."""
 
-from rutter_lsp.features.instructions.instructions import register
+from rutter_lsp.features.instructions.instructions import Instructions
 
-__all__ = ["register"]
+__all__ = ["Instructions"]

@@ -17,10 +17,11 @@ The answer is the app's `instructions.effective`, taken step by step (`workspace
 `snapshot`) with two caches between the steps, because a request costs little more than its
 discovery walk:
 
-- the registration of a served folder's workspace (`WorkspaceCache`), re-read from the store
-  when the folders or the store change, and at least every `REVALIDATE_SECONDS` (another
-  process may remove or move it);
-- the encoded JSON of the last snapshot per target (`EncodedSnapshots`, worker thread only):
+- the registration of a served folder's workspace (the session's `WorkspaceCache`, see
+  `rutter_lsp.registrations`), re-read from the store when the folders or the store change,
+  and at least every `REVALIDATE_SECONDS` (another process may remove or move it);
+- the encoded JSON of the last snapshot per target (`EncodedSnapshots`, the feature's own,
+  worker thread only):
   when discovery finds an equal stack (same files, same identities) the snapshot would be the
   same except for `loaded_at`, so the cached text is reused with the new time spliced in.
 """
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,11 +44,12 @@ from rutter_core.app.models import Params
 from rutter_core.app.profiles import AgentChoice
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import NotFoundError
-from rutter_core.store import Store
 from rutter_lsp.dispatch import custom_command, custom_request, store_unavailable
-from rutter_lsp.features.hover.hover import status_for
+from rutter_lsp.feature import LanguageFeature, RefreshRound
 from rutter_lsp.index.paths import path_of_uri
+from rutter_lsp.presentation import COMMAND_SHOW_APPLICABLE_FILES, status_for
 from rutter_lsp.protocol import EncodedResult
+from rutter_lsp.registrations import REVALIDATE_SECONDS as REGISTRATION_MAX_AGE
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
@@ -57,10 +58,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger("rutter_lsp")
 
 EFFECTIVE_INSTRUCTIONS: Final = "rutter/effectiveInstructions"
+INSTRUCTIONS_CHANGED: Final = "rutter/instructionsChanged"
+"""Notification `{"workspace_id", "paths"}`: instruction files of a served workspace changed on
+disk (sent once per refresh round, after the diagnostics)."""
 COMMAND_EFFECTIVE_INSTRUCTIONS: Final = "rutter.effectiveInstructions"
-COMMAND_SHOW_APPLICABLE_FILES: Final = "rutter.showApplicableFiles"
 MAX_LISTED_FILES: Final = 20
-REVALIDATE_SECONDS: Final = 2.0
+REVALIDATE_SECONDS: Final = REGISTRATION_MAX_AGE
+"""How old a served workspace's registration may be before a request reads it again."""
 """How stale a cached workspace registration may get (changes by other processes)."""
 MAX_ENCODED_SNAPSHOTS: Final = 256
 _LOADED_AT_MARK: Final = "\x00rutter:loaded_at\x00"
@@ -106,36 +110,6 @@ def lens_argument(args: Sequence[Any]) -> Any:
     """The code lens's arguments, `[uri, files]`: the files it counted are for clients that
     show them; the command lists them afresh."""
     return document_argument(args[:1])
-
-
-@dataclass(frozen=True, slots=True)
-class _Registration:
-    store: Store
-    workspace: Workspace
-    checked: float
-
-
-class WorkspaceCache:
-    """Workspace ID → its registration, as last read from the store (event loop only)."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._entries: dict[str, _Registration] = {}
-        self.clock = clock
-
-    def clear(self) -> None:
-        """Forget everything (served folders or the store changed)."""
-        self._entries.clear()
-
-    def get(self, store: Store, workspace_id: str) -> Workspace | None:
-        entry = self._entries.get(workspace_id)
-        if entry is None or entry.store is not store:
-            return None
-        if self.clock() - entry.checked > REVALIDATE_SECONDS:
-            return None
-        return entry.workspace
-
-    def put(self, store: Store, workspace: Workspace, checked: float) -> None:
-        self._entries[workspace.workspace_id] = _Registration(store, workspace, checked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,16 +196,16 @@ async def _located(server: RutterServer, uri: str) -> tuple[Rutter, Workspace, s
     return rutter, workspace, located.rel
 
 
-async def effective_for(server: RutterServer, uri: str) -> EncodedResult:
+async def effective_for(
+    server: RutterServer, snapshots: EncodedSnapshots, uri: str
+) -> EncodedResult:
     """The snapshot of the file at `uri`, encoded; a typed error when there is none."""
     rutter, workspace, rel = await _located(server, uri)
-    text = await server.session.worker.run(
-        _encoded, rutter, server.session.encoded_snapshots, workspace, rel
-    )
+    text = await server.session.worker.run(_encoded, rutter, snapshots, workspace, rel)
     return EncodedResult(text)
 
 
-def register(server: RutterServer) -> None:
+def register(server: RutterServer, snapshots: EncodedSnapshots) -> None:
     @custom_request(
         server,
         EFFECTIVE_INSTRUCTIONS,
@@ -244,7 +218,7 @@ def register(server: RutterServer) -> None:
     ) -> EncodedResult | dict[str, Any]:
         if params.profile is not None:
             return await profile_for(server, params.text_document.uri, params.profile)
-        return await effective_for(server, params.text_document.uri)
+        return await effective_for(server, snapshots, params.text_document.uri)
 
     @custom_command(
         server, COMMAND_SHOW_APPLICABLE_FILES, DocumentParams, command_params=lens_argument
@@ -267,3 +241,16 @@ def register(server: RutterServer) -> None:
             types.MessageType.Info,
         )
         return {"uri": uri, "files": files}
+
+
+class Instructions(LanguageFeature):
+    def setup(self) -> None:
+        self.snapshots = EncodedSnapshots()
+        """Encoded answers of `rutter/effectiveInstructions` (used on the worker only)."""
+        register(self.server, self.snapshots)
+
+    async def refreshed(self, round: RefreshRound) -> None:
+        for workspace_id, paths in sorted(round.changes.items()):
+            self.server.protocol.notify(
+                INSTRUCTIONS_CHANGED, {"workspace_id": workspace_id, "paths": sorted(paths)}
+            )

@@ -1,16 +1,14 @@
 """lifecycle: `initialize`, `initialized` and `shutdown`, and the settings (and so the store)
-they load and `workspace/didChangeConfiguration` reloads."""
+they load and `workspace/didChangeConfiguration` reloads; each calls the features' hooks."""
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.features.lifecycle import config, lifecycle
 
-if TYPE_CHECKING:
-    from rutter_lsp.server import RutterServer
+
+class Lifecycle(LanguageFeature):
+    def setup(self) -> None:
+        lifecycle.register(self.server)
+        config.register(self.server)
 
 
-def register(server: RutterServer) -> None:
-    lifecycle.register(server)
-    config.register(server)
+__all__ = ["Lifecycle"]

@@ -102,15 +102,14 @@ async def register_change_notifications(server: RutterServer) -> None:
 
 
 def register(server: RutterServer) -> None:
-    from rutter_lsp.features.folders import folders
-
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
         session = server.session
         await session.ready.wait()
         store_changed = await load(server, pushed=params.settings)
-        if store_changed:
-            await folders.reregister(server)
+        if store_changed:  # the folders feature registers the served folders in it
+            for feature in server.features:
+                await feature.store_replaced()
         logger.info(
             "settings applied: logLevel=%s, store=%s",
             session.settings.log_level,

@@ -1,5 +1,6 @@
-"""initialize / initialized / shutdown: settings, store, folders, watchers, in that order;
-then the session's store watch, which the runs, sessions and pins features subscribe to."""
+"""initialize / initialized / shutdown: the settings and the store, then every feature's hook in
+the order of the feature list (the folders are served, then their files watched), then the
+session's store watch, which the folders, runs, sessions and pins features subscribe to."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from rutter_lsp.features.documents import watching
-from rutter_lsp.features.folders import folders
 from rutter_lsp.features.lifecycle import config
 from rutter_lsp.settings import parse_settings
 
@@ -31,7 +30,8 @@ def register(server: RutterServer) -> None:
         session.init_settings = parse_settings(params.initialization_options)
         session.settings = session.init_settings
         config.apply_log_level(session.settings)
-        session.initial_folders = folders.folders_of(params)
+        for feature in server.features:
+            feature.initialize(params)
         logger.info(
             "initialize: %d workspace folder(s), position encoding %s, %s diagnostics",
             len(session.initial_folders),
@@ -43,8 +43,8 @@ def register(server: RutterServer) -> None:
     async def initialized(params: types.InitializedParams) -> None:
         try:
             await config.load(server, initial=True)
-            await folders.add(server, session.initial_folders)
-            await watching.register_watchers(server)
+            for feature in server.features:
+                await feature.initialized()
             await config.register_change_notifications(server)
         finally:
             session.ready.set()
@@ -57,6 +57,8 @@ def register(server: RutterServer) -> None:
         logger.info("shutdown")
         server.refresher.close()
         session.store_watch.close()
+        for feature in server.features:
+            feature.shutdown()
         session.worker.shutdown()
         if session.store is not None:
             session.store.close()

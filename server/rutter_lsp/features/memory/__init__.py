@@ -1,5 +1,12 @@
 """memory."""
 
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.features.memory.memory import register
 
-__all__ = ["register"]
+
+class Memory(LanguageFeature):
+    def setup(self) -> None:
+        register(self.server)
+
+
+__all__ = ["Memory"]

@@ -34,10 +34,12 @@ from rutter_core.app.pins import (
     PinParams,
     RemovePinParams,
 )
-from rutter_lsp.dispatch import ACTOR, custom_request, on_worker, ready_app
+from rutter_lsp.dispatch import ACTOR, worker_request
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.features.pins.watch import PIN_PROPOSALS_CHANGED, ProposalWatch
 
 if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
     from rutter_lsp.server import RutterServer
 
 P = TypeVar("P", bound=PinParams)
@@ -54,10 +56,9 @@ def _operation(
     name: str, model: type[P], call: Callable[[PinOperations, P], Document]
 ) -> Callable[[RutterServer], None]:
     def register(server: RutterServer) -> None:
-        @custom_request(server, PREFIX + name, model, command=COMMAND_PREFIX + name)
-        async def handle(server: RutterServer, params: P) -> dict[str, Any]:
-            pins = (await ready_app(server)).pins
-            return await on_worker(server, lambda: call(pins, params).to_json())
+        @worker_request(server, PREFIX + name, model, command=COMMAND_PREFIX + name)
+        def handle(app: Rutter, params: P) -> dict[str, Any]:
+            return call(app.pins, params).to_json()
 
     return register
 
@@ -72,12 +73,15 @@ OPERATIONS: Final = (
 )
 
 
-def register(server: RutterServer) -> None:
-    """Each request `rutter/pin/*` and its command twin `rutter.pin.*`; the watch of
-    pending proposals follows the session's store watch."""
-    server.session.store_watch.subscribe(server.pin_proposals.store_changed)
-    for operation in OPERATIONS:
-        operation(server)
+class Pins(LanguageFeature):
+    """Each request `rutter/pin/*` and its command twin `rutter.pin.*`; the watch of pending
+    proposals (`ProposalWatch`, owned here) follows the session's store watch."""
+
+    def setup(self) -> None:
+        self.proposals = ProposalWatch(self.server)
+        self.server.session.store_watch.subscribe(self.proposals.store_changed)
+        for operation in OPERATIONS:
+            operation(self.server)
 
 
-__all__ = ["PIN_PROPOSALS_CHANGED", "ProposalWatch", "register"]
+__all__ = ["PIN_PROPOSALS_CHANGED", "Pins", "ProposalWatch"]

@@ -1,5 +1,5 @@
 """runs."""
 
-from rutter_lsp.features.runs.runs import register
+from rutter_lsp.features.runs.runs import Runs
 
-__all__ = ["register"]
+__all__ = ["Runs"]

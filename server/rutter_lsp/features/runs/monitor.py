@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
@@ -19,7 +19,6 @@ from lsprotocol import types
 from rutter_core.app.runs import ActiveRunsParams, InspectRunParams, RunOperations, RunRecord
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR
 from rutter_core.kernel.errors import RutterError
-from rutter_lsp.features.folders import folders
 from rutter_lsp.features.runs.drift import DocumentRef, RunDrift, findings_of, place
 from rutter_lsp.index.paths import classify
 
@@ -60,12 +59,11 @@ class RunsMonitor:
     async def store_changed(self, changed: bool) -> None:
         """A tick of the session's store watch: after a commit, inspect the runs again."""
         if changed:
-            # A workspace moved to a served folder is served under its own ID
-            # (docs/reference/workspaces.md).
-            await folders.follow_registrations(self._server)
+            # The folders feature, subscribed before, follows a workspace moved to a served
+            # folder first (docs/reference/workspaces.md).
             self._server.refresher.request(runs=True)
 
-    async def reinspect(self, changed: Mapping[str, set[str]] | None = None) -> list[str]:
+    async def reinspect(self, changed: Mapping[str, Collection[str]] | None = None) -> list[str]:
         """Inspect the active runs of the served workspaces again; returns the workspaces
         whose runs changed (created, ended, refreshed, went stale or back).
 
@@ -163,7 +161,7 @@ def level_of_change(rel: str) -> str:
     return posixpath.dirname(rel) or "."
 
 
-def reaches(changed: Mapping[str, set[str]], run: RunRecord) -> bool:
+def reaches(changed: Mapping[str, Collection[str]], run: RunRecord) -> bool:
     """Whether a change of any of `changed` (by workspace) can change `run`'s instructions."""
     target = run.target_path
     for rel in changed.get(run.workspace_id, ()):

@@ -34,6 +34,7 @@ from rutter_lsp.features.runs.requests import as_json, confirm, inspect, run_arg
 from rutter_lsp.index.paths import uri_of_path
 
 if TYPE_CHECKING:
+    from rutter_lsp.features.runs.monitor import RunsMonitor
     from rutter_lsp.server import RutterServer
 
 COMMAND_REVIEW_REFRESH: Final = "rutter.reviewRefresh"
@@ -204,16 +205,16 @@ async def _answer(
 
 
 def code_actions(
-    server: RutterServer, uri: str, first: Collection[str] = ()
+    monitor: RunsMonitor, uri: str, first: Collection[str] = ()
 ) -> list[types.CodeAction]:
     """One review action per stale run shown on `uri`; the runs in `first` (those of the
     diagnostics the client asked about) come first."""
     actions = []
-    drifts = sorted(server.runs.runs_for(uri), key=lambda drift: drift.run_id not in first)
+    drifts = sorted(monitor.runs_for(uri), key=lambda drift: drift.run_id not in first)
     for drift in drifts:
         matching = [
             diagnostic
-            for diagnostic in server.runs.for_uri(uri)
+            for diagnostic in monitor.for_uri(uri)
             if isinstance(diagnostic.data, dict) and diagnostic.data.get("run_id") == drift.run_id
         ]
         actions.append(

@@ -82,7 +82,8 @@ def _operation(
             continuity = await _continuity(server)
             result = await on_worker(server, lambda: call(continuity, params).to_json())
             if writes:
-                server.sessions.changed_here()
+                # Continuity changed here: the store watch ticks now rather than at its next poll.
+                server.session.store_watch.wake()
             return result
 
     return register

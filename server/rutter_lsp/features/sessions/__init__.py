@@ -1,5 +1,5 @@
 """Following session continuity: `rutter/sessionsChanged` and `rutter/session/recent`."""
 
-from rutter_lsp.features.sessions.sessions import register
+from rutter_lsp.features.sessions.sessions import Sessions
 
-__all__ = ["register"]
+__all__ = ["Sessions"]

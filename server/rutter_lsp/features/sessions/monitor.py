@@ -7,7 +7,8 @@ workspaces changed. How it is noticed: the session's `StoreWatch` (one poll of t
 change feed per tick, a burst of commits settled into one change) calls `store_changed`; only
 when the store changed, or a workspace is served that has no baseline yet, is the continuity
 revision of each served workspace read (`app.continuity.revisions`: a few counts per
-workspace). After this server's own writes (`changed_here`) the watch ticks at once.
+workspace). After this server's own writes (the session and branches features wake the store
+watch) the watch ticks at once.
 
 A workspace seen for the first time (just served) sets its baseline without a notification;
 so does every workspace when the store itself was replaced (the settings changed it).
@@ -43,10 +44,6 @@ class SessionsMonitor:
         self._store: Store | None = None
         self.revisions: dict[str, str] = {}
         """The last revision read per served workspace."""
-
-    def changed_here(self) -> None:
-        """This server wrote continuity data: check now rather than at the next tick."""
-        self._server.session.store_watch.wake()
 
     async def store_changed(self, changed: bool) -> None:
         """A tick of the session's store watch."""

@@ -21,6 +21,7 @@ from rutter_core.app.branches import RecentLimit, RecentParams
 from rutter_core.app.continuity import ContinuityParams
 from rutter_core.kernel.errors import UsageError
 from rutter_lsp.dispatch import custom_request, decode, on_worker, ready_app
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.features.sessions.monitor import SESSIONS_CHANGED, SessionsMonitor
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 RECENT = "rutter/session/recent"
 COMMAND_RECENT = "rutter.session.recent"
 
-__all__ = ["RECENT", "SESSIONS_CHANGED", "SessionsMonitor", "register"]
+__all__ = ["RECENT", "SESSIONS_CHANGED", "Sessions", "SessionsMonitor"]
 
 
 class RecentRequest(ContinuityParams):
@@ -66,8 +67,15 @@ def workspace_of(server: RutterServer, workspace_id: str | None, uri: str | None
     )
 
 
+class Sessions(LanguageFeature):
+    def setup(self) -> None:
+        self.monitor = SessionsMonitor(self.server)
+        """Announces continuity changes of the served workspaces (`rutter/sessionsChanged`)."""
+        self.server.session.store_watch.subscribe(self.monitor.store_changed)
+        register(self.server)
+
+
 def register(server: RutterServer) -> None:
-    server.session.store_watch.subscribe(server.sessions.store_changed)
 
     @custom_request(server, RECENT, RecentRequest, command=COMMAND_RECENT)
     async def recent(server: RutterServer, request: RecentRequest) -> dict[str, Any]:

@@ -17,18 +17,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rutter_core.app.transcripts import ImportTranscriptParams
-from rutter_lsp.dispatch import ACTOR, custom_request, on_worker, ready_app
+from rutter_lsp.dispatch import ACTOR, worker_request
 
 if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
     from rutter_lsp.server import RutterServer
 
 
 def register(server: RutterServer) -> None:
-    @custom_request(
+    @worker_request(
         server, "rutter/session/import", ImportTranscriptParams, command="rutter.session.import"
     )
-    async def handle(server: RutterServer, params: ImportTranscriptParams) -> dict[str, Any]:
-        transcripts = (await ready_app(server)).transcripts
-        return await on_worker(
-            server, lambda: transcripts.import_transcript(params, actor=ACTOR).to_json()
-        )
+    def handle(app: Rutter, params: ImportTranscriptParams) -> dict[str, Any]:
+        return app.transcripts.import_transcript(params, actor=ACTOR).to_json()

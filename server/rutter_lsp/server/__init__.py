@@ -1,21 +1,18 @@
-"""The rutter language server: the pygls server object, the features it registers, and the
-entry point.
+"""The rutter language server: the pygls server object and its entry point.
 
 The server object is the connection: the client's capabilities and what is sent to the client.
-What the server knows between messages is its `Session` (`server.session`); each feature is a
-package under `rutter_lsp.features` whose `register(server)` installs its handlers, all listed
-in `FEATURES`. Server state is mutated only on the event loop; disk and store work runs on the
-session's `DiskWorker` with immutable inputs (`rutter_lsp.index.analysis` holds those pure
-computations). `Refresher` coalesces bursts of events into one index rebuild and one round of
-diagnostics.
-
-Features are plain modules with a `register` function rather than objects with lifecycle hooks
-(esbonio's `LanguageFeature`): every LSP method here has one handler, and start-up must run in
-a fixed order (settings, store, folders, watchers), which `features.lifecycle` spells out
-instead of leaving it to the order of a list.
+What the server knows between messages is its `Session` (`server.session`); what it does is its
+features (`server.features`), each a `LanguageFeature` built with the server from the feature
+list it is given (`rutter_lsp.setup.FEATURES`), with hooks the lifecycle calls in that order.
+The server builds nothing feature-specific and imports no feature: besides the session it holds
+the plumbing every feature uses, the `Refresher`, which coalesces bursts of events into one
+index rebuild and one refresh round of the features. Server state is mutated only on the event
+loop; disk and store work runs on the session's `DiskWorker` with immutable inputs
+(`rutter_lsp.index.analysis` holds those pure computations).
 
 Run it with `rutter serve` / `rutter-lsp` / `python -m rutter_lsp` (stdio), or `--tcp HOST:PORT`
-for debugging.
+for debugging; `python -m rutter_lsp.server` (what editors were told to configure) runs this
+package's `__main__`, an entry point like those, so that this module imports no entry point.
 """
 
 from __future__ import annotations
@@ -25,8 +22,8 @@ import logging
 import socket
 import sys
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -35,27 +32,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from rutter_lsp import __version__
-from rutter_lsp.features import (
-    assembly,
-    branches,
-    codelens,
-    diagnostics,
-    documents,
-    folders,
-    history,
-    hover,
-    instructions,
-    lifecycle,
-    memory,
-    pins,
-    runs,
-    session,
-    sessions,
-    transcripts,
-)
-from rutter_lsp.features.pins.watch import ProposalWatch
-from rutter_lsp.features.runs.runs import RunsMonitor
-from rutter_lsp.features.sessions.sessions import SessionsMonitor
+from rutter_lsp.feature import LanguageFeature
 from rutter_lsp.index.refresh import Refresher
 from rutter_lsp.logs import ClientLogHandler
 from rutter_lsp.protocol import RutterProtocol, pulls_diagnostics
@@ -70,17 +47,8 @@ logger = logging.getLogger("rutter_lsp")
 SERVER_NAME = "rutter"
 
 
-class Feature(Protocol):
-    """A package of `rutter_lsp.features`: `register` installs its handlers on the server."""
-
-    def register(self, server: RutterServer) -> None: ...
-
-
-FEATURES: Final[tuple[Feature, ...]] = (
-    lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches, sessions, pins, transcripts, history, assembly,
-)  # fmt: skip
-"""Every feature, in registration order (the order of the commands the server advertises)."""
+FeatureFactory = Callable[["RutterServer"], LanguageFeature]
+"""A feature's class (or any callable building it with the server)."""
 
 
 class RutterServer(LanguageServer):
@@ -88,7 +56,9 @@ class RutterServer(LanguageServer):
 
     protocol: RutterProtocol
 
-    def __init__(self, *, database_url: str | None = None) -> None:
+    def __init__(
+        self, features: Sequence[FeatureFactory] = (), *, database_url: str | None = None
+    ) -> None:
         super().__init__(
             SERVER_NAME,
             __version__,
@@ -97,15 +67,14 @@ class RutterServer(LanguageServer):
         )
         self.session = Session(cli_database_url=database_url)
         self.refresher = Refresher(self)
-        self.runs = RunsMonitor(self)
-        """Drift of the active runs of the served workspaces."""
-        self.sessions = SessionsMonitor(self)
-        """Announces continuity changes of the served workspaces (`rutter/sessionsChanged`)."""
-        self.pin_proposals = ProposalWatch(self)
-        """Notices pin proposals arriving for the served workspaces."""
         self.log_handler: ClientLogHandler | None = None
         """Forwards the log to the client once `initialize` binds it (set by `serve`)."""
         self._io_stop = threading.Event()
+        self.features: tuple[LanguageFeature, ...] = tuple(build(self) for build in features)
+        """In the order of the feature list: the order their hooks are called in, and of the
+        commands the server advertises."""
+        for feature in self.features:
+            feature.setup()
 
     # -- transport -------------------------------------------------------------------------
 
@@ -176,6 +145,13 @@ class RutterServer(LanguageServer):
             return None
         return str(document.source)
 
+    def added_diagnostics(self, uri: str) -> list[types.Diagnostic]:
+        """What features add to a document's own diagnostics (run drift), in feature order."""
+        added: list[types.Diagnostic] = []
+        for feature in self.features:
+            added.extend(feature.diagnostics_for(uri))
+        return added
+
     # -- messages --------------------------------------------------------------------------
 
     def notify_user(
@@ -204,29 +180,3 @@ class RutterServer(LanguageServer):
                 logger.debug("%s was not answered: %s", method, result.exception())
 
         future.add_done_callback(done)
-
-
-def create_server(*, database_url: str | None = None) -> RutterServer:
-    """A server with every feature registered."""
-    server = RutterServer(database_url=database_url)
-    for feature in FEATURES:
-        feature.register(server)
-    return server
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`rutter-lsp [serve] [--tcp HOST:PORT] [--database-url URL] [--log-level LEVEL]`.
-
-    A leading `serve` is accepted so that `python -m rutter_lsp serve` (what editors were told
-    to configure) keeps working."""
-    from rutter_lsp.serve import parse_args, serve
-
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments[:1] == ["serve"]:
-        arguments = arguments[1:]
-    args = parse_args(arguments)
-    return serve(tcp=args.tcp, database_url=args.database_url, log_level=args.log_level)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
