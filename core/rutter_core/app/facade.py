@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rutter_core.app.assembly import AssemblyOperations
     from rutter_core.app.branches import BranchOperations
+    from rutter_core.app.compaction import CompactionOperations
     from rutter_core.app.continuity import ContinuityOperations
     from rutter_core.app.history import HistoryOperations
     from rutter_core.app.instructions import InstructionOperations
@@ -104,6 +105,12 @@ class Rutter:
         from rutter_core.app.transcripts import TranscriptOperations
 
         return TranscriptOperations(self)
+
+    @cached_property
+    def compaction(self) -> CompactionOperations:
+        from rutter_core.app.compaction import CompactionOperations
+
+        return CompactionOperations(self)
 
     @cached_property
     def assembly(self) -> AssemblyOperations:

@@ -20,6 +20,7 @@ from rutter_core.store.migrations import (
     m0010_assembly_audit,
     m0011_memory_index_repair,
     m0012_memory_index_shards,
+    m0015_compactions,
 )
 from rutter_core.store.migrations.migration import (
     FullTextSplit,
@@ -44,6 +45,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0010_assembly_audit.MIGRATION,
     m0011_memory_index_repair.MIGRATION,
     m0012_memory_index_shards.MIGRATION,
+    m0015_compactions.MIGRATION,
 )
 
 __all__ = [
