@@ -86,6 +86,10 @@ HINT_WORDING: dict[str, HintWording] = {
         f"check whether the summarizer answered, then run `rutter session compaction resolve "
         f"{params['operation_key']} --abandon` (or `--retry` to call it again)"
     ),
+    "fit_required_context": lambda params: (
+        "remove pins (`rutter context pin remove PIN`), raise --budget to at least "
+        f"{params['needed']}, or choose a model with a larger window"
+    ),
     "give_summarizer_command": lambda _: (
         "pass --summarizer-command 'PROGRAM ARG...' or set RUTTER_SUMMARIZER_COMMAND"
     ),

@@ -41,6 +41,7 @@ Inherited = Literal[
     "compaction_summary",
     "messages",
     "memory_references",
+    "pins",
 ]
 INHERITS: Final[tuple[Inherited, ...]] = (
     "workspace",

@@ -349,6 +349,21 @@ compactions = Table(
 """A thread's compactions (migration 15): the summary and the range of messages it covers are
 written together when it completes; messages themselves are never touched."""
 
+branch_operations = Table(
+    "branch_operations",
+    metadata,
+    Column("operation_key", String, primary_key=True),
+    Column("kind", String, nullable=False),
+    Column("node_id", String, ForeignKey("continuity_nodes.node_id"), nullable=False),
+    Column("request_sha256", String, nullable=False),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
+    Column("marker_node_id", String, ForeignKey("continuity_nodes.node_id"), nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    info={"append_only": True},
+)
+"""The operation keys of resumes and forks and the run each made (migration 15)."""
+
 http_tokens = Table(
     "http_tokens",
     metadata,

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 from rutter_core.continuity import repo as continuity_repo
 from rutter_core.continuity.compaction import repo
 from rutter_core.continuity.compaction.model import LatestSummary
+from rutter_core.continuity.model import Message
 
 IMPORTED_SUMMARY_HEADER: Final = "[compaction summary]\n"
 """How the transcript importers mark a compaction summary an agent wrote (Claude Code's
@@ -56,4 +57,38 @@ def compacted_through(conn: Connection, thread_id: str) -> int:
     return 0 if found is None else found.through_seq
 
 
-__all__ = ["IMPORTED_SUMMARY_HEADER", "compacted_through", "latest_summary"]
+def messages_since(
+    conn: Connection, thread_id: str, after_seq: int, limit: int
+) -> tuple[list[Message], int]:
+    """The newest `limit` messages after `after_seq` (what the latest summary stands for),
+    oldest first, and how many messages there are after it in all."""
+    return (
+        repo.newest_after(conn, thread_id, after_seq, limit),
+        repo.count_after(conn, thread_id, after_seq),
+    )
+
+
+def covered_through(conn: Connection, summary_id: str) -> int | None:
+    """The last message (its `seq`) a summary stands for, by the summary's ID: a compaction's
+    range end, an imported summary's own position; None for a note."""
+    if summary_id.startswith("cmp_"):
+        found = repo.find_by_id(conn, summary_id)
+        return None if found is None else found.through_seq
+    if summary_id.startswith("msg_"):
+        return repo.message_seq(conn, summary_id)
+    return None
+
+
+def remove_workspace_compactions(conn: Connection, workspace_id: str) -> int:
+    """Delete the compactions of the workspace's threads, in the caller's transaction."""
+    return repo.delete_workspace_compactions(conn, workspace_id)
+
+
+__all__ = [
+    "IMPORTED_SUMMARY_HEADER",
+    "compacted_through",
+    "covered_through",
+    "latest_summary",
+    "messages_since",
+    "remove_workspace_compactions",
+]

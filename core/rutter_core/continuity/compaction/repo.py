@@ -7,12 +7,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 
 from rutter_core.continuity.model import Message
 from rutter_core.continuity.repo import message_from_row as _message
-from rutter_core.store.schema import compactions, messages
+from rutter_core.store.schema import compactions, messages, threads
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +115,20 @@ def find_by_key(conn: Connection, operation_key: str) -> CompactionRow | None:
         select(compactions).where(compactions.c.operation_key == operation_key)
     ).first()
     return None if row is None else _row(row)
+
+
+def find_by_id(conn: Connection, compaction_id: str) -> CompactionRow | None:
+    row = conn.execute(
+        select(compactions).where(compactions.c.compaction_id == compaction_id)
+    ).first()
+    return None if row is None else _row(row)
+
+
+def message_seq(conn: Connection, message_id: str) -> int | None:
+    found = conn.execute(
+        select(messages.c.seq).where(messages.c.message_id == message_id)
+    ).scalar_one_or_none()
+    return None if found is None else int(found)
 
 
 def find_open(conn: Connection, thread_id: str) -> CompactionRow | None:
@@ -235,9 +249,18 @@ def latest_imported_summary(conn: Connection, thread_id: str, header: str) -> Me
     return None if row is None else _message(row)
 
 
+def delete_workspace_compactions(conn: Connection, workspace_id: str) -> int:
+    """Delete the compactions of the workspace's threads (a `workspace remove --cascade`)."""
+    owned = select(threads.c.thread_id).where(threads.c.workspace_id == workspace_id)
+    done = conn.execute(delete(compactions).where(compactions.c.thread_id.in_(owned)))
+    return int(done.rowcount or 0)
+
+
 __all__ = [
     "CompactionRow",
     "count_after",
+    "delete_workspace_compactions",
+    "find_by_id",
     "find_by_key",
     "find_open",
     "insert_compaction",
@@ -245,6 +268,7 @@ __all__ = [
     "last_seq",
     "latest_completed",
     "latest_imported_summary",
+    "message_seq",
     "newest_after",
     "set_status",
 ]

@@ -12,9 +12,12 @@ Released: never edit it.
   nothing. What was sent to the summarizer is `input_json`: IDs, counts and SHA-256 digests,
   never a text. The summary itself is redacted text, at most 16 KiB.
 - A partial unique index allows one `running` or `pending_verification` compaction per thread.
+- `branch_operations`: the operation key of a `session resume` or `session fork` and the run it
+  made, so that the same key answers the same run and never makes a second one. Append-only.
 """
 
-from rutter_core.store.migrations.migration import Migration
+from rutter_core.store.dialects import UniqueKey
+from rutter_core.store.migrations.migration import KeyGuard, Migration
 
 MIGRATION = Migration(
     15,
@@ -56,5 +59,20 @@ MIGRATION = Migration(
         CREATE UNIQUE INDEX compactions_one_open_per_thread ON compactions (thread_id)
             WHERE status IN ('running', 'pending_verification')
         """,
+        """
+        CREATE TABLE branch_operations (
+            operation_key TEXT NOT NULL PRIMARY KEY
+                CHECK (length(operation_key) BETWEEN 1 AND 128),
+            kind TEXT NOT NULL CHECK (kind IN ('fork', 'resume')),
+            node_id TEXT NOT NULL REFERENCES continuity_nodes (node_id),
+            request_sha256 TEXT NOT NULL CHECK (length(request_sha256) = 64),
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            marker_node_id TEXT NOT NULL REFERENCES continuity_nodes (node_id),
+            created_by TEXT NOT NULL CHECK (created_by IN ('cli', 'lsp', 'http_control', 'mcp')),
+            created_at TEXT NOT NULL CHECK (created_at LIKE '____-__-__T__:__:__Z')
+        )
+        """,
     ),
+    append_only=("branch_operations",),
+    key_guards=(KeyGuard("branch_operations", (UniqueKey(("operation_key",)),)),),
 )
