@@ -193,3 +193,59 @@ def test_an_imported_compaction_summary_is_the_latest_summary(
         ("summary", imported), ("message", after),
     ]  # fmt: skip
     assert compacted["status"] == "completed"
+
+
+def test_large_tool_results_are_receipts_paged_back_within_the_run(
+    cli: Cli, app: Rutter, run: dict[str, Any]
+) -> None:
+    thread = run["thread_id"]
+    say(app, thread, "user", "run the tests")
+    say(app, thread, "assistant", "[tool call pytest call-1]\n{}")
+    output = "".join(f"line {n:05d} of the test output\n" for n in range(400))  # 12,800 chars
+    big = say(app, thread, "tool", f"[tool result call-1]\n{output}")
+    failed = say(app, thread, "tool", "[tool result call-2 error]\n" + "Traceback: boom\n" * 200)
+    small = say(app, thread, "tool", "[tool result call-3]\nok")
+    document = cli.json("context", "assemble", "--run", run["run_id"])
+    entries = {e["id"]: e for e in document["entries"]}
+    receipts = [e for e in document["entries"] if e["kind"] == "receipt"]
+    assert [e["id"] for e in receipts] == [
+        f"rcpt_{big.removeprefix('msg_')}_{run['run_id'].removeprefix('run_')}",
+        f"rcpt_{failed.removeprefix('msg_')}_{run['run_id'].removeprefix('run_')}",
+    ]
+    assert "tool result of call call-1, completed" in receipts[0]["text"]
+    assert "it begins: line 00000 of the test output" in receipts[0]["text"]
+    assert "tool result of call call-2, failed" in receipts[1]["text"]
+    assert receipts[0]["tokens"] < 100
+    assert entries[small]["kind"] == "message"
+
+    rid = receipts[0]["id"]
+    pages = []
+    first = cli.json("session", "receipt", "read", rid)
+    assert list(first) == ["receipt_id", "page", "pages", "text"]
+    assert (first["receipt_id"], first["page"], first["pages"]) == (rid, 1, 4)
+    pages.append(first["text"])
+    for page in (2, 3, 4):
+        pages.append(cli.json("session", "receipt", "read", rid, "--page", str(page))["text"])
+    assert "".join(pages) == f"[tool result call-1]\n{output}"
+    beyond = cli("session", "receipt", "read", rid, "--page", "5", "--json")
+    assert beyond.returncode == 2
+    assert json.loads(beyond.stdout)["error"]["code"] == "page_out_of_range"
+
+    # Another run cannot read this run's receipt by swapping its run in.
+    other = cli.json("run", "create", "--workspace", "demo", "--goal", "other")
+    forged = f"rcpt_{big.removeprefix('msg_')}_{other['run_id'].removeprefix('run_')}"
+    refused = cli("session", "receipt", "read", forged, "--json")
+    assert refused.returncode == 5
+    assert json.loads(refused.stdout)["error"]["code"] == "receipt_not_found"
+    bad = cli("session", "receipt", "read", "rcpt_nope", "--json")
+    assert bad.returncode == 2
+    assert json.loads(bad.stdout)["error"]["code"] == "invalid_receipt"
+
+    # A resumed run reaches the receipt through its checkpoint, whole (not the cut copy).
+    checkpoint = cli.json("session", "checkpoint", run["run_id"], "--title", "t")
+    resumed = cli.json("session", "resume", checkpoint["node_id"])
+    later = cli.json("context", "assemble", "--run", resumed["run_id"])
+    carried = [e["id"] for e in later["entries"] if e["kind"] == "receipt"]
+    assert len(carried) == 2
+    whole = cli.json("session", "receipt", "read", carried[0], "--page", "4")
+    assert whole["text"] == pages[3]

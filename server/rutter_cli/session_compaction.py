@@ -1,4 +1,5 @@
-"""`rutter session compact` and `rutter session compaction resolve`: compacting a thread.
+"""`rutter session compact`, `rutter session compaction resolve` and `rutter session receipt
+read`: compacting a thread, and paging back a tool result an assembly delivered as a receipt.
 
 A thin surface over the app facade (`rutter.compaction`). Without `--json` the first line
 printed (on stdout) is `operation key: KEY`, printed before the summarizer is called, so a
@@ -19,6 +20,7 @@ import typer
 
 from rutter_cli.common import ACTOR, JsonFlag, cli_app, print_json
 from rutter_core.app.compaction import Compaction, CompactParams, ResolveCompactionParams
+from rutter_core.app.receipts import ReceiptReadParams
 from rutter_core.kernel.errors import UsageError
 
 compaction_app = typer.Typer(
@@ -172,7 +174,30 @@ def resolve(
     _render(found)
 
 
+receipt_app = typer.Typer(help="Read a tool receipt an assembly delivered.", no_args_is_help=True)
+
+
+@receipt_app.command("read")
+def receipt_read(
+    ctx: typer.Context,
+    receipt_id: Annotated[
+        str, typer.Argument(metavar="RECEIPT", help="The receipt's ID (rcpt_...).")
+    ],
+    page: Annotated[int, typer.Option("--page", metavar="N", help="The page, from 1.")] = 1,
+    as_json: JsonFlag = False,
+) -> None:
+    """Page the tool result RECEIPT names back, re-checked within its run's reach."""
+    with cli_app(ctx, read_only=True) as rutter:
+        found = rutter.receipts.read(ReceiptReadParams(receipt_id=receipt_id, page=page))
+    if as_json:
+        print_json(found.to_json())
+        return
+    sys.stdout.write(f"receipt {found.receipt_id}, page {found.page} of {found.pages}\n")
+    sys.stdout.write(found.text + ("" if found.text.endswith("\n") else "\n"))
+
+
 def register(group: typer.Typer) -> None:
     """Add the commands to the `rutter session` group."""
     group.command("compact")(compact)
     group.add_typer(compaction_app, name="compaction")
+    group.add_typer(receipt_app, name="receipt")

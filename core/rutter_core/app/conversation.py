@@ -20,6 +20,7 @@ from typing import Final
 
 from sqlalchemy.engine import Connection
 
+from rutter_core.app.receipts import as_receipt
 from rutter_core.assembly.model import MESSAGES_CONSIDERED
 from rutter_core.assembly.plan import Candidate
 from rutter_core.continuity.branches import branch_origin
@@ -28,6 +29,8 @@ from rutter_core.continuity.compaction.latest import (
     latest_summary,
     messages_since,
 )
+from rutter_core.continuity.messages import find_message
+from rutter_core.continuity.model import Message
 from rutter_core.continuity.pins.model import Pin
 from rutter_core.continuity.pins.service import list_pins
 
@@ -43,7 +46,15 @@ class Conversation:
     pins: list[Pin] = field(default_factory=list)
 
 
-def _message(message_id: str, seq: int, role: str, text: str) -> Candidate:
+def _message(
+    message_id: str, seq: int, role: str, text: str, run_id: str, original: Message | None
+) -> Candidate:
+    """A message as delivered: a large tool result as its receipt, else verbatim (`original`:
+    the stored message, when `text` may be a checkpoint's cut copy of it)."""
+    if role == "tool":
+        receipt = as_receipt(original, message_id, seq, role, text, run_id)
+        if receipt is not None:
+            return receipt
     return Candidate(
         kind="message", id=message_id, version=1, text=f"[{seq} {role}]\n{text}",
         from_person=role == "user",
@@ -71,14 +82,23 @@ def gather(conn: Connection, run_id: str, thread_id: str) -> Conversation:
             through = covered_through(conn, summary.note_id)
         for item in carried.messages.items:
             if through is None or item.seq > through:
-                found.messages.append(_message(item.message_id, item.seq, item.role, item.text))
+                found.messages.append(
+                    _message(
+                        item.message_id,
+                        item.seq,
+                        item.role,
+                        item.text,
+                        run_id,
+                        find_message(conn, item.message_id) if item.role == "tool" else None,
+                    )
+                )
         after = 0
     else:
         if own is not None:
             found.summary = Candidate(kind="summary", id=own.id, version=own.version, text=own.text)
         after = 0 if own is None or own.through_seq is None else own.through_seq
     recent, total = messages_since(conn, thread_id, after, MESSAGES_CONSIDERED)
-    found.messages.extend(_message(m.message_id, m.seq, m.role, m.text) for m in recent)
+    found.messages.extend(_message(m.message_id, m.seq, m.role, m.text, run_id, m) for m in recent)
     found.not_considered = total - len(recent)
     found.pins = list(list_pins(conn, thread_id, run_id=run_id).pins)
     if origin is not None and origin[0] == "resume":

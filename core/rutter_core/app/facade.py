@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rutter_core.app.memory import MemoryOperations
     from rutter_core.app.pins import PinOperations
     from rutter_core.app.profiles import ProfileOperations
+    from rutter_core.app.receipts import ReceiptOperations
     from rutter_core.app.runs import RunOperations
     from rutter_core.app.tokens import TokenOperations
     from rutter_core.app.transcripts import TranscriptOperations
@@ -111,6 +112,12 @@ class Rutter:
         from rutter_core.app.compaction import CompactionOperations
 
         return CompactionOperations(self)
+
+    @cached_property
+    def receipts(self) -> ReceiptOperations:
+        from rutter_core.app.receipts import ReceiptOperations
+
+        return ReceiptOperations(self)
 
     @cached_property
     def assembly(self) -> AssemblyOperations:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 PROTOCOL_VERSION: Final = "context_assembly.v1"
 
-SourceKind = Literal["instruction", "pin", "summary", "message", "memory"]
+SourceKind = Literal["instruction", "pin", "summary", "message", "receipt", "memory"]
 Decision = Literal["included", "omitted"]
 Reason = Literal["quota", "required_context", "instructions", "disabled", "expired"]
 REASONS: Final[tuple[Reason, ...]] = (

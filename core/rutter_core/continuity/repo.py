@@ -342,6 +342,11 @@ def insert_message(
     return Message(**{**values, "redacted": redacted})
 
 
+def find_message(conn: Connection, message_id: str) -> Message | None:
+    row = conn.execute(select(messages).where(messages.c.message_id == message_id)).first()
+    return None if row is None else _message(row)
+
+
 def find_external_message(
     conn: Connection, thread_id: str, source: str, external_id: str
 ) -> Message | None:
