@@ -61,6 +61,8 @@ AREAS: Final = {
     "transcripts": "TranscriptOperations",
     "assembly": "AssemblyOperations",
     "tokens": "TokenOperations",
+    "compaction": "CompactionOperations",
+    "receipts": "ReceiptOperations",
 }
 """Each attribute of the facade (`rutter_core.app.facade.Rutter`) and its operations class."""
 
