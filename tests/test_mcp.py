@@ -41,9 +41,11 @@ GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SENTINEL = "sentinel-mcp-argument-41d9"
 TOOLS = {
     "effective_instructions", "context_pin_propose", "checkpoint_create", "memory_list",
-    "history_search", "history_read", "context_report",
+    "history_search", "history_read", "context_report", "receipt_read",
 }  # fmt: skip
-READ_ONLY = {"effective_instructions", "memory_list", "history_search", "history_read"}
+READ_ONLY = {
+    "effective_instructions", "memory_list", "history_search", "history_read", "receipt_read",
+}  # fmt: skip
 
 
 @dataclass

@@ -39,6 +39,7 @@ from rutter_lsp.features import (
     assembly,
     branches,
     codelens,
+    compaction,
     diagnostics,
     documents,
     folders,
@@ -78,7 +79,7 @@ class Feature(Protocol):
 
 FEATURES: Final[tuple[Feature, ...]] = (
     lifecycle, folders, documents, instructions, hover, codelens, diagnostics, runs, memory,
-    session, branches, sessions, pins, transcripts, history, assembly,
+    session, branches, sessions, pins, transcripts, history, assembly, compaction,
 )  # fmt: skip
 """Every feature, in registration order (the order of the commands the server advertises)."""
 

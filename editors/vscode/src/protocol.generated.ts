@@ -178,6 +178,36 @@ export interface CheckpointParams {
   summary?: string | null;
 }
 
+export interface CompactParams {
+  /** the thread's ID (thr_...) */
+  thread_id: string;
+  /** what the summary should keep in view (redacted; at most 2 KiB) */
+  focus?: string | null;
+  /** extractive (no model, the default) or command */
+  summarizer?: string;
+  /** with summarizer command: the program and its arguments (no shell) */
+  summarizer_command?: string[];
+  /** with summarizer command: seconds it may run (1-3600) */
+  summarizer_timeout?: number;
+  /** the summarizer's input window in estimated tokens: older messages beyond it are not read (and counted as unread) */
+  input_tokens?: number;
+  /** the operation's key: the same key again answers the stored result and never calls the summarizer twice (default: the compaction's ID) */
+  operation_key?: string | null;
+}
+
+/** `session compact`'s answer (and `compaction resolve`'s): the operation as stored. */
+export interface Compaction {
+  compaction_id: string;
+  operation_key: string;
+  thread_id: string;
+  status: "running" | "completed" | "failed" | "pending_verification" | "abandoned";
+  summary: Summary | null;
+  kept_message_ids: string[];
+  compacted_message_count: number;
+  unread_message_count: number;
+  summarizer: "extractive" | "command";
+}
+
 export interface CompareParams {
   /** the first node (A) */
   node_a: string;
@@ -856,6 +886,20 @@ export interface ProposalList {
   has_more: boolean;
 }
 
+export interface ReceiptPage {
+  receipt_id: string;
+  page: number;
+  pages: number;
+  text: string;
+}
+
+export interface ReceiptReadParams {
+  /** the receipt's ID (rcpt_...), from an assembly */
+  receipt_id: string;
+  /** the page to read, from 1 */
+  page?: number;
+}
+
 /** The workspace's newest stored nodes across its sessions (checkpoints, roots, branch markers), newest first, each as a session tree lists it (with its drift markers of now). */
 export interface RecentNodes {
   workspace_id: string;
@@ -898,6 +942,16 @@ export interface ReportParams {
   followed?: string[];
   /** IDs of the sources it delivered that were not followed */
   ignored?: string[];
+}
+
+export interface ResolveCompactionParams {
+  /** the pending compaction's operation key */
+  operation_key: string;
+  /** abandon it, or call the summarizer again on the same messages */
+  action: "abandon" | "retry";
+  /** with retry of a command compaction: the program and its arguments */
+  summarizer_command?: string[];
+  summarizer_timeout?: number;
 }
 
 export interface ResumeParams {
@@ -1068,6 +1122,11 @@ export interface Source {
   link_stub?: true | null;
 }
 
+export interface Summary {
+  text: string;
+  tokens: number;
+}
+
 export interface SupersedeNoteParams {
   /** the note's ID (note_...) */
   note_id: string;
@@ -1234,6 +1293,9 @@ export interface Requests {
   "rutter/contextAssemble": { params: AssembleParams; result: Assembly };
   "rutter/contextAudit": { params: AuditParams; result: AuditList };
   "rutter/contextReport": { params: ReportParams; result: FollowedReport };
+  "rutter/session/compact": { params: CompactParams; result: Compaction };
+  "rutter/session/compactionResolve": { params: ResolveCompactionParams; result: Compaction };
+  "rutter/session/receiptRead": { params: ReceiptReadParams; result: ReceiptPage };
 }
 
 /** Each notification the server sends (server → client): its params. */
