@@ -42,6 +42,7 @@ from rutter_core.app.pins import AddPinParams
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.continuity import repo
+from rutter_core.continuity.model import Role
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import open_store
@@ -75,12 +76,13 @@ def prepare(scratch: Path) -> tuple[Path, str]:
         now = now_rfc3339()
         with store.write() as conn:
             for seq in range(1, MESSAGES + 1):
-                role, text = [
+                turns: list[tuple[Role, str]] = [
                     ("user", f"please fix parser case {seq}"),
                     ("assistant", f'[tool call pytest call-{seq}]\n{{"k": "{seq}"}}'),
                     ("tool", f"[tool result call-{seq - 1}]\n{RESULT}"),
                     ("assistant", f"fixed case {seq}"),
-                ][(seq - 1) % 4]
+                ]
+                role, text = turns[(seq - 1) % 4]
                 repo.insert_message(
                     conn, message_id=new_id("msg"), thread_id=run.thread_id, seq=seq,
                     role=role, text=text, redacted=False, source="cli", external_id=None,
