@@ -28,7 +28,7 @@ from rutter_core.continuity.compaction.model import (
 )
 from rutter_core.continuity.compaction.summarizers import Command, Extractive, Summarizer
 from rutter_core.kernel.actors import Actor, OperatorActor
-from rutter_core.kernel.errors import UsageError
+from rutter_core.kernel.errors import RutterError, UsageError
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -162,6 +162,14 @@ class CompactionOperations:
             return service.finish(self._rutter.store, begun, output)
         except SummarizerFailed:
             service.fail(self._rutter.store, begun, "summarizer_failed")
+            raise
+        except RutterError:
+            raise  # finish recorded it (thread_changed) or found it resolved meanwhile
+        except BaseException:
+            # Anything else (an interrupt, a bug) in a process that lives on, such as the
+            # language server: whether the summarizer answered is unknown, so the operation
+            # waits for an operator instead of looking like it still runs.
+            service.mark_pending(self._rutter.store, begun)
             raise
 
 

@@ -26,10 +26,10 @@ from rutter_core.assembly.plan import Candidate
 from rutter_core.continuity.branches import branch_origin
 from rutter_core.continuity.compaction.latest import (
     covered_through,
+    find_message,
     latest_summary,
     messages_since,
 )
-from rutter_core.continuity.messages import find_message
 from rutter_core.continuity.model import Message
 from rutter_core.continuity.pins.model import Pin
 from rutter_core.continuity.pins.service import list_pins

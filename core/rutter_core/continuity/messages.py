@@ -102,11 +102,6 @@ def list_messages(
     )
 
 
-def find_message(conn: Connection, message_id: str) -> Message | None:
-    """The message with this ID, in the caller's transaction (None when there is none)."""
-    return repo.find_message(conn, message_id)
-
-
 def recent_messages(conn: Connection, thread_id: str, limit: int) -> tuple[list[Message], int]:
     """The thread's last `limit` messages, oldest first, and how many it has, in the caller's
     transaction."""

@@ -13,14 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
 from rutter_core.continuity.indexing import index_checkpoint, index_messages, index_note
 from rutter_core.continuity.model import Message, Note, NoteKind, Role
 from rutter_core.store.schema import (
-    branch_operations,
     continuity_nodes,
     continuity_snapshots,
     messages,
@@ -237,52 +236,6 @@ def insert_snapshot(
     index_checkpoint(conn, node_id, thread_id, title, summary)
 
 
-@dataclass(frozen=True, slots=True)
-class BranchOperation:
-    operation_key: str
-    kind: str
-    node_id: str
-    request_sha256: str
-    run_id: str
-    marker_node_id: str
-
-
-def find_branch_operation(conn: Connection, operation_key: str) -> BranchOperation | None:
-    row = conn.execute(
-        select(branch_operations).where(branch_operations.c.operation_key == operation_key)
-    ).first()
-    if row is None:
-        return None
-    return BranchOperation(
-        str(row.operation_key), str(row.kind), str(row.node_id), str(row.request_sha256),
-        str(row.run_id), str(row.marker_node_id),
-    )  # fmt: skip
-
-
-def insert_branch_operation(
-    conn: Connection, found: BranchOperation, *, actor: str, now: str
-) -> None:
-    conn.execute(
-        insert(branch_operations).values(
-            operation_key=found.operation_key, kind=found.kind, node_id=found.node_id,
-            request_sha256=found.request_sha256, run_id=found.run_id,
-            marker_node_id=found.marker_node_id, created_by=actor, created_at=now,
-        )
-    )  # fmt: skip
-
-
-def delete_workspace_branch_operations(conn: Connection, workspace_id: str) -> int:
-    """Delete the operation keys of the resumes and forks of the workspace's runs."""
-    owned = select(sessions.c.session_id).where(sessions.c.workspace_id == workspace_id)
-    nodes = select(continuity_nodes.c.node_id).where(continuity_nodes.c.session_id.in_(owned))
-    done = conn.execute(
-        delete(branch_operations).where(
-            branch_operations.c.node_id.in_(nodes) | branch_operations.c.marker_node_id.in_(nodes)
-        )
-    )
-    return int(done.rowcount or 0)
-
-
 # -- messages ---------------------------------------------------------------------------------
 
 
@@ -340,11 +293,6 @@ def insert_message(
     conn.execute(insert(messages).values(**values))
     index_messages(conn, [(message_id, thread_id, role, text)])
     return Message(**{**values, "redacted": redacted})
-
-
-def find_message(conn: Connection, message_id: str) -> Message | None:
-    row = conn.execute(select(messages).where(messages.c.message_id == message_id)).first()
-    return None if row is None else _message(row)
 
 
 def find_external_message(

@@ -79,6 +79,11 @@ def covered_through(conn: Connection, summary_id: str) -> int | None:
     return None
 
 
+def find_message(conn: Connection, message_id: str) -> Message | None:
+    """The message with this ID (a receipt's, a carried one's original), or None."""
+    return repo.find_message(conn, message_id)
+
+
 def remove_workspace_compactions(conn: Connection, workspace_id: str) -> int:
     """Delete the compactions of the workspace's threads, in the caller's transaction."""
     return repo.delete_workspace_compactions(conn, workspace_id)
@@ -88,6 +93,7 @@ __all__ = [
     "IMPORTED_SUMMARY_HEADER",
     "compacted_through",
     "covered_through",
+    "find_message",
     "latest_summary",
     "messages_since",
     "remove_workspace_compactions",

@@ -124,6 +124,11 @@ def find_by_id(conn: Connection, compaction_id: str) -> CompactionRow | None:
     return None if row is None else _row(row)
 
 
+def find_message(conn: Connection, message_id: str) -> Message | None:
+    row = conn.execute(select(messages).where(messages.c.message_id == message_id)).first()
+    return None if row is None else _message(row)
+
+
 def message_seq(conn: Connection, message_id: str) -> int | None:
     found = conn.execute(
         select(messages.c.seq).where(messages.c.message_id == message_id)
@@ -262,6 +267,7 @@ __all__ = [
     "delete_workspace_compactions",
     "find_by_id",
     "find_by_key",
+    "find_message",
     "find_open",
     "insert_compaction",
     "iter_newest_first",

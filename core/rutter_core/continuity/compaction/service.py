@@ -394,6 +394,16 @@ def fail(store: Store, started: Started, code: str) -> None:
         )  # fmt: skip
 
 
+def mark_pending(store: Store, started: Started) -> None:
+    """Its process stopped waiting for the summarizer in an unexpected way: the result is
+    unknown, so the operation is `pending_verification` (never re-sent by itself)."""
+    with store.write() as conn:
+        repo.set_status(
+            conn, started.compaction_id, expected=("running",),
+            status="pending_verification", now=now_rfc3339(),
+        )  # fmt: skip
+
+
 def _own_row(conn: Connection, started: Started) -> repo.CompactionRow:
     row = repo.find_by_key(conn, started.operation_key)
     if row is None or row.owner != started.owner or row.status not in (
@@ -414,7 +424,7 @@ def resolve(
 ) -> Compaction | Started:
     """An operator's answer to a `pending_verification` compaction: `abandon` it (the thread
     can be compacted again), or `retry` it (the same messages are read and the summarizer
-    called again, under the same key)."""
+    called again, under the same key; without the focus, of which only a digest is stored)."""
     key = require_operation_key(operation_key)
     assert key is not None
     now = now_rfc3339()
@@ -470,8 +480,6 @@ def resolve(
             f"{found.compaction_id} started; it is marked failed: compact again",
             details={"thread_id": found.thread_id, "compaction_id": found.compaction_id},
         )
-    focus_note = found.input.get("focus_sha256")
-    del focus_note  # the focus is not stored (only its digest), so a retry runs without it
     return Started(
         found.compaction_id, key, found.thread_id, request.summarizer, owner, given, estimate
     )
@@ -485,6 +493,7 @@ __all__ = [
     "document",
     "fail",
     "finish",
+    "mark_pending",
     "require_operation_key",
     "resolve",
     "start",
