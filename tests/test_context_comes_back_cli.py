@@ -249,3 +249,19 @@ def test_large_tool_results_are_receipts_paged_back_within_the_run(
     assert len(carried) == 2
     whole = cli.json("session", "receipt", "read", carried[0], "--page", "4")
     assert whole["text"] == pages[3]
+
+
+def test_a_workspace_with_compactions_and_keyed_resumes_is_removed_whole(
+    cli: Cli, app: Rutter, run: dict[str, Any]
+) -> None:
+    thread = run["thread_id"]
+    for n in range(6):
+        say(app, thread, "user", f"step {n}")
+    cli.json("session", "compact", thread)
+    checkpoint = cli.json("session", "checkpoint", run["run_id"], "--title", "t")
+    cli.json("session", "resume", checkpoint["node_id"], "--operation-key", "gone-1")
+    removed = cli("workspace", "remove", "demo", "--cascade", "--json")
+    assert removed.returncode == 0, removed.stderr
+    assert cli("workspace", "show", "demo").returncode == 5
+    again = cli("session", "compact", thread, "--json")
+    assert json.loads(again.stdout)["error"]["code"] == "thread_not_found"
