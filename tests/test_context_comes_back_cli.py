@@ -215,7 +215,7 @@ def test_large_tool_results_are_receipts_paged_back_within_the_run(
     assert "tool result of call call-1, completed" in receipts[0]["text"]
     assert "it begins: line 00000 of the test output" in receipts[0]["text"]
     assert "tool result of call call-2, failed" in receipts[1]["text"]
-    assert receipts[0]["tokens"] < 100
+    assert receipts[0]["tokens"] < 200  # the result itself is over 3,000; IDs vary the count
     assert entries[small]["kind"] == "message"
 
     rid = receipts[0]["id"]
