@@ -340,6 +340,10 @@ def test_a_pending_compaction_can_be_retried(
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=60)
     os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    # A retry of a command compaction without the command is refused and changes nothing.
+    forgot = cli("session", "compaction", "resolve", key, "--retry", "--json")
+    assert forgot.returncode == 2
+    assert json.loads(forgot.stdout)["error"]["code"] == "summarizer_command_missing"
     retried = cli.json("session", "compaction", "resolve", key, "--retry",
                        "--summarizer-command", command(script, "ok"))  # fmt: skip
     assert (retried["status"], retried["operation_key"]) == ("completed", key)

@@ -35,7 +35,7 @@ from rutter_core.continuity.branches import (
     require_pinned_match,
 )
 from rutter_core.continuity.checkpoints import read_node
-from rutter_core.continuity.compaction.service import require_operation_key
+from rutter_core.continuity.compaction.request import require_operation_key
 from rutter_core.continuity.compare import (
     ComparedNode,
     NodeComparison,

@@ -139,16 +139,10 @@ class CompactionOperations:
             params.action,
             actor=actor,
             estimate=ESTIMATOR.estimate,
+            command_given=bool(params.summarizer_command),
         )
         if isinstance(begun, Compaction):
             return begun
-        if begun.summarizer == "command" and not params.summarizer_command:
-            service.fail(self._rutter.store, begun, "summarizer_failed")
-            raise UsageError(
-                "summarizer_command_missing",
-                "retrying a command compaction needs the program to run again",
-                details={"field": "summarizer_command"},
-            )
         if announce is not None:
             announce(begun.operation_key)
         summarizer = _summarizer(

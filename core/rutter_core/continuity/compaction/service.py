@@ -21,11 +21,8 @@ exists: the next compaction of the thread (or the same key) finds it, marks it
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Final, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from sqlalchemy.engine import Connection
 
@@ -34,24 +31,26 @@ from rutter_core.continuity.compaction import repo
 from rutter_core.continuity.compaction.latest import latest_summary
 from rutter_core.continuity.compaction.model import (
     KEPT_MESSAGES,
-    MAX_FOCUS_BYTES,
-    MAX_INPUT_TOKENS,
     MAX_SUMMARY_BYTES,
-    MIN_INPUT_TOKENS,
-    SUMMARIZERS,
     Compaction,
     SummarizerFailed,
     SummarizerName,
     Summary,
 )
 from rutter_core.continuity.compaction.owners import current_owner, owner_alive
+from rutter_core.continuity.compaction.request import (
+    CompactionRequest,
+    Estimate,
+    check_request,
+    request_digest,
+    require_operation_key,
+)
 from rutter_core.continuity.compaction.summarizers import (
     SummarizerInput,
     render_prompt,
     usable_summary,
 )
 from rutter_core.continuity.model import Message
-from rutter_core.continuity.policy import clean_text, require_thread_id
 from rutter_core.continuity.threads import require_thread
 from rutter_core.discovery.fingerprint import text_sha256
 from rutter_core.discovery.redaction import redact
@@ -67,21 +66,7 @@ from rutter_core.kernel.errors import (
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store
 
-_OPERATION_KEY: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 ResolveAction = Literal["abandon", "retry"]
-Estimate = Callable[[str], int]
-"""The token estimator (the app layer hands in the one context assembly uses)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionRequest:
-    thread_id: str
-    estimate: Estimate
-    summarizer: SummarizerName
-    focus: str | None = None
-    command: tuple[str, ...] = ()
-    input_tokens: int = 24_000
-    operation_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,63 +80,6 @@ class Started:
     owner: str
     given: SummarizerInput
     estimate: Estimate
-
-
-def require_operation_key(key: str | None) -> str | None:
-    if key is None:
-        return None
-    if not isinstance(key, str) or _OPERATION_KEY.fullmatch(key) is None:
-        raise UsageError(
-            "invalid_operation_key",
-            "an operation key is 1-128 characters: letters, digits and . _ : -, starting with "
-            "a letter or digit",
-            details={"field": "operation_key"},
-        )
-    return key
-
-
-def check_request(request: CompactionRequest) -> CompactionRequest:
-    """The request with its focus cleaned (redacted, bounded), before anything is read."""
-    require_thread_id(request.thread_id)
-    require_operation_key(request.operation_key)
-    if request.summarizer not in SUMMARIZERS:
-        raise UsageError(
-            "invalid_summarizer",
-            "the summarizer is extractive or command",
-            details={"field": "summarizer", "allowed": list(SUMMARIZERS)},
-        )
-    if request.summarizer == "command" and not request.command:
-        raise UsageError(
-            "summarizer_command_missing",
-            "the command summarizer needs the program to run (and its arguments)",
-            details={"field": "summarizer_command"},
-            hint=Hint("give_summarizer_command"),
-        )
-    if not MIN_INPUT_TOKENS <= request.input_tokens <= MAX_INPUT_TOKENS:
-        raise UsageError(
-            "invalid_input_tokens",
-            f"the summarizer's input window is {MIN_INPUT_TOKENS}-{MAX_INPUT_TOKENS} tokens",
-            details={"field": "input_tokens", "min": MIN_INPUT_TOKENS, "max": MAX_INPUT_TOKENS},
-        )
-    focus = None
-    if request.focus is not None:
-        focus = clean_text("focus", request.focus, max_bytes=MAX_FOCUS_BYTES).text
-    return replace(request, focus=focus)
-
-
-def _request_digest(request: CompactionRequest) -> str:
-    return text_sha256(
-        json.dumps(
-            {
-                "thread_id": request.thread_id,
-                "summarizer": request.summarizer,
-                "focus": request.focus,
-                "command": list(request.command),
-                "input_tokens": request.input_tokens,
-            },
-            sort_keys=True,
-        )
-    )
 
 
 def _refuse_open(conn: Connection, found: repo.CompactionRow, now: str) -> None:
@@ -246,7 +174,7 @@ def start(store: Store, request: CompactionRequest, *, actor: str) -> Compaction
     """Step 1 (see the module docstring): the stored result of the same key, or the operation
     stored `running` with its summarizer's input."""
     request = check_request(request)
-    digest = _request_digest(request)
+    digest = request_digest(request)
     now = now_rfc3339()
     owner = current_owner()
     with store.write() as conn:
@@ -420,7 +348,13 @@ def _own_row(conn: Connection, started: Started) -> repo.CompactionRow:
 
 
 def resolve(
-    store: Store, operation_key: str, action: ResolveAction, *, actor: str, estimate: Estimate
+    store: Store,
+    operation_key: str,
+    action: ResolveAction,
+    *,
+    actor: str,
+    estimate: Estimate,
+    command_given: bool = False,
 ) -> Compaction | Started:
     """An operator's answer to a `pending_verification` compaction: `abandon` it (the thread
     can be compacted again), or `retry` it (the same messages are read and the summarizer
@@ -445,6 +379,13 @@ def resolve(
                 f"compaction {found.compaction_id} is {found.status}: only one awaiting "
                 "verification can be resolved",
                 details={"compaction_id": found.compaction_id, "status": found.status},
+            )
+        if action == "retry" and found.summarizer == "command" and not command_given:
+            raise UsageError(
+                "summarizer_command_missing",
+                "retrying a command compaction needs the program to run again",
+                details={"field": "summarizer_command"},
+                hint=Hint("give_summarizer_command"),
             )
         if action == "abandon":
             repo.set_status(
