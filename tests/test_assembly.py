@@ -187,34 +187,41 @@ def test_required_context_that_spends_the_budget_leaves_memory_its_reason(
     assert got[two.memory_id] == ("included", None)
 
 
-def test_an_instruction_cut_by_the_budget_cuts_the_pins_and_memory_after_it(
+def test_required_context_that_does_not_fit_is_an_overflow_never_a_silent_cut(
     rutter: Rutter, run: Any
 ) -> None:
     pin = rutter.pins.add(AddPinParams(thread_id=run.thread_id, text="keep it short"),
                           actor="cli")  # fmt: skip
     tiny = memory(rutter, "ok")
-    document = assemble(rutter, run, 9)
-    assert decisions(document) == [
-        ("AGENTS.md", "omitted", "instructions"),
-        (pin.pin_id, "omitted", "required_context"),
-        (tiny.memory_id, "omitted", "required_context"),
-    ]
-    assert all(e["text"] is None for e in document["entries"])
-    assert document["budget"] == {
-        "background": 9, "memory_cap": 2, "memory": 0, "required": 0, "used": 0,
-    }  # fmt: skip
-    # A pin past the room left after the instructions is cut the same way.
-    cut = assemble(rutter, run, 12)
-    assert decisions(cut)[:2] == [
-        ("AGENTS.md", "included", None),
-        (pin.pin_id, "omitted", "required_context"),
-    ]
+    before = rutter.assembly.audit(AuditParams(run_id=run.run_id)).assemblies
+    for budget in (9, 12, 13):
+        with pytest.raises(RejectedError) as raised:
+            assemble(rutter, run, budget)
+        error = raised.value
+        assert error.code == "context_overflow"
+        assert error.details == {
+            "budget": budget,
+            "needed": 14,
+            "required": [
+                {"kind": "instruction", "id": "AGENTS.md", "tokens": 10},
+                {"kind": "pin", "id": pin.pin_id, "tokens": 4},
+            ],
+        }
+        assert error.hint is not None
+        assert (error.hint.fix, error.hint.params) == ("fit_required_context", {"needed": 14})
+    # Nothing was delivered, so nothing was audited.
+    assert rutter.assembly.audit(AuditParams(run_id=run.run_id)).assemblies == before
     whole = assemble(rutter, run, 14)
     assert decisions(whole) == [
         ("AGENTS.md", "included", None),
         (pin.pin_id, "included", None),
         (tiny.memory_id, "omitted", "required_context"),
     ]
+    assert whole["warnings"] == [
+        {"kind": "memory", "reason": "required_context", "count": 1,
+         "message": "1 memory source(s) left out: they did not fit what required context left "
+         "of the budget"},
+    ]  # fmt: skip
 
 
 def test_authority_order_pinned_instructions_pins_then_user_before_project_by_id(

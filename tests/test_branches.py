@@ -46,7 +46,7 @@ AUTHORITY = {"approvals", "capability_grants", "credentials", "debug_sessions",
              "execution_profiles"}  # fmt: skip
 ANSWER_KEYS = {"kind", "run_id", "mission_id", "session_id", "thread_id", "node_id",
                "parent_node_id", "source_run_id", "revision", "fingerprint", "status", "mode",
-               "profile", "inherits", "authority"}  # fmt: skip
+               "profile", "inherits", "not_inherited", "operation_key", "authority"}  # fmt: skip
 COUNTED = ("missions", "runs", "sessions", "threads", "continuity_nodes",
            "run_instruction_snapshots")  # fmt: skip
 

@@ -41,9 +41,11 @@ GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SENTINEL = "sentinel-mcp-argument-41d9"
 TOOLS = {
     "effective_instructions", "context_pin_propose", "checkpoint_create", "memory_list",
-    "history_search", "history_read", "context_report", "context_pin_proposals",
+    "history_search", "history_read", "context_report", "context_pin_proposals", "receipt_read",
 }  # fmt: skip
-READ_ONLY = {"memory_list", "history_search", "history_read", "context_pin_proposals"}
+READ_ONLY = {
+    "memory_list", "history_search", "history_read", "context_pin_proposals", "receipt_read",
+}  # fmt: skip
 """Not `effective_instructions`: with `run_id` it appends a row to the run's audit."""
 
 

@@ -62,6 +62,8 @@ AREAS: Final = {
     "transcripts": "TranscriptOperations",
     "assembly": "AssemblyOperations",
     "tokens": "TokenOperations",
+    "compaction": "CompactionOperations",
+    "receipts": "ReceiptOperations",
 }
 """Each attribute of the facade (`rutter_core.app.facade.Rutter`) and its operations class."""
 
@@ -191,6 +193,9 @@ LSP_OPERATIONS: Final = {
     "rutter/contextAssemble": "assembly.assemble",
     "rutter/contextAudit": "assembly.audit",
     "rutter/contextReport": "assembly.report",
+    "rutter/session/compact": "compaction.compact",
+    "rutter/session/compactionResolve": "compaction.resolve",
+    "rutter/session/receiptRead": "receipts.read",
 }
 """Each `rutter/*` request and the app operation whose result it answers with ("": the answer
 is in `_lsp_results`). `tests/test_reference_schemas.py` checks this names exactly the requests
@@ -341,6 +346,7 @@ MCP_OPERATIONS: Final = {
     "memory_list": ("memory.list",),
     "history_search": ("history.search",),
     "history_read": ("history.read",),
+    "receipt_read": ("receipts.read",),
 }
 """Each MCP tool and the app operations whose result it answers with (`effective_instructions`
 answers an assembly when given `run_id`): the tools' output schemas come from these results.

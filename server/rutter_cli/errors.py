@@ -89,6 +89,18 @@ HINT_WORDING: dict[str, HintWording] = {
     "start_or_find_thread": lambda _: (
         "leave out --thread to start a new one, or take a thread_id from `rutter run list --all`"
     ),
+    # -- compaction (rutter session compact ...)
+    "resolve_compaction": lambda params: (
+        f"check whether the summarizer answered, then run `rutter session compaction resolve "
+        f"{params['operation_key']} --abandon` (or `--retry` to call it again)"
+    ),
+    "fit_required_context": lambda params: (
+        "remove pins (`rutter context pin remove PIN`), raise --budget to at least "
+        f"{params['needed']}, or choose a model with a larger window"
+    ),
+    "give_summarizer_command": lambda _: (
+        "pass --summarizer-command 'PROGRAM ARG...' or set RUTTER_SUMMARIZER_COMMAND"
+    ),
     "copy_fingerprints": lambda params: (
         f"copy it from `rutter context instructions --run {params['run_id']}`"
     ),

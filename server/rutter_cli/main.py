@@ -103,10 +103,12 @@ def _session_app() -> typer.Typer:
     """`rutter session` with fork, resume, tree and compare joined to it (once per process)."""
     from rutter_cli.session import session_app
     from rutter_cli.session_branches import register
+    from rutter_cli.session_compaction import register as register_compaction
     from rutter_cli.session_import import register as register_import
 
     register(session_app)
     register_import(session_app)
+    register_compaction(session_app)
     return session_app
 
 

@@ -52,6 +52,8 @@ def _table(console: Console, entries: Sequence[Entry]) -> None:
 def render_assembly(console: Console, assembly: Assembly) -> None:
     _summary(console, assembly)
     _table(console, assembly.entries)
+    for warning in assembly.warnings:
+        _say(console, f"warning: {warning.message}")
     for entry in assembly.entries:
         if entry.text is None:
             continue

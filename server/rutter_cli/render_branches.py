@@ -42,6 +42,15 @@ def render_branched(console: Console, branched: BranchedRun) -> None:
         f"{branched.fingerprint}",
         f"  status {branched.status}, mode {branched.mode}, no profile; no authority carried "
         "over (approvals, grants, credentials, leases, processes, profiles)",
+        f"  inherits: {', '.join(branched.inherits)}",
+        *(
+            (
+                f"  not inherited: {', '.join(branched.not_inherited)} (pin them again on the new "
+                "thread: rutter context pin add)",
+            )
+            if branched.not_inherited
+            else ()
+        ),
         f"  drift against the disk: rutter context instructions --run {branched.run_id}",
     )
     for line in lines:

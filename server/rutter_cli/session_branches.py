@@ -26,25 +26,44 @@ NodeId = Annotated[
 ]
 
 
+OperationKey = Annotated[
+    str | None,
+    typer.Option(
+        "--operation-key",
+        metavar="KEY",
+        help="The same key again answers the same run and never makes a second one.",
+    ),
+]
+
+
 def fork(
     ctx: typer.Context,
     node_id: NodeId,
     goal: Annotated[str, typer.Option("--goal", help="What the new run should achieve.")],
+    operation_key: OperationKey = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Start a new mission and run from NODE, pinned to the instructions NODE pins."""
+    """Start a new mission and run from NODE, pinned to the instructions NODE pins (pins are
+    not inherited)."""
+    params = ForkParams(node_id=node_id, goal=goal, operation_key=operation_key)
     with cli_app(ctx) as rutter:
-        branched = rutter.branches.fork(ForkParams(node_id=node_id, goal=goal), actor=ACTOR)
+        branched = rutter.branches.fork(params, actor=ACTOR)
     if as_json:
         print_json(branched.to_json())
         return
     render_branched(make_console(), branched)
 
 
-def resume(ctx: typer.Context, node_id: NodeId, as_json: JsonFlag = False) -> None:
+def resume(
+    ctx: typer.Context,
+    node_id: NodeId,
+    operation_key: OperationKey = None,
+    as_json: JsonFlag = False,
+) -> None:
     """Start a new run of NODE's mission from NODE, pinned to the instructions NODE pins."""
+    params = ResumeParams(node_id=node_id, operation_key=operation_key)
     with cli_app(ctx) as rutter:
-        branched = rutter.branches.resume(ResumeParams(node_id=node_id), actor=ACTOR)
+        branched = rutter.branches.resume(params, actor=ACTOR)
     if as_json:
         print_json(branched.to_json())
         return

@@ -32,6 +32,8 @@ CODE_STATUS: Final[dict[str, int]] = {
     "invalid_params": 422,
     # A history handle's source is deleted, disabled, expired or invisible: it existed.
     "gone": 410,
+    # The summarizer (a program the server runs) gave no usable summary: a bad gateway.
+    "summarizer_failed": 502,
     # The store is busy past its timeout (another writer): try again, not a server fault.
     "store_busy": 503,
 }

@@ -63,6 +63,7 @@ ERRORS: Final[dict[int, str]] = {
     413: "The body is over 1 MiB",
     415: "The body is not application/json",
     422: "Unknown or mistyped fields, or input the operation refuses",
+    502: "The summarizer the server runs gave no usable summary (nothing was stored)",
     503: "The store is busy (another writer held it past the timeout); retry",
 }
 READ_ERRORS: Final = (400, 401, 404, 422, 503)

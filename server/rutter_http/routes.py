@@ -35,6 +35,7 @@ from rutter_core.app.candidates import (
     ListCandidatesParams,
     MemoryCandidate,
 )
+from rutter_core.app.compaction import Compaction, CompactParams, ResolveCompactionParams
 from rutter_core.app.continuity import CheckpointParams, ContinuityNode, ShowNodeParams
 from rutter_core.app.history import HistoryReadParams, HistorySearchParams
 from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot
@@ -67,6 +68,7 @@ from rutter_core.app.pins import (
     RemovedPin,
     RemovePinParams,
 )
+from rutter_core.app.receipts import ReceiptPage, ReceiptReadParams
 from rutter_core.app.runs import (
     ConfirmedRefresh,
     ConfirmRefreshParams,
@@ -176,6 +178,24 @@ _STATUS_FIELD: Final[tuple[Any, FieldInfo]] = (
         FieldInfo, Field(None, description="'active' or 'disabled' (alone, with expected_version)")
     ),
 )
+
+
+def _with_server_command(values: Mapping[str, Any]) -> Any:
+    """The compaction params with the server's own summarizer command (from its environment,
+    split like a shell would, run without one): over HTTP a request never names a program."""
+    import os
+    import shlex
+
+    configured = os.environ.get("RUTTER_SUMMARIZER_COMMAND", "")
+    try:
+        command = tuple(shlex.split(configured))
+    except ValueError:
+        command = ()
+    given = {**values, "summarizer_command": command}
+    if "action" in given:
+        return ResolveCompactionParams(**given)
+    return CompactParams(**given)
+
 
 ROUTES: Final[tuple[Route, ...]] = (
     # -- memories
@@ -360,6 +380,32 @@ ROUTES: Final[tuple[Route, ...]] = (
         HistoryReadParams, HistoryPage,
         lambda r, v: r.history.read(HistoryReadParams(**v)), tag="history",
         errors=(409, 410),
+    ),
+    # -- compaction and receipts (docs/reference/continuity.md#compaction)
+    Route(
+        "POST", "/threads/{thread_id}/compactions", "compact_thread",
+        "Summarize the thread's older messages, keeping the newest 4 (nothing is deleted); the "
+        "same operation_key answers the stored result. A command summarizer is the server's "
+        "own (RUTTER_SUMMARIZER_COMMAND): a request never names a program to run",
+        CompactParams, Compaction,
+        lambda r, v: r.compaction.compact(_with_server_command(v), actor=ACTOR),
+        path_fields={"thread_id": "thread_id"}, drop=("summarizer_command",), status=201,
+        tag="continuity", errors=(502,),
+    ),
+    Route(
+        "POST", "/compactions/{operation_key}/resolve", "resolve_compaction",
+        "Abandon or retry a compaction whose result is unknown (pending_verification)",
+        ResolveCompactionParams, Compaction,
+        lambda r, v: r.compaction.resolve(_with_server_command(v), actor=ACTOR),
+        path_fields={"operation_key": "operation_key"}, drop=("summarizer_command",),
+        tag="continuity", errors=(502,),
+    ),
+    Route(
+        "GET", "/receipts/{receipt_id}", "read_receipt",
+        "One page of the tool result a receipt stands for, re-checked within its run",
+        ReceiptReadParams, ReceiptPage,
+        lambda r, v: r.receipts.read(ReceiptReadParams(**v)),
+        path_fields={"receipt_id": "receipt_id"}, tag="context",
     ),
     # -- context assembly and its audit (docs/reference/assembly.md)
     Route(

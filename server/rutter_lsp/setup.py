@@ -12,6 +12,7 @@ from typing import Final
 from rutter_lsp.features.assembly import Assembly
 from rutter_lsp.features.branches import Branches
 from rutter_lsp.features.codelens import CodeLens
+from rutter_lsp.features.compaction import Compaction
 from rutter_lsp.features.diagnostics import Diagnostics
 from rutter_lsp.features.documents import Documents
 from rutter_lsp.features.folders import Folders
@@ -29,7 +30,7 @@ from rutter_lsp.server import FeatureFactory, RutterServer
 
 FEATURES: Final[tuple[FeatureFactory, ...]] = (
     Lifecycle, Folders, Documents, Diagnostics, CodeLens, Instructions, Hover, Runs, Memory,
-    SessionContinuity, Branches, Sessions, Pins, Transcripts, History, Assembly,
+    SessionContinuity, Branches, Sessions, Pins, Transcripts, History, Assembly, Compaction,
 )  # fmt: skip
 """Every feature, in order: the lifecycle first (it calls the others' hooks), the folders before
 the documents (files are watched once their folders are served), and in a refresh round the

@@ -4,7 +4,8 @@ and its result the same JSON document as the CLI's `--json` (docs/reference/surf
 The MCP server acts as `mcp`, an agent and not an operator: it reads (instructions, memories),
 proposes pins and takes checkpoints. No tool writes a memory or a pin; the app layer refuses
 such a write by `mcp`, and the store refuses it again (CHECK constraints). `history_search` and
-`history_read` read back memories and a run's history through signed handles (read-only).
+`history_read` read back memories and a run's history through signed handles, `receipt_read`
+a tool result an assembly delivered as a receipt (all three read-only).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rutter_core.app.memory import ListMemoriesParams, MemoryOperations
 from rutter_core.app.models import Params
 from rutter_core.app.pins import OwnProposalsParams, PinOperations, ProposePinParams
 from rutter_core.app.profiles import ProfileOperations
+from rutter_core.app.receipts import ReceiptOperations, ReceiptReadParams
 from rutter_core.kernel.errors import UsageError
 
 if TYPE_CHECKING:
@@ -207,6 +209,18 @@ TOOLS: Final[tuple[Tool, ...]] = (
         True,
         lambda rutter, params: rutter.history.read(params),
         (HistoryOperations.read,),
+    ),
+    Tool(
+        "receipt_read",
+        "Read a tool receipt",
+        "read the whole tool result a receipt in your context stands for (read-only)",
+        "Read the whole tool result a receipt (rcpt_...) in your assembled context stands for, "
+        "one page of 4000 characters at a time (page from 1; pages says how many). Every page "
+        "is re-checked within the receipt's run: one no longer in its reach returns no text.",
+        ReceiptReadParams,
+        True,
+        lambda rutter, params: rutter.receipts.read(params),
+        (ReceiptOperations.read,),
     ),
 )
 

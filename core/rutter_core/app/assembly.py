@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Final
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
+from rutter_core.app.conversation import gather
 from rutter_core.app.models import NullMeansAbsent, whole_number
 from rutter_core.app.profiles import AgentChoice, MaybeProfileParams
 from rutter_core.assembly import service
@@ -39,7 +40,6 @@ from rutter_core.assembly.model import (
 )
 from rutter_core.assembly.plan import Candidate
 from rutter_core.assembly.service import DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT
-from rutter_core.continuity.pins.service import list_pins
 from rutter_core.kernel.actors import Actor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, RejectedError
@@ -188,7 +188,8 @@ class AssemblyOperations:
             pinned = runs.latest_pinned(conn, run)
             if pinned is None:
                 raise _not_pinned(run.run_id)
-            pins = list_pins(conn, run.thread_id, run_id=run.run_id).pins
+            conversation = gather(conn, run.run_id, run.thread_id)
+            pins = conversation.pins
             selection = assembly_selection(
                 conn, workspace_id=run.workspace_id, now_text=now, per_scope=MEMORIES_PER_SCOPE
             )
@@ -223,6 +224,9 @@ class AssemblyOperations:
                 background=background,
                 actor=actor,
                 now=now,
+                summary=conversation.summary,
+                messages=conversation.messages,
+                messages_not_considered=conversation.not_considered,
             )
 
     def report(self, params: ReportParams, *, actor: Actor) -> FollowedReport:

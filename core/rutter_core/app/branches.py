@@ -27,11 +27,15 @@ from rutter_core.continuity.branches import (
     BranchedRun,
     PinnedRef,
     branchable_node,
+    inherited,
+    keyed_branch,
     pinned_of,
+    record_keyed_branch,
     refuse_projected,
     require_pinned_match,
 )
 from rutter_core.continuity.checkpoints import read_node
+from rutter_core.continuity.compaction.request import require_operation_key
 from rutter_core.continuity.compare import (
     ComparedNode,
     NodeComparison,
@@ -61,13 +65,22 @@ if TYPE_CHECKING:
 NodeId = StrictStr
 
 
+_OPERATION_KEY = Field(
+    None,
+    description="the operation's key: the same key again answers the same run and never "
+    "makes a second one",
+)
+
+
 class ForkParams(ContinuityParams):
     node_id: NodeId = Field(description="the stored node to fork from (node_...)")
     goal: StrictStr = Field(description="what the new run (and its new mission) should achieve")
+    operation_key: StrictStr | None = _OPERATION_KEY
 
 
 class ResumeParams(ContinuityParams):
     node_id: NodeId = Field(description="the stored node to resume from (node_...)")
+    operation_key: StrictStr | None = _OPERATION_KEY
 
 
 class TreeParams(ContinuityParams):
@@ -106,11 +119,15 @@ class BranchOperations:
 
     def fork(self, params: ForkParams, *, actor: OperatorActor) -> BranchedRun:
         """A new mission and run from the node: revision 1 is the snapshot the node pins."""
-        return self._branch(params.node_id, goal=params.goal, kind="fork", actor=actor)
+        return self._branch(
+            params.node_id, goal=params.goal, kind="fork", actor=actor, key=params.operation_key
+        )
 
     def resume(self, params: ResumeParams, *, actor: OperatorActor) -> BranchedRun:
         """A new run of the node's mission from the node (the mission reopens if closed)."""
-        return self._branch(params.node_id, goal=None, kind="resume", actor=actor)
+        return self._branch(
+            params.node_id, goal=None, kind="resume", actor=actor, key=params.operation_key
+        )
 
     def branch_source(self, params: ForkParams | ResumeParams) -> ContinuityNode:
         """The node a fork or resume would start from, verified, and a fork's goal checked,
@@ -122,11 +139,28 @@ class BranchOperations:
             return branchable_node(conn, params.node_id)
 
     def _branch(
-        self, node_id: str, *, goal: str | None, kind: BranchKind, actor: OperatorActor
-    ) -> BranchedRun:
+        self, node_id: str, *, goal: str | None, kind: BranchKind, actor: OperatorActor,
+        key: str | None = None,
+    ) -> BranchedRun:  # fmt: skip
+        require_operation_key(key)
         now = now_rfc3339()
         with self._rutter.store.write() as conn:
             node = branchable_node(conn, node_id)
+            inherits, not_inherited = inherited(node, kind)
+            done = None if key is None else keyed_branch(conn, key, node.node_id, kind, goal)
+            if done is not None:
+                run = runs.load_run(conn, done.run_id)
+                revision = runs.pinned_revision(conn, run, 1)
+                if revision is None:
+                    raise not_pinned(run.run_id)
+                return BranchedRun(
+                    kind=kind, run_id=run.run_id, mission_id=run.mission_id,
+                    session_id=run.session_id, thread_id=run.thread_id,
+                    node_id=done.marker_node_id, parent_node_id=node.node_id,
+                    source_run_id=node.run_id, revision=1, fingerprint=revision.fingerprint,
+                    status=run.status, mode=run.mode, profile=run.profile, inherits=inherits,
+                    not_inherited=not_inherited, operation_key=key,
+                )  # fmt: skip
             source = runs.load_run(conn, node.run_id)
             ref = pinned_of(node)
             revision = runs.pinned_revision(conn, source, ref.revision)
@@ -138,12 +172,18 @@ class BranchOperations:
                 goal=goal, actor=actor, now=now,
             )  # fmt: skip
             run = runs.load_run(conn, created.run_id)
+            if key is not None:
+                record_keyed_branch(
+                    conn, key, node_id=node.node_id, kind=kind, goal=goal, run_id=run.run_id,
+                    marker_node_id=created.root_node_id, actor=actor, now=now,
+                )  # fmt: skip
         return BranchedRun(
             kind=kind, run_id=run.run_id, mission_id=run.mission_id,
             session_id=run.session_id, thread_id=run.thread_id, node_id=created.root_node_id,
             parent_node_id=node.node_id, source_run_id=source.run_id,
             revision=created.revision, fingerprint=created.fingerprint, status=run.status,
-            mode=run.mode, profile=run.profile,
+            mode=run.mode, profile=run.profile, inherits=inherits, not_inherited=not_inherited,
+            operation_key=key,
         )  # fmt: skip
 
     def tree(self, params: TreeParams) -> SessionTree:

@@ -16,12 +16,14 @@ if TYPE_CHECKING:
     from rutter_core.app.assembly import AssemblyOperations
     from rutter_core.app.branches import BranchOperations
     from rutter_core.app.candidates import CandidateOperations
+    from rutter_core.app.compaction import CompactionOperations
     from rutter_core.app.continuity import ContinuityOperations
     from rutter_core.app.history import HistoryOperations
     from rutter_core.app.instructions import InstructionOperations
     from rutter_core.app.memory import MemoryOperations
     from rutter_core.app.pins import PinOperations
     from rutter_core.app.profiles import ProfileOperations
+    from rutter_core.app.receipts import ReceiptOperations
     from rutter_core.app.runs import RunOperations
     from rutter_core.app.tokens import TokenOperations
     from rutter_core.app.transcripts import TranscriptOperations
@@ -111,6 +113,18 @@ class Rutter:
         from rutter_core.app.transcripts import TranscriptOperations
 
         return TranscriptOperations(self)
+
+    @cached_property
+    def compaction(self) -> CompactionOperations:
+        from rutter_core.app.compaction import CompactionOperations
+
+        return CompactionOperations(self)
+
+    @cached_property
+    def receipts(self) -> ReceiptOperations:
+        from rutter_core.app.receipts import ReceiptOperations
+
+        return ReceiptOperations(self)
 
     @cached_property
     def assembly(self) -> AssemblyOperations:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 PROTOCOL_VERSION: Final = "context_assembly.v1"
 
-SourceKind = Literal["instruction", "pin", "memory"]
+SourceKind = Literal["instruction", "pin", "summary", "message", "receipt", "memory"]
 Decision = Literal["included", "omitted"]
 Reason = Literal["quota", "required_context", "instructions", "disabled", "expired"]
 REASONS: Final[tuple[Reason, ...]] = (
@@ -35,6 +35,9 @@ MAX_MEMORY_BUDGET: Final = 2048
 """Tokens memory may take at most, whatever the budget (`min(2048, ...)`)."""
 MEMORIES_PER_SCOPE: Final = 100
 """Active records of one scope (user, project) that enter selection, by ID."""
+MESSAGES_CONSIDERED: Final = 200
+"""The newest messages (since the latest summary) an assembly considers; older ones are
+counted in a warning, never listed."""
 DEFAULT_BUDGET: Final = 16384
 MAX_BUDGET: Final = 1_000_000
 
@@ -127,10 +130,23 @@ class AuditedAssembly(AssemblyDocument):
     agent the same sources under the same budget have the same fingerprint."""
 
 
+class OmissionWarning(AssemblyDocument):
+    """Sources of one kind left out for one reason, counted: part of the answer, so an agent
+    (and the person) knows what it was not given. `count` covers entries listed as omitted and
+    older messages that were not even considered (`MESSAGES_CONSIDERED`)."""
+
+    kind: SourceKind
+    reason: Reason
+    count: int
+    message: str
+
+
 class Assembly(AuditedAssembly):
-    """What `context assemble` answers: the stored audit, with each included source's text."""
+    """What `context assemble` answers: the stored audit, with each included source's text,
+    and a warning for each kind of source left out."""
 
     entries: tuple[DeliveredEntry, ...]
+    warnings: tuple[OmissionWarning, ...] = ()
 
 
 class FollowedReport(AssemblyDocument):
@@ -171,6 +187,7 @@ __all__ = [
     "MAX_BUDGET",
     "MAX_MEMORY_BUDGET",
     "MEMORIES_PER_SCOPE",
+    "MESSAGES_CONSIDERED",
     "PROTOCOL_VERSION",
     "REASONS",
     "Assembly",
@@ -187,6 +204,7 @@ __all__ = [
     "Entry",
     "FollowedReport",
     "MemoryScope",
+    "OmissionWarning",
     "Reason",
     "SourceKind",
 ]

@@ -2,19 +2,25 @@
 
 Authority order (the non-authority boundary, below operator input and runtime policy):
 the run's pinned instructions, in their order of precedence, then the thread's pins, oldest
-first, then memories, user before project, each scope by ID.
+first, then the thread's latest summary, then its newest messages, then memories, user before
+project, each scope by ID.
 
-- Required context (instructions, then pins) is taken while it fits `background`. The first
-  source that does not fit cuts it: that source and every later instruction or pin are
-  omitted (`instructions` for an instruction source, `required_context` for a pin), so an agent
-  never gets a later source without an earlier one it would override or depend on.
-- Memory gets the sub-budget `min(2048, background // 4, space left after required context)`;
-  when required context was cut, no space is left. Each active memory is tried in order and
-  included when it fits what is left of the sub-budget; one that does not fit is omitted and
-  smaller later ones are still tried. Its reason is `required_context` when it would have fit
-  had required context left the whole `min(2048, background // 4)`, else `quota`.
+- Required context (instructions, pins and the summary) is delivered whole or not at all: when
+  it does not fit `background`, the assembly fails `context_overflow`, naming every required
+  source with its tokens, the total needed and the budget. No instruction source is ever cut
+  or left out to make room, and nothing is delivered in silence without it.
+- Memory gets the sub-budget `min(2048, background // 4, space left after required context)`.
+  Each active memory is tried in order and included when it fits what is left of the
+  sub-budget; one that does not fit is omitted and smaller later ones are still tried. Its
+  reason is `required_context` when it would have fit had required context left the whole
+  `min(2048, background // 4)`, else `quota`.
+- Messages (the newest since the latest summary, at most `MESSAGES_CONSIDERED`) take what is
+  left after required context and the memories included: the person's own messages first,
+  newest first, then the others, newest first; each is included when it fits, and the included
+  ones are listed in the thread's order. One that does not fit is omitted (`quota`).
 - A disabled memory is omitted as `disabled`, an expired one as `expired` (disabled wins when
   both hold); their bodies are never read, so their tokens are null.
+- Every kind of source left out is counted in a warning of the answer.
 
 Every delivered text goes through the one redaction engine first; its digest and its estimate
 are of the redacted text.
@@ -53,11 +59,24 @@ class Candidate:
     scope: MemoryScope | None = None
     state: MemoryState = "active"
     stored_sha256: str | None = None
+    from_person: bool = False
+    """A message the person wrote (`user`): messages from the person come first."""
 
 
 def memory_cap(background: int) -> int:
     """`min(2048, background // 4)`: the memory sub-budget before required context counts."""
     return min(MAX_MEMORY_BUDGET, background // 4)
+
+
+class ContextOverflow(Exception):
+    """Required context does not fit the budget: `required` lists each required source as
+    (kind, id, tokens), `needed` their total."""
+
+    def __init__(self, budget: int, needed: int, required: list[tuple[str, str, int]]) -> None:
+        super().__init__(f"required context needs {needed} tokens, the budget is {budget}")
+        self.budget = budget
+        self.needed = needed
+        self.required = required
 
 
 def plan(
@@ -67,47 +86,77 @@ def plan(
     *,
     background: int,
     estimator: TokenEstimator,
+    summary: Candidate | None = None,
+    messages: Sequence[Candidate] = (),
 ) -> tuple[Budget, list[DeliveredEntry]]:
-    entries: list[DeliveredEntry] = []
-    used = 0
-    cut = False
-    required_sources: list[tuple[Candidate, Reason]] = [
-        *((source, "instructions") for source in instructions),
-        *((pin, "required_context") for pin in pins),
-    ]
-    for candidate, cut_reason in required_sources:
+    """The entries in authority order and the budget; `ContextOverflow` when required context
+    does not fit."""
+    required_sources = [*instructions, *pins, *([summary] if summary is not None else [])]
+    required_entries: list[DeliveredEntry] = []
+    required = 0
+    for candidate in required_sources:
         text, sha256, tokens = _delivered(candidate, estimator)
-        if not cut and used + tokens <= background:
-            used += tokens
-            entries.append(_included(candidate, text, sha256, tokens))
-        else:
-            cut = True
-            entries.append(_omitted(candidate, sha256, tokens, cut_reason))
-    required = used
+        required += tokens
+        required_entries.append(_included(candidate, text, sha256, tokens))
+    if required > background:
+        raise ContextOverflow(
+            background,
+            required,
+            [(entry.kind, entry.id, entry.tokens or 0) for entry in required_entries],
+        )
     cap = memory_cap(background)
-    sub_budget = 0 if cut else min(cap, background - required)
+    sub_budget = min(cap, background - required)
     memory_used = 0
+    memory_entries: list[DeliveredEntry] = []
     for candidate in memories:
         if candidate.state != "active":
             assert candidate.stored_sha256 is not None
-            entries.append(_omitted(candidate, candidate.stored_sha256, None, candidate.state))
+            memory_entries.append(
+                _omitted(candidate, candidate.stored_sha256, None, candidate.state)
+            )
             continue
         text, sha256, tokens = _delivered(candidate, estimator)
         if memory_used + tokens <= sub_budget:
             memory_used += tokens
-            entries.append(_included(candidate, text, sha256, tokens))
+            memory_entries.append(_included(candidate, text, sha256, tokens))
         elif memory_used + tokens <= cap:
-            entries.append(_omitted(candidate, sha256, tokens, "required_context"))
+            memory_entries.append(_omitted(candidate, sha256, tokens, "required_context"))
         else:
-            entries.append(_omitted(candidate, sha256, tokens, "quota"))
+            memory_entries.append(_omitted(candidate, sha256, tokens, "quota"))
+    room = background - required - memory_used
+    message_entries = _messages(messages, room, estimator)
+    messages_used = sum(e.tokens or 0 for e in message_entries if e.decision == "included")
     budget = Budget(
         background=background,
         memory_cap=cap,
         memory=sub_budget,
         required=required,
-        used=required + memory_used,
+        used=required + memory_used + messages_used,
     )
-    return budget, entries
+    return budget, [*required_entries, *message_entries, *memory_entries]
+
+
+def _messages(
+    messages: Sequence[Candidate], room: int, estimator: TokenEstimator
+) -> list[DeliveredEntry]:
+    """The messages that fit `room`: the person's first, newest first, then the others;
+    listed in the thread's order."""
+    delivered = [_delivered(candidate, estimator) for candidate in messages]
+    order = sorted(
+        range(len(messages)), key=lambda index: (not messages[index].from_person, -index)
+    )
+    chosen: set[int] = set()
+    for index in order:
+        tokens = delivered[index][2]
+        if tokens <= room:
+            room -= tokens
+            chosen.add(index)
+    return [
+        _included(candidate, *delivered[index])
+        if index in chosen
+        else _omitted(candidate, delivered[index][1], delivered[index][2], "quota")
+        for index, candidate in enumerate(messages)
+    ]
 
 
 def _delivered(candidate: Candidate, estimator: TokenEstimator) -> tuple[str, str, int]:
@@ -146,4 +195,4 @@ def _omitted(
     )
 
 
-__all__ = ["Candidate", "MemoryState", "memory_cap", "plan"]
+__all__ = ["Candidate", "ContextOverflow", "MemoryState", "memory_cap", "plan"]

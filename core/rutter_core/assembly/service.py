@@ -21,9 +21,13 @@ from rutter_core.assembly.model import (
     Assembly,
     AuditList,
     Configured,
+    DeliveredEntry,
     FollowedReport,
+    OmissionWarning,
+    Reason,
+    SourceKind,
 )
-from rutter_core.assembly.plan import Candidate, plan
+from rutter_core.assembly.plan import Candidate, ContextOverflow, plan
 from rutter_core.assembly.tokens import ESTIMATOR, TokenEstimator
 from rutter_core.discovery.fingerprint import fingerprint
 from rutter_core.kernel.actors import Actor
@@ -73,9 +77,19 @@ def assemble(
     actor: Actor,
     now: str,
     estimator: TokenEstimator = ESTIMATOR,
+    summary: Candidate | None = None,
+    messages: Sequence[Candidate] = (),
+    messages_not_considered: int = 0,
 ) -> Assembly:
-    """Plan the assembly and append its audit, in the caller's write transaction."""
-    budget, entries = plan(instructions, pins, memories, background=background, estimator=estimator)
+    """Plan the assembly and append its audit, in the caller's write transaction
+    (`context_overflow` when required context does not fit the budget)."""
+    try:
+        budget, entries = plan(
+            instructions, pins, memories, background=background, estimator=estimator,
+            summary=summary, messages=messages,
+        )  # fmt: skip
+    except ContextOverflow as overflow:
+        raise _overflow(overflow) from None
     body = {
         "run_id": run_id,
         "thread_id": thread_id,
@@ -121,7 +135,63 @@ def assemble(
         configured=configured,
         entries=tuple(entries),
         fingerprint=digest,
+        warnings=_warnings(entries, messages_not_considered),
     )
+
+
+def _overflow(overflow: ContextOverflow) -> RejectedError:
+    return RejectedError(
+        "context_overflow",
+        f"the required context (pinned instructions, pins and the latest summary) needs "
+        f"{overflow.needed} tokens and the budget is {overflow.budget}: nothing is delivered "
+        "rather than leaving out an instruction or a pin in silence",
+        details={
+            "budget": overflow.budget,
+            "needed": overflow.needed,
+            "required": [
+                {"kind": kind, "id": source_id, "tokens": tokens}
+                for kind, source_id, tokens in overflow.required
+            ],
+        },
+        hint=Hint("fit_required_context", {"needed": overflow.needed}),
+    )
+
+
+_WHY: Final[dict[str, str]] = {
+    "quota": "did not fit the budget",
+    "required_context": "did not fit what required context left of the budget",
+    "instructions": "were cut with an instruction source",
+    "disabled": "are disabled",
+    "expired": "have expired",
+}
+
+
+def _warnings(
+    entries: Sequence[DeliveredEntry], not_considered: int
+) -> tuple[OmissionWarning, ...]:
+    counted: dict[tuple[SourceKind, Reason], int] = {}
+    for entry in entries:
+        if entry.decision == "omitted" and entry.reason is not None:
+            key = (entry.kind, entry.reason)
+            counted[key] = counted.get(key, 0) + 1
+    if not_considered:
+        counted[("message", "quota")] = counted.get(("message", "quota"), 0) + not_considered
+    warnings = []
+    for (kind, reason), count in counted.items():
+        where = (
+            "; they stay in the thread's history (history search finds them)"
+            if kind == "message"
+            else ""
+        )
+        warnings.append(
+            OmissionWarning(
+                kind=kind,
+                reason=reason,
+                count=count,
+                message=f"{count} {kind} source(s) left out: they {_WHY[reason]}{where}",
+            )
+        )
+    return tuple(warnings)
 
 
 def list_audit(conn: Connection, run_id: str, *, limit: int) -> AuditList:

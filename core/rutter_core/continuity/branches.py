@@ -14,18 +14,20 @@ one, rutter refuses (`rejected`).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from pydantic import Field
 from sqlalchemy.engine import Connection
 
-from rutter_core.continuity import repo
+from rutter_core.continuity import branch_rows, repo
 from rutter_core.continuity.checkpoints import read_node, tampered
 from rutter_core.continuity.model import ContinuityDocument
 from rutter_core.continuity.nodes import BranchKind
 from rutter_core.continuity.policy import NOTE_ID
 from rutter_core.continuity.snapshot import INHERITS, Authority, ContinuityNode, Inherited
-from rutter_core.kernel.errors import Hint, RejectedError
+from rutter_core.discovery.fingerprint import text_sha256
+from rutter_core.kernel.errors import ConflictError, Hint, RejectedError
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,30 @@ class BranchedRun(ContinuityDocument):
     profile: str | None
     """Always null: execution profiles are never carried over."""
     inherits: tuple[Inherited, ...] = INHERITS
+    """Exactly what the new run's assembled context is given of the node: see `inherited`."""
+    not_inherited: tuple[Inherited, ...] = ()
+    """What the new run is not given: a fork's pins (pin them again on the new thread)."""
+    operation_key: str | None = None
     authority: Authority = Field(default_factory=Authority)
+
+
+def inherited(
+    node: ContinuityNode, kind: BranchKind
+) -> tuple[tuple[Inherited, ...], tuple[Inherited, ...]]:
+    """What a run branched from `node` is given (and, for a fork, what it is not): the
+    workspace and pinned instructions always; the checkpoint's summary and messages when it
+    carries them, and its memory references; the task's pins for a resume only."""
+    given: list[Inherited] = ["workspace", "pinned_instructions"]
+    snapshot = node.snapshot
+    if snapshot is not None:
+        if snapshot.compaction_summary is not None:
+            given.append("compaction_summary")
+        if snapshot.messages.items:
+            given.append("messages")
+        given.append("memory_references")
+    if kind == "resume":
+        return (*given, "pins"), ()
+    return tuple(given), ("pins",)
 
 
 def branchable_node(conn: Connection, node_id: str) -> ContinuityNode:
@@ -89,6 +114,58 @@ def refuse_projected(conn: Connection, node_id: str) -> None:
         )
 
 
+def branch_origin(conn: Connection, run_id: str) -> tuple[BranchKind, ContinuityNode] | None:
+    """How the run began when it was branched: the kind of its branch marker (`fork` or
+    `resume`) and the node it was branched from, verified; None for a run that began a
+    thread of its own."""
+    marker = repo.run_start_node(conn, run_id, ("fork", "resume"))
+    if marker is None or marker.parent_node_id is None:
+        return None
+    kind: BranchKind = "fork" if marker.kind == "fork" else "resume"
+    return kind, read_node(conn, marker.parent_node_id)
+
+
+def branch_request_digest(node_id: str, kind: BranchKind, goal: str | None) -> str:
+    return text_sha256(json.dumps({"node_id": node_id, "kind": kind, "goal": goal}))
+
+
+def keyed_branch(
+    conn: Connection, operation_key: str, node_id: str, kind: BranchKind, goal: str | None
+) -> branch_rows.BranchOperation | None:
+    """The resume or fork already made under `operation_key` (None: none yet); the key used
+    for another request is `operation_key_conflict`."""
+    found = branch_rows.find_branch_operation(conn, operation_key)
+    if found is None:
+        return None
+    if found.request_sha256 != branch_request_digest(node_id, kind, goal):
+        raise ConflictError(
+            "operation_key_conflict",
+            f"operation key {operation_key} was used for another {found.kind} (of node "
+            f"{found.node_id}, run {found.run_id}); use a new key for a new request",
+            details={"operation_key": operation_key, "run_id": found.run_id},
+        )
+    return found
+
+
+def record_keyed_branch(
+    conn: Connection, operation_key: str, *, node_id: str, kind: BranchKind, goal: str | None,
+    run_id: str, marker_node_id: str, actor: str, now: str,
+) -> None:  # fmt: skip
+    branch_rows.insert_branch_operation(
+        conn,
+        branch_rows.BranchOperation(
+            operation_key,
+            kind,
+            node_id,
+            branch_request_digest(node_id, kind, goal),
+            run_id,
+            marker_node_id,
+        ),
+        actor=actor,
+        now=now,
+    )
+
+
 def pinned_of(node: ContinuityNode) -> PinnedRef:
     """The revision `node` pins: a checkpoint's, or revision 1 of the run a root or a branch
     marker starts."""
@@ -112,8 +189,13 @@ def require_pinned_match(node: ContinuityNode, ref: PinnedRef, ledger_fingerprin
 __all__ = [
     "BranchedRun",
     "PinnedRef",
+    "branch_origin",
+    "branch_request_digest",
     "branchable_node",
+    "inherited",
+    "keyed_branch",
     "pinned_of",
+    "record_keyed_branch",
     "refuse_projected",
     "require_pinned_match",
 ]

@@ -24,10 +24,10 @@ from pydantic import ValidationError
 from sqlalchemy.engine import Connection
 
 from rutter_core.continuity import deliveries, repo
+from rutter_core.continuity.compaction.latest import latest_summary
 from rutter_core.continuity.messages import recent_messages
 from rutter_core.continuity.model import Message
 from rutter_core.continuity.nodes import START_KINDS
-from rutter_core.continuity.notes import latest_summary
 from rutter_core.continuity.policy import CleanText, clean_text, require_node_id
 from rutter_core.continuity.snapshot import (
     CHECKPOINT_KIND,
@@ -36,6 +36,7 @@ from rutter_core.continuity.snapshot import (
     PROTOCOL_VERSION,
     SNAPSHOT_MESSAGE_BYTES,
     SNAPSHOT_MESSAGES,
+    SUMMARY_SOURCES,
     ContinuityNode,
     ContinuitySnapshot,
     PinnedInstructions,
@@ -121,7 +122,8 @@ def append_checkpoint(
         "compaction_summary": None
         if summary is None
         else SnapshotSummary(
-            note_id=summary.note_id,
+            source=SUMMARY_SOURCES[summary.source],
+            note_id=summary.id,
             version=summary.version,
             text=summary.text,
             redacted=summary.redacted,

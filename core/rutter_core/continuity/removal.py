@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy.engine import Connection
 
+from rutter_core.continuity import branch_rows
 from rutter_core.continuity import workspace_rows as repo
 
 
@@ -29,9 +30,14 @@ def remove_thread_contents(conn: Connection, workspace_id: str) -> dict[str, int
     """Delete the pins, pin proposals, transcript records, checkpoints, nodes, messages and
     notes of the workspace's threads; how many of each (`pins`, `pin_proposals`,
     `transcript_imports`, `checkpoints`, `nodes`, `messages`, `notes`)."""
+    from rutter_core.continuity.compaction.latest import remove_workspace_compactions
     from rutter_core.continuity.pins.service import remove_workspace_pins
     from rutter_core.continuity.transcripts.service import remove_workspace_imports
 
+    # Compactions and the keys of resumes and forks name threads, runs and nodes: they go
+    # first (they are not counted apart: a compaction is part of its thread's messages).
+    remove_workspace_compactions(conn, workspace_id)
+    branch_rows.delete_workspace_branch_operations(conn, workspace_id)
     pins, proposals = remove_workspace_pins(conn, workspace_id)
     imports = remove_workspace_imports(conn, workspace_id)
     return {

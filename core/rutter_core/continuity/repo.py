@@ -357,6 +357,10 @@ def _message(row: Row[Any]) -> Message:
     )
 
 
+message_from_row = _message
+"""A `messages` row as a `Message` (for `continuity.compaction.repo`, which reads ranges)."""
+
+
 def next_seq(conn: Connection, thread_id: str) -> int:
     """The next message position of the thread (under the write lock: nobody else takes it;
     elsewhere the UNIQUE (thread_id, seq) makes a second taker a conflict)."""

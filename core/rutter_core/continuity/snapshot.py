@@ -41,6 +41,7 @@ Inherited = Literal[
     "compaction_summary",
     "messages",
     "memory_references",
+    "pins",
 ]
 INHERITS: Final[tuple[Inherited, ...]] = (
     "workspace",
@@ -56,11 +57,24 @@ mode: `auto` and `full` waive approvals, so a forked or resumed run starts in th
 ProjectConfigurationBasis = Literal["live_instructions"]
 
 
-class SnapshotSummary(ContinuityDocument):
-    """The latest summary of the thread when the checkpoint was taken. Until compactions
-    exist it is the thread's active `summary` note written or edited last."""
+SummarySource = Literal["summary_note", "compaction", "imported_compaction"]
+SUMMARY_SOURCES: Final[dict[str, SummarySource]] = {
+    "note": "summary_note",
+    "compaction": "compaction",
+    "imported": "imported_compaction",
+}
+"""`continuity.compaction.latest`'s sources, as a snapshot names them."""
 
-    source: Literal["summary_note"] = "summary_note"
+
+class SnapshotSummary(ContinuityDocument):
+    """The latest summary of the thread when the checkpoint was taken: of rutter's last
+    compaction (`compaction`) and a compaction summary an imported transcript carried
+    (`imported_compaction`), the one standing for the later message; when there is neither,
+    the thread's active `summary` note written or edited last (`summary_note`). `note_id` is
+    the ID of where it came from: a `cmp_`, `msg_` or `note_` ID (the field keeps its first
+    name so that checkpoints stored before compactions existed still verify)."""
+
+    source: SummarySource = "summary_note"
     note_id: str
     version: int
     text: str
@@ -202,6 +216,7 @@ __all__ = [
     "SNAPSHOT_MEMORY_REFERENCES",
     "SNAPSHOT_MESSAGES",
     "SNAPSHOT_MESSAGE_BYTES",
+    "SUMMARY_SOURCES",
     "Authority",
     "ContinuityNode",
     "ContinuitySnapshot",
@@ -214,5 +229,6 @@ __all__ = [
     "SnapshotMessage",
     "SnapshotMessages",
     "SnapshotSummary",
+    "SummarySource",
     "snapshot_fingerprint",
 ]

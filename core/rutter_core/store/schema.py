@@ -316,6 +316,56 @@ context_assembly_reports = Table(
     info={"append_only": True},
 )
 
+compactions = Table(
+    "compactions",
+    metadata,
+    Column("compaction_id", String, primary_key=True),
+    Column("operation_key", String, nullable=False, unique=True),
+    Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
+    Column("request_sha256", String, nullable=False),
+    Column("summarizer", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("owner", String, nullable=False),
+    Column("after_seq", Integer, nullable=False),
+    Column("through_seq", Integer, nullable=False),
+    Column("observed_seq", Integer, nullable=False),
+    Column("kept_json", String, nullable=False),
+    Column("compacted_count", Integer, nullable=False),
+    Column("unread_count", Integer, nullable=False),
+    Column("input_json", String, nullable=False),
+    Column("summary_text", String, nullable=True),
+    Column("summary_tokens", Integer, nullable=True),
+    Column("summary_redacted", Integer, nullable=False),
+    Column("error_code", String, nullable=True),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+    Index("compactions_by_thread", "thread_id", "status", "through_seq"),
+    Index(
+        "compactions_one_open_per_thread",
+        "thread_id",
+        unique=True,
+        info={"where": "status IN ('running', 'pending_verification')"},
+    ),
+)
+"""A thread's compactions (migration 15): the summary and the range of messages it covers are
+written together when it completes; messages themselves are never touched."""
+
+branch_operations = Table(
+    "branch_operations",
+    metadata,
+    Column("operation_key", String, primary_key=True),
+    Column("kind", String, nullable=False),
+    Column("node_id", String, ForeignKey("continuity_nodes.node_id"), nullable=False),
+    Column("request_sha256", String, nullable=False),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
+    Column("marker_node_id", String, ForeignKey("continuity_nodes.node_id"), nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    info={"append_only": True},
+)
+"""The operation keys of resumes and forks and the run each made (migration 15)."""
+
 http_tokens = Table(
     "http_tokens",
     metadata,

@@ -80,7 +80,7 @@ export interface AssembleParams {
   budget?: number | null;
 }
 
-/** What `context assemble` answers: the stored audit, with each included source's text. */
+/** What `context assemble` answers: the stored audit, with each included source's text, and a warning for each kind of source left out. */
 export interface Assembly {
   protocol_version?: "context_assembly.v1";
   assembly_id: string;
@@ -94,6 +94,7 @@ export interface Assembly {
   configured: Configured;
   entries: DeliveredEntry[];
   fingerprint: string;
+  warnings?: OmissionWarning[];
 }
 
 /** A run's stored assemblies, newest first. */
@@ -142,7 +143,9 @@ export interface BranchedRun {
   status: string;
   mode: string;
   profile: string | null;
-  inherits?: ("workspace" | "pinned_instructions" | "compaction_summary" | "messages" | "memory_references")[];
+  inherits?: ("workspace" | "pinned_instructions" | "compaction_summary" | "messages" | "memory_references" | "pins")[];
+  not_inherited?: ("workspace" | "pinned_instructions" | "compaction_summary" | "messages" | "memory_references" | "pins")[];
+  operation_key?: string | null;
   authority?: rutter_core__continuity__snapshot__Authority;
 }
 
@@ -199,6 +202,36 @@ export interface CheckpointParams {
   title: string;
   /** what the checkpoint marks (16 KiB) */
   summary?: string | null;
+}
+
+export interface CompactParams {
+  /** the thread's ID (thr_...) */
+  thread_id: string;
+  /** what the summary should keep in view (redacted; at most 2 KiB) */
+  focus?: string | null;
+  /** extractive (no model, the default) or command */
+  summarizer?: string | null;
+  /** with summarizer command: the program and its arguments (no shell) */
+  summarizer_command?: string[] | null;
+  /** with summarizer command: seconds it may run (1-3600) */
+  summarizer_timeout?: number | null;
+  /** the summarizer's input window in estimated tokens: older messages beyond it are not read (and counted as unread) */
+  input_tokens?: number | null;
+  /** the operation's key: the same key again answers the stored result and never calls the summarizer twice (default: the compaction's ID) */
+  operation_key?: string | null;
+}
+
+/** `session compact`'s answer (and `compaction resolve`'s): the operation as stored. */
+export interface Compaction {
+  compaction_id: string;
+  operation_key: string;
+  thread_id: string;
+  status: "running" | "completed" | "failed" | "pending_verification" | "abandoned";
+  summary: Summary | null;
+  kept_message_ids: string[];
+  compacted_message_count: number;
+  unread_message_count: number;
+  summarizer: "extractive" | "command";
 }
 
 export interface CompareParams {
@@ -342,7 +375,7 @@ export interface ContinuitySnapshot {
   project_configuration: ProjectConfiguration;
   git: SnapshotGit | null;
   git_reason: "not_a_git_work_tree" | "dubious_ownership" | "unborn_branch" | "unreadable" | "malformed" | "unsupported_repository" | null;
-  inherits?: ("workspace" | "pinned_instructions" | "compaction_summary" | "messages" | "memory_references")[];
+  inherits?: ("workspace" | "pinned_instructions" | "compaction_summary" | "messages" | "memory_references" | "pins")[];
   authority?: rutter_core__continuity__snapshot__Authority;
 }
 
@@ -402,7 +435,7 @@ export interface DeletedMemory {
 
 /** An entry of an assembly's answer: `text` is what the agent is given (redacted), null for an omitted source. Stored audits never hold it. */
 export interface DeliveredEntry {
-  kind: "instruction" | "pin" | "memory";
+  kind: "instruction" | "pin" | "summary" | "message" | "receipt" | "memory";
   id: string;
   version: number;
   scope: "user" | "project" | null;
@@ -480,7 +513,7 @@ export interface EffectiveParams {
 
 /** One source and what became of it. `id`: an instruction's workspace-relative path, a pin's `pin_` ID or a memory's `mem_` ID; `version`: the pinned revision (instructions), the pin's or memory's version; `sha256`: the digest of the text as delivered (redacted), or for a disabled or expired memory the stored digest (its body is not read); `tokens`: the estimate (null when the body was not read); `reason`: why it was omitted (null when included). */
 export interface Entry {
-  kind: "instruction" | "pin" | "memory";
+  kind: "instruction" | "pin" | "summary" | "message" | "receipt" | "memory";
   id: string;
   version: number;
   scope: "user" | "project" | null;
@@ -511,6 +544,8 @@ export interface ForkParams {
   node_id: string;
   /** what the new run (and its new mission) should achieve */
   goal: string;
+  /** the operation's key: the same key again answers the same run and never makes a second one */
+  operation_key?: string | null;
 }
 
 export interface GetCandidateParams {
@@ -853,6 +888,14 @@ export interface NoteList {
   notes: Note[];
 }
 
+/** Sources of one kind left out for one reason, counted: part of the answer, so an agent (and the person) knows what it was not given. `count` covers entries listed as omitted and older messages that were not even considered (`MESSAGES_CONSIDERED`). */
+export interface OmissionWarning {
+  kind: "instruction" | "pin" | "summary" | "message" | "receipt" | "memory";
+  reason: "quota" | "required_context" | "instructions" | "disabled" | "expired";
+  count: number;
+  message: string;
+}
+
 /** One pin of a thread: every change is version + 1, guarded by the version read. */
 export interface Pin {
   pin_id: string;
@@ -950,6 +993,20 @@ export interface ProposalList {
   has_more: boolean;
 }
 
+export interface ReceiptPage {
+  receipt_id: string;
+  page: number;
+  pages: number;
+  text: string;
+}
+
+export interface ReceiptReadParams {
+  /** the receipt's ID (rcpt_...), from an assembly */
+  receipt_id: string;
+  /** the page to read, from 1 */
+  page?: number | null;
+}
+
 /** The workspace's newest stored nodes across its sessions (checkpoints, roots, branch markers), newest first, each as a session tree lists it (with its drift markers of now). */
 export interface RecentNodes {
   workspace_id: string;
@@ -994,9 +1051,21 @@ export interface ReportParams {
   ignored?: string[] | null;
 }
 
+export interface ResolveCompactionParams {
+  /** the pending compaction's operation key */
+  operation_key: string;
+  /** abandon it, or call the summarizer again on the same messages */
+  action: "abandon" | "retry";
+  /** with retry of a command compaction: the program and its arguments */
+  summarizer_command?: string[] | null;
+  summarizer_timeout?: number | null;
+}
+
 export interface ResumeParams {
   /** the stored node to resume from (node_...) */
   node_id: string;
+  /** the operation's key: the same key again answers the same run and never makes a second one */
+  operation_key?: string | null;
 }
 
 /** A run's pinned snapshot against discovery now (`rutter context instructions --run`). `live` is a `LiveFailure` when live discovery fails closed: the run stays on its pinned snapshot, nothing can be confirmed, so `stale` and `requires_confirmation` are False. `pinned` and `revision` are None for a run with no revision yet (imported or legacy); then any successful live discovery is stale: confirming it creates revision 1. In the JSON `pinned` is the pinned snapshot; `run` (the run as stored) is not part of it. */
@@ -1130,9 +1199,9 @@ export interface SnapshotMessages {
   items: SnapshotMessage[];
 }
 
-/** The latest summary of the thread when the checkpoint was taken. Until compactions exist it is the thread's active `summary` note written or edited last. */
+/** The latest summary of the thread when the checkpoint was taken: of rutter's last compaction (`compaction`) and a compaction summary an imported transcript carried (`imported_compaction`), the one standing for the later message; when there is neither, the thread's active `summary` note written or edited last (`summary_note`). `note_id` is the ID of where it came from: a `cmp_`, `msg_` or `note_` ID (the field keeps its first name so that checkpoints stored before compactions existed still verify). */
 export interface SnapshotSummary {
-  source?: "summary_note";
+  source?: "summary_note" | "compaction" | "imported_compaction";
   note_id: string;
   version: number;
   text: string;
@@ -1159,6 +1228,11 @@ export interface Source {
   link_target?: string | null;
   link_stub?: true | null;
   content_cut?: ContentCut | null;
+}
+
+export interface Summary {
+  text: string;
+  tokens: number;
 }
 
 export interface SupersedeNoteParams {
@@ -1333,6 +1407,9 @@ export interface Requests {
   "rutter/contextAssemble": { params: AssembleParams; result: Assembly };
   "rutter/contextAudit": { params: AuditParams; result: AuditList };
   "rutter/contextReport": { params: ReportParams; result: FollowedReport };
+  "rutter/session/compact": { params: CompactParams; result: Compaction };
+  "rutter/session/compactionResolve": { params: ResolveCompactionParams; result: Compaction };
+  "rutter/session/receiptRead": { params: ReceiptReadParams; result: ReceiptPage };
 }
 
 /** Each notification the server sends (server → client): its params. */

@@ -22,6 +22,7 @@ from rutter_core.store.migrations import (
     m0012_memory_index_shards,
     m0013_message_injected,
     m0014_memory_candidates,
+    m0015_compactions,
 )
 from rutter_core.store.migrations.migration import (
     FullTextSplit,
@@ -48,6 +49,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0012_memory_index_shards.MIGRATION,
     m0013_message_injected.MIGRATION,
     m0014_memory_candidates.MIGRATION,
+    m0015_compactions.MIGRATION,
 )
 
 __all__ = [

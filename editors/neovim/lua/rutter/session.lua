@@ -114,9 +114,10 @@ local function run_label(run)
   )
 end
 
---- The current run of the current buffer's workspace: `callback(client, run_id, workspace_id)`.
+--- The current run of the current buffer's workspace: `callback(client, run_id, workspace_id,
+--- run)` (`run`: the run as `rutter/runs` lists it, with its `thread_id`).
 --- One active run: that one; several: the one chosen before, else picked (newest first).
---- @param callback fun(client: vim.lsp.Client, run_id: string, workspace_id: string?)
+--- @param callback fun(client: vim.lsp.Client, run_id: string, workspace_id: string?, run: table)
 function M.current_run(callback)
   local client = M.client()
   if not client then
@@ -147,12 +148,12 @@ function M.current_run(callback)
       local key = workspace_id or ""
       for _, run in ipairs(runs) do
         if run.run_id == current[key] then
-          return callback(client, run.run_id, run.workspace_id or workspace_id)
+          return callback(client, run.run_id, run.workspace_id or workspace_id, run)
         end
       end
       if #runs == 1 then
         current[key] = runs[1].run_id
-        return callback(client, runs[1].run_id, runs[1].workspace_id or workspace_id)
+        return callback(client, runs[1].run_id, runs[1].workspace_id or workspace_id, runs[1])
       end
       table.sort(runs, function(a, b)
         return fmt.str(a.created_at) .. fmt.str(a.run_id) > fmt.str(b.created_at) .. fmt.str(b.run_id)
@@ -165,7 +166,7 @@ function M.current_run(callback)
         if run then
           current[key] = run.run_id
           vim.schedule(function()
-            callback(client, run.run_id, run.workspace_id or workspace_id)
+            callback(client, run.run_id, run.workspace_id or workspace_id, run)
           end)
         end
       end)

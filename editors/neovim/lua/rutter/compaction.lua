@@ -1,0 +1,104 @@
+--- `:RutterCompact [focus]`: compact the current run's thread (`rutter/session/compact`).
+---
+--- The focus is asked (`vim.ui.input`; empty for none) when not given. The extractive
+--- summarizer runs (no model); the newest 4 messages stay verbatim and nothing is deleted.
+--- On success the summary opens read-only in a split (`rutter://compaction/<cmp_ID>`, `q`
+--- closes it); a failure is shown with its code (`nothing_to_compact`, `compaction_in_progress`,
+--- `compaction_pending`, ...). Every outcome fires `User RutterCompaction` with data
+--- `{ result?, error? }`.
+local M = {}
+
+local api = vim.api
+
+M.last_error = nil --- @type string?
+
+local function fire(data)
+  api.nvim_exec_autocmds("User", { pattern = "RutterCompaction", modeline = false, data = data })
+end
+
+--- The summary view's lines: a header, then the summary as stored.
+function M.lines(result)
+  local lines = {
+    string.format("Compaction %s of thread %s (%s, %s)", tostring(result.compaction_id),
+      tostring(result.thread_id), tostring(result.summarizer), tostring(result.status)),
+    string.format("%d older messages summarized (%d not read); the newest %d kept verbatim",
+      tonumber(result.compacted_message_count) or 0, tonumber(result.unread_message_count) or 0,
+      type(result.kept_message_ids) == "table" and #result.kept_message_ids or 0),
+    "operation key: " .. tostring(result.operation_key),
+    "",
+  }
+  local summary = type(result.summary) == "table" and result.summary.text or ""
+  for _, line in ipairs(vim.split(tostring(summary), "\n", { plain = true })) do
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+local function show(result, workspace_id)
+  local name = "rutter://compaction/" .. tostring(result.compaction_id)
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  pcall(api.nvim_buf_set_name, buf, name)
+  api.nvim_buf_set_lines(buf, 0, -1, false, M.lines(result))
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  vim.bo[buf].filetype = "rutter"
+  vim.b[buf].rutter_workspace_id = workspace_id
+  vim.keymap.set("n", "q", "<Cmd>close<CR>", { buffer = buf, nowait = true, silent = true, desc = "rutter: close" })
+  vim.cmd("belowright split")
+  api.nvim_win_set_buf(api.nvim_get_current_win(), buf)
+  return buf
+end
+
+--- Compact `thread_id` with `focus` (nil: none), then show the summary.
+function M.compact_thread(client, thread_id, focus, workspace_id)
+  local session = require("rutter.session")
+  local params = { thread_id = thread_id }
+  if focus and vim.trim(focus) ~= "" then
+    params.focus = focus
+  end
+  require("rutter.ui").notify("rutter: compacting " .. thread_id .. "…")
+  session.call(client, session.PREFIX .. "compact", params, function(err, result)
+    if err then
+      local e = session.error_of(err)
+      local text = string.format("no compaction of %s: %s [%s]", thread_id, tostring(e.message), tostring(e.code))
+      M.last_error = text
+      require("rutter.ui").notify(text, vim.log.levels.ERROR)
+      return fire({ error = e })
+    end
+    M.last_error = nil
+    local buf = show(result, workspace_id)
+    fire({ result = result, buf = buf })
+  end)
+end
+
+--- `:RutterCompact [focus]`: the current run's thread.
+function M.compact(focus)
+  local session = require("rutter.session")
+  session.current_run(function(client, _, workspace_id, run)
+    local thread_id = type(run) == "table" and run.thread_id or nil
+    if type(thread_id) ~= "string" then
+      return require("rutter.ui").notify("rutter: the current run names no thread", vim.log.levels.WARN)
+    end
+    if focus ~= nil then
+      return M.compact_thread(client, thread_id, focus, workspace_id)
+    end
+    vim.ui.input({ prompt = "Compaction focus (empty for none): " }, function(text)
+      if text == nil then
+        return
+      end
+      vim.schedule(function()
+        M.compact_thread(client, thread_id, text, workspace_id)
+      end)
+    end)
+  end)
+end
+
+function M.init()
+  api.nvim_create_user_command("RutterCompact", function(opts)
+    M.compact(opts.args ~= "" and opts.args or nil)
+  end, { nargs = "?", desc = "rutter: compact the current run's thread" })
+end
+
+return M

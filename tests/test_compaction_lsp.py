@@ -1,0 +1,87 @@
+"""Compaction, receipts and the overflow error in the language server (issue 29), per client
+capability set: `rutter/session/compact` and `rutter/session/receiptRead` answer with the CLI's
+JSON documents, the same operation key answers the same compaction, and failures
+(`nothing_to_compact`, `context_overflow` with its figures) are JSON-RPC errors carrying the
+typed error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rutter_core.app.continuity import AddMessageParams
+from rutter_core.app.facade import Rutter
+from rutter_core.app.pins import AddPinParams
+from tests.test_assembly_lsp import Session, failure
+from tests.test_assembly_lsp import session as lsp_session
+from tests.test_lsp_helpers import request
+
+session = lsp_session
+"""The module-scoped language server session of the assembly tests, one per client."""
+
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
+]
+
+
+def seed(session: Session, thread: str, texts: list[tuple[str, str]]) -> list[str]:
+    with session.app() as store:
+        app = Rutter(store)
+        return [
+            app.continuity.add_message(
+                AddMessageParams(thread_id=thread, role=role, text=text), source="cli"
+            ).message_id
+            for role, text in texts
+        ]
+
+
+async def test_compact_then_assemble_and_read_a_receipt(session: Session) -> None:
+    run = session.new_run()
+    output = "".join(f"row {n}\n" for n in range(1500))
+    ids = seed(session, run.thread_id, [
+        ("user", "fix the parser"), ("assistant", "[tool call pytest call-1]\n{}"),
+        ("tool", f"[tool result call-1]\n{output}"), ("assistant", "done"),
+        ("user", "now the docs"), ("assistant", "ok"),
+    ])  # fmt: skip
+    params: dict[str, Any] = {"thread_id": run.thread_id, "operation_key": f"lsp-{run.run_id}"}
+    first = await request(session.client, "rutter/session/compact", params)
+    assert (first["status"], first["summarizer"]) == ("completed", "extractive")
+    assert first["kept_message_ids"] == ids[-4:]
+    assert first["compacted_message_count"] == 2
+    again = await request(session.client, "rutter/session/compact", params)
+    assert again == first
+    code, nothing = await failure(session, "rutter/session/compact", {"thread_id": run.thread_id})
+    assert (code, nothing["code"]) == (-32803, "nothing_to_compact")
+
+    assembled = await request(session.client, "rutter/contextAssemble", {"run_id": run.run_id})
+    assert [e["kind"] for e in assembled["entries"]] == [
+        "instruction",
+        "summary",
+        "receipt",
+        "message",
+        "message",
+        "message",
+    ]
+    receipt = assembled["entries"][2]["id"]
+    page = await request(session.client, "rutter/session/receiptRead", {"receipt_id": receipt})
+    assert (page["receipt_id"], page["page"], page["pages"]) == (receipt, 1, 4)
+    assert page["text"].startswith("[tool result call-1]\nrow 0\n")
+
+
+async def test_overflow_is_a_typed_error_with_its_figures(session: Session) -> None:
+    run = session.new_run()
+    with session.app() as store:
+        pin = Rutter(store).pins.add(
+            AddPinParams(thread_id=run.thread_id, text="never push to main " * 10), actor="cli"
+        )
+    code, error = await failure(
+        session, "rutter/contextAssemble", {"run_id": run.run_id, "budget": 20}
+    )
+    assert (code, error["code"]) == (-32803, "context_overflow")
+    assert error["details"]["budget"] == 20
+    assert [(r["kind"], r["id"]) for r in error["details"]["required"]] == [
+        ("instruction", "AGENTS.md"), ("pin", pin.pin_id),
+    ]  # fmt: skip
+    assert error["details"]["needed"] == sum(r["tokens"] for r in error["details"]["required"])
