@@ -76,8 +76,15 @@ async def test_every_structured_result_matches_its_output_schema(env: Env) -> No
         answers["context_pin_proposals"] = [
             await call(client, "context_pin_proposals", {"run_id": run_id})
         ]
+        output = "".join(f"collected item {n}\n" for n in range(400))
+        env.cli.json("session", "message", "add", env.run["thread_id"], "--role", "tool",
+                     "--text", f"[tool result call-1]\n{output}")  # fmt: skip
         assembly = await call(client, "effective_instructions", {"run_id": run_id})
         answers["effective_instructions"].append(assembly)
+        [receipt] = [entry for entry in assembly["entries"] if entry["kind"] == "receipt"]
+        answers["receipt_read"] = [
+            await call(client, "receipt_read", {"receipt_id": receipt["id"]})
+        ]
         delivered = [entry["id"] for entry in assembly["entries"] if entry["text"] is not None]
         answers["context_report"] = [
             await call(

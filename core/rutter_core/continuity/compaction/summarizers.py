@@ -232,6 +232,12 @@ class Command:
             ) from None
         finally:
             reader.join(timeout=5)
+            writer.join(timeout=5)
+            # The pipes are this process's files: a long-lived server (the language server)
+            # would otherwise keep two descriptors per call until the collector found them.
+            for pipe in (process.stdout, process.stdin):
+                with contextlib.suppress(OSError):
+                    pipe.close()
         if len(output) > MAX_COMMAND_OUTPUT_BYTES:
             raise _failed(
                 "output_too_large",
@@ -264,7 +270,10 @@ def _feed(stdin: IO[bytes], prompt: str) -> None:
 
 def _drain(stdout: IO[bytes], output: bytearray) -> None:
     while True:
-        chunk = stdout.read(8192)
+        try:
+            chunk = stdout.read(8192)
+        except (OSError, ValueError):
+            return  # closed by `run` after its wait: a program that left a child holding it
         if not chunk:
             return
         if len(output) <= MAX_COMMAND_OUTPUT_BYTES:
