@@ -188,43 +188,17 @@ end
 local function render(result)
   local st = assert(state)
   local lines, rows, hl = M.format(result, st.expanded)
-  if not (st.win and api.nvim_win_is_valid(st.win) and st.buf and api.nvim_buf_is_valid(st.buf)) then
-    local buf = api.nvim_create_buf(false, true)
-    vim.bo[buf].bufhidden = "wipe"
-    vim.bo[buf].swapfile = false
-    local config = ui.geometry(lines, 60)
-    config.style = "minimal"
-    config.border = "rounded"
-    config.title = " rutter experience candidates "
-    config.title_pos = "center"
-    local win = api.nvim_open_win(buf, true, config)
-    vim.wo[win].cursorline = true
-    vim.bo[buf].filetype = "rutter"
-    keymaps(buf)
-    st.win, st.buf = win, buf
-    api.nvim_create_autocmd("WinClosed", {
-      pattern = tostring(win),
-      once = true,
-      callback = function()
-        if state and state.win == win then
-          state = nil
-        end
-      end,
-    })
-  end
-  local cursor = api.nvim_win_get_cursor(st.win)
-  ui.set_lines(st.buf, ns, lines, hl)
-  api.nvim_win_set_config(st.win, ui.geometry(lines, 60))
-  local first = nil
-  for lnum = 1, #lines do
-    if rows[lnum] then
-      first = lnum
-      break
-    end
-  end
-  local row = (st.result == nil and first) or math.min(cursor[1], #lines)
-  api.nvim_win_set_cursor(st.win, { row, 0 })
-  st.rows, st.lines, st.result = rows, lines, result
+  ui.draw_list(st, ns, lines, rows, hl, {
+    title = " rutter experience candidates ",
+    min_width = 60,
+    keymaps = keymaps,
+    closed = function(win)
+      if state and state.win == win then
+        state = nil
+      end
+    end,
+  })
+  st.result = result
   fire({ action = "list", result = result })
 end
 

@@ -218,44 +218,17 @@ end
 local function render(result)
   local st = assert(state)
   local lines, rows, hl = M.format(result, st.workspace_id)
-  if not (st.win and api.nvim_win_is_valid(st.win) and api.nvim_buf_is_valid(st.buf)) then
-    local buf = api.nvim_create_buf(false, true) -- buftype=nofile: no LSP client attaches
-    vim.bo[buf].bufhidden = "wipe"
-    vim.bo[buf].swapfile = false
-    local config = ui.geometry(lines, 50)
-    config.style = "minimal"
-    config.border = "rounded"
-    config.title = " rutter memory "
-    config.title_pos = "center"
-    local win = api.nvim_open_win(buf, true, config)
-    vim.wo[win].cursorline = true
-    vim.bo[buf].filetype = "rutter"
-    keymaps(buf)
-    st.win, st.buf = win, buf
-    api.nvim_create_autocmd("WinClosed", {
-      pattern = tostring(win),
-      once = true,
-      callback = function()
-        if state and state.win == win then
-          state = nil
-        end
-      end,
-    })
-  end
-  local cursor = api.nvim_win_get_cursor(st.win)
-  ui.set_lines(st.buf, ns, lines, hl)
-  api.nvim_win_set_config(st.win, ui.geometry(lines, 50))
-  -- Start on the first memory, else keep the cursor where it was.
-  local first = nil
-  for lnum = 1, #lines do
-    if rows[lnum] then
-      first = lnum
-      break
-    end
-  end
-  local row = (st.result == nil and first) or math.min(cursor[1], #lines)
-  api.nvim_win_set_cursor(st.win, { row, 0 })
-  st.rows, st.lines, st.result = rows, lines, result
+  ui.draw_list(st, ns, lines, rows, hl, {
+    title = " rutter memory ",
+    min_width = 50,
+    keymaps = keymaps,
+    closed = function(win)
+      if state and state.win == win then
+        state = nil
+      end
+    end,
+  })
+  st.result = result
   fire({ action = "list", result = result })
 end
 

@@ -51,6 +51,55 @@ local LEVELS = {
   [4] = vim.log.levels.DEBUG,
 }
 
+--- Draw `lines` in the list float of `st` (`st.win`, `st.buf`), opening it on first use with
+--- `opts.title` and `opts.keymaps(buf)`; `opts.closed(win)` runs when that window closes. The
+--- cursor starts on the first row that names an item (`rows`) on a first draw (`st.result`
+--- nil), else stays where it was. Sets `st.rows` and `st.lines`.
+--- @param st table
+--- @param ns integer
+--- @param lines string[]
+--- @param rows table<integer, any>
+--- @param hl table
+--- @param opts { title: string, min_width: integer, keymaps: fun(buf: integer), closed: fun(win: integer) }
+function M.draw_list(st, ns, lines, rows, hl, opts)
+  local api = vim.api
+  if not (st.win and api.nvim_win_is_valid(st.win) and st.buf and api.nvim_buf_is_valid(st.buf)) then
+    local buf = api.nvim_create_buf(false, true) -- buftype=nofile: no LSP client attaches
+    vim.bo[buf].bufhidden = "wipe"
+    vim.bo[buf].swapfile = false
+    local config = M.geometry(lines, opts.min_width)
+    config.style = "minimal"
+    config.border = "rounded"
+    config.title = opts.title
+    config.title_pos = "center"
+    local win = api.nvim_open_win(buf, true, config)
+    vim.wo[win].cursorline = true
+    vim.bo[buf].filetype = "rutter"
+    opts.keymaps(buf)
+    st.win, st.buf = win, buf
+    api.nvim_create_autocmd("WinClosed", {
+      pattern = tostring(win),
+      once = true,
+      callback = function()
+        opts.closed(win)
+      end,
+    })
+  end
+  local cursor = api.nvim_win_get_cursor(st.win)
+  M.set_lines(st.buf, ns, lines, hl)
+  api.nvim_win_set_config(st.win, M.geometry(lines, opts.min_width))
+  local first = nil
+  for lnum = 1, #lines do
+    if rows[lnum] then
+      first = lnum
+      break
+    end
+  end
+  local row = (st.result == nil and first) or math.min(cursor[1], #lines)
+  api.nvim_win_set_cursor(st.win, { row, 0 })
+  st.rows, st.lines = rows, lines
+end
+
 --- `text` on one line that fits the command line (`v:echospace`), ending in "…" if cut.
 --- @param text string
 --- @return string
