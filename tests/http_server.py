@@ -11,13 +11,13 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.testing import Cli
+from tests.testing import Cli, write_tree
 
 API = "/api/v1"
 
@@ -126,3 +126,31 @@ def serving(cli: Cli, *args: str) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@dataclass
+class ServedRun:
+    """A served store holding workspace `demo` and one run in it."""
+
+    server: Server
+    cli: Cli
+    run: dict[str, Any]
+
+
+@contextmanager
+def served_run(
+    base: Path,
+    tree: Mapping[str, str | bytes],
+    prepare: Callable[[Cli, dict[str, Any]], None] | None = None,
+) -> Iterator[ServedRun]:
+    """`tree` written as workspace `demo` under `base`, a run created in it, `prepare(cli, run)`
+    run, then `rutter http` serving that store until the block ends."""
+    root = (base / "ws").resolve()
+    write_tree(root, dict(tree))
+    cli = Cli(base / "home", root)
+    cli.json("workspace", "register", "demo", str(root))
+    run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
+    if prepare is not None:
+        prepare(cli, run)
+    with serving(cli) as server:
+        yield ServedRun(server, cli, run)

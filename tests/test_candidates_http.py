@@ -6,32 +6,19 @@ repeated answers are the same and write nothing twice; the actor is `http_contro
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from rutter_http.openapi import openapi_document
-from tests.conftest import write_tree
-from tests.http_server import Server, serving
+from tests.http_server import ServedRun, served_run
 from tests.testing import Cli
 
-
-@dataclass
-class Env:
-    server: Server
-    cli: Cli
-    run: dict[str, Any]
+Env = ServedRun
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    base = tmp_path_factory.mktemp("http-candidates")
-    root = (base / "ws").resolve()
-    write_tree(root, {"AGENTS.md": "root rules\n", "src/parser.py": "x = 1\n"})
-    cli = Cli(base / "home", root)
-    cli.json("workspace", "register", "demo", str(root))
-    run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
+def _prepare(cli: Cli, run: dict[str, Any]) -> None:
+    """Three decisions with a reference, in a run that completed: three candidates."""
     for number in range(3):
         cli.json(
             "session", "note", "add", run["thread_id"], "--kind", "decision",
@@ -39,8 +26,16 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
         )  # fmt: skip
     cli.json("run", "status", run["run_id"], "running")
     cli.json("run", "status", run["run_id"], "completed")
-    with serving(cli) as server:
-        yield Env(server, cli, run)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    with served_run(
+        tmp_path_factory.mktemp("http-candidates"),
+        {"AGENTS.md": "root rules\n", "src/parser.py": "x = 1\n"},
+        _prepare,
+    ) as served:
+        yield served
 
 
 def _items(env: Env) -> dict[str, dict[str, Any]]:

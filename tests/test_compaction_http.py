@@ -7,33 +7,20 @@ figures."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
-from tests.conftest import write_tree
-from tests.http_server import Server, serving
-from tests.testing import Cli
+from tests.http_server import ServedRun, served_run
 
-
-@dataclass
-class Env:
-    server: Server
-    cli: Cli
-    run: dict[str, Any]
+Env = ServedRun
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    base = tmp_path_factory.mktemp("http-compaction")
-    root = (base / "ws").resolve()
-    write_tree(root, {"AGENTS.md": "root rules\n"})
-    cli = Cli(base / "home", root)
-    cli.json("workspace", "register", "demo", str(root))
-    run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
-    with serving(cli) as server:
-        yield Env(server, cli, run)
+    with served_run(
+        tmp_path_factory.mktemp("http-compaction"), {"AGENTS.md": "root rules\n"}
+    ) as served:
+        yield served
 
 
 def test_compact_read_a_receipt_and_overflow(env: Env) -> None:

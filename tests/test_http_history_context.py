@@ -9,37 +9,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 
-from tests.conftest import write_tree
-from tests.http_server import Answer, Server, serving
-from tests.testing import Cli
+from tests.http_server import Answer, ServedRun, served_run
 
 ECHO = "zq-echo-marker-91ab"
 """A client's text that no error may repeat."""
 
 
-@dataclass
-class Env:
-    server: Server
-    cli: Cli
-    run: dict[str, Any]
+Env = ServedRun
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    base = tmp_path_factory.mktemp("http-history")
-    root = (base / "ws").resolve()
-    write_tree(root, {"AGENTS.md": "root rules\n", "src/a.go": "package a\n"})
-    cli = Cli(base / "home", root)
-    cli.json("workspace", "register", "demo", str(root))
-    run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
-    with serving(cli) as server:
-        yield Env(server, cli, run)
+    with served_run(
+        tmp_path_factory.mktemp("http-history"),
+        {"AGENTS.md": "root rules\n", "src/a.go": "package a\n"},
+    ) as served:
+        yield served
 
 
 def _search(env: Env, **query: Any) -> Answer:
