@@ -19,10 +19,12 @@ from lsprotocol import types
 from rutter_core.app.runs import ActiveRunsParams, InspectRunParams, RunOperations, RunRecord
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR
 from rutter_core.kernel.errors import RutterError
+from rutter_core.store.changes import StoreChanges
 from rutter_lsp.features.runs.drift import DocumentRef, RunDrift, findings_of, place
 from rutter_lsp.index.paths import classify
 
 if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
     from rutter_lsp.index.analysis import OpenDoc
     from rutter_lsp.server import RutterServer
 
@@ -52,9 +54,13 @@ class RunsMonitor:
         self.drifts: tuple[RunDrift, ...] = ()
         self.placed: dict[str, list[types.Diagnostic]] = {}
         self._active: tuple[object, frozenset[str], tuple[RunRecord, ...]] | None = None
-        """The active runs as last read: (app, served workspaces, runs). Only a commit (the
-        store watch) or a new store or served set changes them, and each of those reads them
-        again; a change on disk reuses them."""
+        """The active runs as last read: (app, served workspaces, runs). Only a commit, a new
+        store or a new served set changes them: a change on disk reuses them unless the store
+        was committed to since they were read (`_commits`)."""
+        self._commits: tuple[object, StoreChanges] | None = None
+        """The store's change feed as of the last read of the active runs: a run the CLI
+        created just before a file changed is seen at once, not at the store watch's next
+        tick (which is when the cache would otherwise learn of it)."""
 
     async def store_changed(self, changed: bool) -> None:
         """A tick of the session's store watch: after a commit, inspect the runs again."""
@@ -86,10 +92,12 @@ class RunsMonitor:
                     and cached is not None
                     and cached[0] is app
                     and cached[1] == served
+                    and not await self._committed_since(app)
                 ):
                     active = cached[2]
                 else:
                     self._active = None  # not kept if the read fails
+                    await self._committed_since(app)  # the feed's mark, before the read
                     active = await server.session.worker.run_background(
                         runs.active, ActiveRunsParams(), served=served
                     )
@@ -109,6 +117,22 @@ class RunsMonitor:
                 logger.exception("cannot inspect the active runs")
         self.drifts = drifts
         return changed_workspaces(before, drifts)
+
+    async def _committed_since(self, app: Rutter) -> bool:
+        """Whether anyone committed to `app`'s store since the previous call (True the first
+        time, or on a new store)."""
+        commits = self._commits
+        if commits is None or commits[0] is not app:
+            if commits is not None:
+                await self._server.session.worker.run_background(commits[1].close)
+            commits = self._commits = (app, StoreChanges(app.store))
+        return await self._server.session.worker.run_background(commits[1].poll)
+
+    def close(self) -> None:
+        """Let go of the change feed's connection (the server is shutting down)."""
+        commits, self._commits = self._commits, None
+        if commits is not None:
+            commits[1].close()
 
     def replace(self, docs: Sequence[OpenDoc]) -> set[str]:
         """Place the drift on the open documents; returns the URIs whose drift changed."""

@@ -77,3 +77,6 @@ class Runs(LanguageFeature):
 
     def diagnostics_for(self, uri: str) -> list[types.Diagnostic]:
         return self.monitor.for_uri(uri)
+
+    def shutdown(self) -> None:
+        self.monitor.close()
