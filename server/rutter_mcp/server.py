@@ -51,11 +51,9 @@ class _Lazy:
 
     def app(self) -> Rutter:
         if self._app is None:
-            from rutter_core.app.facade import Rutter
-            from rutter_core.store import open_store, resolve_database_url
+            from rutter_core.app.facade import open_rutter
 
-            url = resolve_database_url(database_url=self._database_url, env=os.environ)
-            self._app = Rutter(open_store(url))
+            self._app = open_rutter(self._database_url, os.environ)
         return self._app
 
     def close(self) -> None:
