@@ -676,7 +676,7 @@ def test_append_only_helper_refuses_odd_names_and_dialects() -> None:
     with pytest.raises(ValueError, match="identifier"):
         append_only_triggers("x; DROP TABLE workspaces")
     with pytest.raises(StoreError) as info:
-        append_only_triggers("notes", dialect="postgresql")
+        append_only_triggers("notes", dialect="mysql")
     assert info.value.code == "unsupported_database"
 
 
@@ -709,10 +709,10 @@ def test_cli_words_the_store_hint_with_its_flags(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_an_engine_without_a_dialect_and_hides_the_password(tmp_path: Path) -> None:
-    url = "postgresql://rutter:s3cret-pw@db.example/rutter"
+    url = "mysql://rutter:s3cret-pw@db.example/rutter"
     result = rutter("--database-url", url, "workspace", "list", "--json", home=tmp_path)
     assert result.returncode == 1, result.stderr
     error = json.loads(result.stdout)["error"]
     assert error["code"] == "unsupported_database"
-    assert "postgresql" in error["message"]
+    assert "mysql" in error["message"]
     assert "s3cret" not in result.stdout + result.stderr

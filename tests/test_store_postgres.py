@@ -1,0 +1,245 @@
+"""The store on a real PostgreSQL server (tests/postgres.py): migrations and their ledger, the
+append-only triggers, optimistic versions across processes, the typed errors, and deletion
+leaving no body in the database's files."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+
+from rutter_core.kernel.errors import ConflictError, StoreError
+from rutter_core.memory.service import create_memory, delete_memory, edit_memory
+from rutter_core.store import MIGRATIONS, open_store
+from rutter_core.store.migrations.migration import migration_checksum
+from rutter_core.store.schema import metadata
+from tests.postgres import PostgresServer
+
+pytestmark = pytest.mark.postgres
+
+PASSWORD = "pw-Zq8-never-echoed"
+
+
+def _database(url: str) -> str:
+    return str(make_url(url).database)
+
+
+def test_a_fresh_database_is_migrated_and_each_checksum_recorded(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    with open_store(postgres_url) as store:
+        assert store.dialect.name == "postgresql"
+    with postgres_server.connect(_database(postgres_url)) as conn:
+        ledger = conn.execute(
+            "SELECT version, name, checksum FROM schema_migrations ORDER BY version"
+        ).fetchall()
+        tables = {
+            row[0]
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+            ).fetchall()
+        }
+        extensions = {row[0] for row in conn.execute("SELECT extname FROM pg_extension")}
+        # The rebuilt table (migration 6) is referred to again by the snapshots.
+        references = conn.execute(
+            "SELECT confrelid::regclass::text FROM pg_constraint "
+            "WHERE contype = 'f' AND conrelid = 'continuity_snapshots'::regclass"
+        ).fetchall()
+    assert ledger == [(m.version, m.name, migration_checksum(m, "postgresql")) for m in MIGRATIONS]
+    # The checksums are the PostgreSQL renderings', not SQLite's.
+    assert all(row[2] != migration_checksum(MIGRATIONS[0], "sqlite") for row in ledger[1:2])
+    assert set(metadata.tables) <= tables
+    assert "pg_trgm" in extensions
+    assert references == [("continuity_nodes",)]
+    # A second open finds everything applied and changes nothing.
+    with open_store(postgres_url):
+        pass
+    with postgres_server.connect(_database(postgres_url)) as conn:
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (
+            len(MIGRATIONS),
+        )
+
+
+def _plant_import(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    stamp = "2026-01-01T00:00:00Z"
+    conn.execute("INSERT INTO workspaces VALUES ('demo', '/srv/demo', %s)", (stamp,))
+    conn.execute(
+        "INSERT INTO threads VALUES (%s, 'demo', 'active', 'cli', %s, %s)",
+        ("thr_" + "0" * 26, stamp, stamp),
+    )
+    conn.execute(
+        "INSERT INTO transcript_imports VALUES ('import:claude', 'session-1', %s, 'cli', %s)",
+        ("thr_" + "0" * 26, stamp),
+    )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE transcript_imports SET external_session_id = 'other'",
+        "DELETE FROM transcript_imports",
+        "INSERT INTO transcript_imports SELECT * FROM transcript_imports",
+    ],
+)
+def test_append_only_tables_refuse_changes_by_trigger_from_any_client(
+    postgres_server: PostgresServer, postgres_url: str, statement: str
+) -> None:
+    open_store(postgres_url).close()
+    with postgres_server.connect(_database(postgres_url)) as conn:
+        _plant_import(conn)
+        with pytest.raises(psycopg.errors.IntegrityError) as refused:
+            conn.execute(statement)
+        assert refused.value.sqlstate == "23R01"
+        assert "append-only table transcript_imports" in str(refused.value)
+        assert conn.execute("SELECT count(*) FROM transcript_imports").fetchone() == (1,)
+
+
+def test_an_append_only_refusal_through_the_store_is_a_conflict(postgres_url: str) -> None:
+    with open_store(postgres_url) as store:
+        with store.write() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO workspaces VALUES ('demo', '/srv/demo', '2026-01-01T00:00:00Z')"
+            )
+            conn.exec_driver_sql(
+                "INSERT INTO threads VALUES ('thr_" + "0" * 26 + "', 'demo', 'active', 'cli', "
+                "'2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')"
+            )
+            conn.exec_driver_sql(
+                "INSERT INTO transcript_imports VALUES ('import:claude', 'session-1', 'thr_"
+                + "0" * 26
+                + "', 'cli', '2026-01-01T00:00:00Z')"
+            )
+        with pytest.raises(ConflictError) as refused, store.write() as conn:
+            conn.exec_driver_sql("DELETE FROM transcript_imports")
+        assert refused.value.details == {"constraint": "append_only"}
+
+
+def _edit_once(url: str, memory_id: str, version: int, title: str, ready: object) -> str:
+    ready.wait()  # type: ignore[attr-defined]
+    with open_store(url) as store:
+        try:
+            edit_memory(store, memory_id, version=version, title=title, actor="cli")
+        except ConflictError as exc:
+            return exc.code
+    return "edited"
+
+
+def test_optimistic_versions_have_one_winner_across_processes(postgres_url: str) -> None:
+    with open_store(postgres_url) as store:
+        record = create_memory(store, scope="user", title="Original", content="Body", actor="cli")
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager:
+        ready = manager.Event()
+        with context.Pool(2) as pool:
+            pending = [
+                pool.apply_async(
+                    _edit_once, (postgres_url, record.memory_id, 1, f"Title {n}", ready)
+                )
+                for n in range(2)
+            ]
+            ready.set()
+            outcomes = sorted(result.get(timeout=120) for result in pending)
+    assert outcomes == ["conflict", "edited"]
+    with open_store(postgres_url) as store, store.read() as conn:
+        version = conn.exec_driver_sql("SELECT version FROM memories").scalar_one()
+    assert version == 2
+
+
+def _role_url(server: PostgresServer, database: str, password: str) -> str:
+    with server.connect() as conn:
+        conn.execute(f"CREATE ROLE rutter_member LOGIN PASSWORD '{PASSWORD}'")
+        conn.execute(f"GRANT ALL ON DATABASE {database} TO rutter_member")
+    with server.connect(database) as conn:
+        conn.execute("GRANT ALL ON SCHEMA public TO rutter_member")
+    return server.url(database, user="rutter_member", password=password)
+
+
+@pytest.fixture
+def member(postgres_server: PostgresServer, postgres_url: str) -> object:
+    yield
+    with postgres_server.connect() as conn:
+        conn.execute(f"REVOKE ALL ON DATABASE {_database(postgres_url)} FROM rutter_member")
+    postgres_server.drop_database(_database(postgres_url))
+    with postgres_server.connect() as conn:
+        conn.execute("DROP ROLE IF EXISTS rutter_member")
+
+
+def test_bad_credentials_are_typed_and_never_echo_the_password(
+    postgres_server: PostgresServer, postgres_url: str, member: object
+) -> None:
+    wrong = PASSWORD + "-wrong"
+    url = _role_url(postgres_server, _database(postgres_url), wrong)
+    with pytest.raises(StoreError) as refused:
+        open_store(url)
+    assert refused.value.code == "store_unavailable"
+    shown = f"{refused.value} {refused.value.details} {refused.value.__cause__}"
+    assert wrong not in shown
+    assert PASSWORD not in shown
+    assert "password authentication failed" in str(refused.value)
+    # The right one opens it.
+    with open_store(
+        postgres_server.url(_database(postgres_url), user="rutter_member", password=PASSWORD)
+    ):
+        pass
+
+
+def test_an_unreachable_server_is_typed_and_never_echoes_the_password(tmp_path: Path) -> None:
+    url = f"postgresql+psycopg://someone:{PASSWORD}@/rutter?host={tmp_path / 'nowhere'}"
+    with pytest.raises(StoreError) as refused:
+        open_store(url)
+    assert refused.value.code == "store_unavailable"
+    assert PASSWORD not in f"{refused.value} {refused.value.details}"
+
+
+def test_a_read_only_database_refuses_writes_typed(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    database = _database(postgres_url)
+    open_store(postgres_url).close()
+    with postgres_server.connect() as conn:
+        conn.execute(f"ALTER DATABASE {database} SET default_transaction_read_only = on")
+    with open_store(postgres_url) as store, pytest.raises(StoreError) as refused:
+        create_memory(store, scope="user", title="T", content="Secret body", actor="cli")
+    assert refused.value.code == "store_read_only"
+    assert "Secret body" not in str(refused.value)
+
+
+def test_a_writer_waiting_past_the_busy_timeout_is_store_busy(postgres_url: str) -> None:
+    with (
+        open_store(postgres_url, busy_timeout_ms=200) as store,
+        store.write(),
+        pytest.raises(StoreError) as refused,
+        store.write(),
+    ):
+        pass
+    assert refused.value.code == "store_busy"
+
+
+def _files_holding(data_dir: Path, needle: bytes) -> list[Path]:
+    holding = []
+    for directory, _, names in os.walk(data_dir / "base"):
+        for name in names:
+            path = Path(directory) / name
+            if needle in path.read_bytes():
+                holding.append(path)
+    return holding
+
+
+def test_a_deleted_memory_body_is_in_no_table_file(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    body = "Zebra-marker-7f3a unique memory body for the file scan"
+    with open_store(postgres_url) as store:
+        record = create_memory(store, scope="user", title="To delete", content=body, actor="cli")
+        with postgres_server.connect() as conn:
+            conn.execute("CHECKPOINT")  # the pages on disk, as a long-lived server has them
+        assert _files_holding(postgres_server.data, body.encode())
+        deleted = delete_memory(store, record.memory_id, version=1, actor="cli")
+        assert deleted.purged is True
+        with postgres_server.connect() as conn:
+            conn.execute("CHECKPOINT")
+    assert _files_holding(postgres_server.data, body.encode()) == []
