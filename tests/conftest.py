@@ -48,10 +48,14 @@ def rutter_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test marked `both_dialects` whose store comes from `store_url` runs once per engine."""
+    """A test marked `both_dialects` (itself or its module) whose store comes from `store_url`
+    runs once per engine; one also marked `sqlite_only` runs on SQLite alone."""
     if "store_dialect" not in metafunc.fixturenames:
         return
-    if metafunc.definition.get_closest_marker("both_dialects") is None:
+    definition = metafunc.definition
+    if definition.get_closest_marker("both_dialects") is None:
+        return
+    if definition.get_closest_marker("sqlite_only") is not None:
         return
     metafunc.parametrize(
         "store_dialect",

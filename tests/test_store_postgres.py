@@ -4,20 +4,32 @@ leaving no body in the database's files."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
 
+from rutter_core.app.workspaces import RemoveWorkspaceParams
 from rutter_core.kernel.errors import ConflictError, StoreError
 from rutter_core.memory.service import create_memory, delete_memory, edit_memory
 from rutter_core.store import MIGRATIONS, open_store
 from rutter_core.store.migrations.migration import migration_checksum
-from rutter_core.store.schema import metadata
+from rutter_core.store.schema import full_text_tables, metadata
+from tests.conftest import write_tree
 from tests.postgres import PostgresServer
+from tests.test_store import _OPENER
+from tests.test_store_schema import _declared
+from tests.test_workspace_lifecycle import OWNED, populate, register, rutter
 
 pytestmark = pytest.mark.postgres
 
@@ -243,3 +255,187 @@ def test_a_deleted_memory_body_is_in_no_table_file(
         with postgres_server.connect() as conn:
             conn.execute("CHECKPOINT")
     assert _files_holding(postgres_server.data, body.encode()) == []
+
+
+def _built_on_postgresql(conn: Any, name: str) -> dict[str, Any]:
+    """`test_store_schema._built`, read from PostgreSQL's catalog."""
+    inspector = inspect(conn)
+    indexes = []
+    for index in inspector.get_indexes(name):
+        if index.get("duplicates_constraint"):
+            continue  # a UNIQUE column's own index: among "unique"
+        options = index.get("dialect_options", {})
+        sorting = index.get("column_sorting", {})
+        ordered = [(column, "desc" in sorting.get(column, ())) for column in index["column_names"]]
+        where = options.get("postgresql_where")
+        if where is not None:
+            where = str(where).removeprefix("(").removesuffix(")").replace("::text", "")
+        indexes.append((index["name"], ordered, bool(index["unique"]), where))
+    triggers = {
+        str(row[0])
+        for row in conn.exec_driver_sql(
+            "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal "
+            "AND tgrelid = to_regclass(%(name)s)",
+            {"name": name},
+        )
+    }
+    guards = {f"{name}_append_only_no_{verb}" for verb in ("update", "delete", "existing_key")}
+    assert triggers in (set(), guards), f"{name} has some append-only guards only: {triggers}"
+    return {
+        "columns": [
+            (c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(name)
+        ],
+        "primary_key": inspector.get_pk_constraint(name)["constrained_columns"],
+        "foreign_keys": sorted(
+            (column, fk["referred_table"], referred)
+            for fk in inspector.get_foreign_keys(name)
+            for column, referred in zip(
+                fk["constrained_columns"], fk["referred_columns"], strict=True
+            )
+        ),
+        "unique": sorted(u["column_names"] for u in inspector.get_unique_constraints(name)),
+        "indexes": sorted(indexes),
+        "append_only": triggers == guards,
+    }
+
+
+def test_the_schema_module_is_the_shape_the_migrations_build_on_postgresql(
+    postgres_url: str,
+) -> None:
+    with open_store(postgres_url) as store, store.read() as conn:
+        inspector = inspect(conn)
+        assert set(inspector.get_table_names()) == set(metadata.tables) | set(full_text_tables)
+        for name in full_text_tables:
+            columns = [(c["name"], str(c["type"])) for c in inspector.get_columns(name)]
+            assert columns == [("entry_id", "BIGINT"), ("body", "TEXT")]
+        for table in metadata.sorted_tables:
+            assert _built_on_postgresql(conn, table.name) == _declared(table), table.name
+
+
+def test_eight_processes_opening_a_new_database_at_once_apply_each_migration_once(
+    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    ready = [tmp_path / f"ready-{i}" for i in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPENER, postgres_url, str(go), str(flag)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for flag in ready
+    ]
+    deadline = time.monotonic() + 120
+    while not all(flag.exists() for flag in ready) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    go.touch()
+    errors = [proc.communicate(timeout=120)[1] for proc in procs]
+    for proc, err in zip(procs, errors, strict=True):
+        assert proc.returncode == 0, err.decode()
+    with postgres_server.connect(_database(postgres_url)) as conn:
+        versions = [
+            int(str(row[0])) for row in conn.execute("SELECT version FROM schema_migrations")
+        ]
+    assert sorted(versions) == [m.version for m in MIGRATIONS]
+
+
+# --- the command line on a PostgreSQL store ---------------------------------------------------
+
+
+def _rutter(*args: str, home: Path) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
+    env["RUTTER_HOME"] = str(home)
+    result = subprocess.run(
+        [sys.executable, "-m", "rutter", *args, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def test_workspaces_and_memories_through_the_cli_on_postgresql(
+    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
+) -> None:
+    # The URL as a person writes it: no driver named, the socket directory as the host.
+    url = f"postgresql://{postgres_server.superuser}@/{_database(postgres_url)}"
+    url += f"?host={postgres_server.socket_dir}"
+    home = tmp_path / "home"  # stays empty: the store is the database
+    root = tmp_path / "demo"
+    root.mkdir()
+    store = ("--database-url", url)
+    registered = _rutter(*store, "workspace", "register", "demo", str(root), home=home)
+    assert registered["workspace_id"] == "demo"
+    listed = _rutter(*store, "workspace", "list", home=home)
+    assert [item["workspace_id"] for item in listed["workspaces"]] == ["demo"]
+    created = _rutter(
+        *store, "context", "memory", "create", "--scope", "project", "--workspace", "demo",
+        "--title", "Test convention", "--content", "Run unit tests first", home=home,
+    )  # fmt: skip
+    memories = _rutter(*store, "context", "memory", "list", "--workspace", "demo", home=home)
+    assert [item["id"] for item in memories["items"]] == [created["id"]]
+    deleted = _rutter(
+        *store, "context", "memory", "delete", created["id"], "--version", "1", home=home
+    )
+    assert deleted == {
+        "id": created["id"], "version": 1, "deleted": True, "recoverable": False, "purged": True,
+    }  # fmt: skip
+    after = _rutter(*store, "context", "memory", "list", "--workspace", "demo", home=home)
+    assert after["items"] == []
+    assert not home.exists()
+    with postgres_server.connect(_database(postgres_url)) as conn:
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+        assert conn.execute("SELECT workspace_id FROM workspaces").fetchall() == [("demo",)]
+
+
+def _owned(conn: psycopg.Connection[tuple[object, ...]], workspace_id: str) -> dict[str, int]:
+    return {
+        table: int(str(conn.execute(query.replace("?", "%s"), (workspace_id,)).fetchone()[0]))  # type: ignore[index]
+        for table, query in OWNED.items()
+    }
+
+
+def _guards(conn: psycopg.Connection[tuple[object, ...]]) -> set[tuple[str, str]]:
+    """(trigger, enabled state) of every append-only guard."""
+    rows = conn.execute(
+        "SELECT tgname, tgenabled FROM pg_trigger WHERE tgname LIKE '%append_only%'"
+    )
+    return {(str(name), str(state)) for name, state in rows}
+
+
+def test_a_cascading_workspace_removal_on_postgresql_deletes_purges_and_restores_the_guards(
+    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
+) -> None:
+    secret = f"cascade-{uuid.uuid4().hex}"
+    demo, other = tmp_path / "demo", tmp_path / "other"
+    write_tree(demo, {"AGENTS.md": "root rules\n", "src/AGENTS.md": "src rules\n"})
+    write_tree(other, {"AGENTS.md": "other rules\n"})
+    database = _database(postgres_url)
+    with open_store(postgres_url) as store:
+        register(store, "demo", demo)
+        register(store, "other", other)
+        populate(store, "demo", secret)
+        populate(store, "other", "kept", transcript=False)
+        with postgres_server.connect(database) as conn:
+            other_before, guards = _owned(conn, "other"), _guards(conn)
+            conn.execute("CHECKPOINT")
+        assert _files_holding(postgres_server.data, secret.encode())
+        removed = rutter(store).workspaces.remove(
+            RemoveWorkspaceParams(workspace_id="demo", cascade=True)
+        )
+    body = removed.to_json()
+    assert (body["cascade"], body["removed"], body["purged"]) == (True, True, True)
+    with postgres_server.connect(database) as conn:
+        assert set(_owned(conn, "demo").values()) == {0}
+        assert _owned(conn, "other") == other_before
+        assert _guards(conn) == guards
+        assert len(guards) == 7 * 3  # seven append-only tables
+        assert all(state == "O" for _, state in guards)  # enabled
+        with pytest.raises(psycopg.errors.IntegrityError, match="append-only"):
+            conn.execute("DELETE FROM messages")
+        conn.execute("CHECKPOINT")
+    assert _files_holding(postgres_server.data, secret.encode()) == []

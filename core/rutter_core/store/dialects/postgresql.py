@@ -35,6 +35,10 @@ WRITE_LOCK_KEY = 0x72757474_6572_0001 & 0x7FFF_FFFF_FFFF_FFFF
 """The advisory lock every write transaction holds (a constant no other program should use:
 "rutter" in ASCII, then 1)."""
 
+PURGE_LOCK_KEY = WRITE_LOCK_KEY + 1
+"""The advisory lock a purge holds (one purge at a time: two would wait on each other's
+tables)."""
+
 STATEMENT_TIMEOUT_MS = 120_000
 """The longest one statement may run before the server cancels it (`store_busy`): generous for a
 purge's rewrite, short enough that a stuck statement never hangs an editor for good."""
@@ -236,12 +240,14 @@ class PostgresqlDialect(Dialect):
         return tuple(restore)
 
     def purge(self, engine: Engine) -> bool:
-        # VACUUM FULL writes every table and index into new files and unlinks the old ones,
-        # heap, TOAST and indexes alike, so a deleted row's text is in no table file (plain
-        # VACUUM only marks its space free). It must run outside a transaction and waits for
-        # every reader of a table: a reader holding one past lock_timeout leaves the purge
-        # incomplete (False), and the next purge finishes the job. What it cannot reach (WAL
-        # not yet recycled, replicas, backups) is said in docs/team.md.
+        # VACUUM FULL writes a table and its indexes and TOAST into new files and unlinks the
+        # old ones, so a deleted row's text is in no table file (plain VACUUM only marks its
+        # space free). Only rutter's own tables (its schema's), never the system catalogs:
+        # two purges vacuuming those at once deadlock. One purge at a time (an advisory lock:
+        # another process's purge finishes first); each table is locked only while it is
+        # rewritten, and a reader holding one past lock_timeout leaves the purge incomplete
+        # (False): the next purge finishes the job. Outside a transaction, as VACUUM must be.
+        # What it cannot reach (WAL not yet recycled, replicas, backups) is in docs/team.md.
         connection = engine.raw_connection()
         try:
             dbapi = connection.dbapi_connection
@@ -249,16 +255,36 @@ class PostgresqlDialect(Dialect):
             dbapi.autocommit = True
             cursor = dbapi.cursor()
             try:
-                cursor.execute("VACUUM FULL")
-            except Exception as exc:
-                if _sqlstate(exc) in ("55P03", "57014"):
-                    return False
-                raise
+                return self._vacuum(cursor)
             finally:
                 cursor.close()
                 dbapi.autocommit = False
         finally:
             connection.close()
+
+    @staticmethod
+    def _vacuum(cursor: Any) -> bool:
+        cursor.execute(
+            "SELECT quote_ident(tablename) FROM pg_tables "
+            "WHERE schemaname = current_schema() ORDER BY tablename"
+        )
+        tables = ", ".join(str(row[0]) for row in cursor.fetchall())
+        if not tables:
+            return True
+        try:
+            cursor.execute(f"SELECT pg_advisory_lock({PURGE_LOCK_KEY})")
+        except Exception as exc:
+            if _sqlstate(exc) in ("55P03", "57014"):
+                return False
+            raise
+        try:
+            cursor.execute(f"VACUUM (FULL) {tables}")
+        except Exception as exc:
+            if _sqlstate(exc) in ("55P03", "57014"):
+                return False
+            raise
+        finally:
+            cursor.execute(f"SELECT pg_advisory_unlock({PURGE_LOCK_KEY})")
         return True
 
     def make_durable(self, engine: Engine) -> None:
