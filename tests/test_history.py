@@ -43,6 +43,9 @@ from rutter_core.store.schema import memory_text_shards
 from tests.conftest import write_tree
 from tests.test_pins_migration import main_store
 
+# The tests whose store is the `store` fixture run on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_dialects
+
 
 @dataclass
 class World:
