@@ -439,3 +439,24 @@ def test_a_cascading_workspace_removal_on_postgresql_deletes_purges_and_restores
             conn.execute("DELETE FROM messages")
         conn.execute("CHECKPOINT")
     assert _files_holding(postgres_server.data, secret.encode()) == []
+
+
+@pytest.mark.parametrize("ctype", ["C", "POSIX"])
+def test_a_database_whose_locale_hides_cjk_letters_is_refused_saying_what_to_change(
+    postgres_server: PostgresServer, ctype: str
+) -> None:
+    name = f"rutter_ctype_{ctype.lower()}_{os.getpid()}"
+    with postgres_server.connect() as conn:
+        conn.execute(
+            f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' "
+            f"LC_COLLATE 'C' LC_CTYPE '{ctype}'"
+        )
+    try:
+        with pytest.raises(StoreError) as refused:
+            open_store(postgres_server.url(name))
+        assert refused.value.code == "unsupported_database"
+        assert refused.value.details["lc_ctype"] == "C"  # PostgreSQL's name for both
+        assert "LC_CTYPE" in refused.value.message
+        assert "C.UTF-8" in refused.value.message
+    finally:
+        postgres_server.drop_database(name)

@@ -21,7 +21,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
 from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
 
-from rutter_core.kernel.errors import StoreError
+from rutter_core.kernel.errors import Hint, StoreError
 from rutter_core.store.dialects.base import (
     ConstraintKind,
     Dialect,
@@ -83,6 +83,22 @@ def _sqlstate(exc: BaseException) -> str | None:
     return code if isinstance(code, str) else None
 
 
+def _check_text_settings(encoding: str, ctype: str) -> None:
+    """Refuse a database whose text settings would make search answer differently from
+    SQLite's: not UTF-8, or a character-class locale (C, POSIX) in which no letter beyond
+    ASCII has a case or counts as a letter (CJK text then has no trigrams to index)."""
+    if encoding.upper() in ("UTF8", "UTF-8") and ctype.upper() not in ("C", "POSIX"):
+        return
+    raise StoreError(
+        "unsupported_database",
+        f"the PostgreSQL database's text settings do not suit rutter (encoding {encoding}, "
+        f"LC_CTYPE {ctype}); create it with ENCODING 'UTF8' and a UTF-8 LC_CTYPE such as "
+        "'C.UTF-8' or 'en_US.UTF-8' (CREATE DATABASE ... TEMPLATE template0), see docs/team.md",
+        details={"engine": "postgresql", "encoding": encoding, "lc_ctype": ctype},
+        hint=Hint("choose_store"),
+    )
+
+
 def _trigger_function(table: str, suffix: str) -> str:
     return check_identifier(f"{table}_{suffix}")
 
@@ -114,10 +130,15 @@ class PostgresqlDialect(Dialect):
                     cursor.execute(f"SET application_name = '{APPLICATION_NAME}'")
                     # Text compared and matched as the application wrote it.
                     cursor.execute("SET client_encoding = 'UTF8'")
+                    cursor.execute(
+                        "SELECT current_setting('server_encoding'), current_setting('lc_ctype')"
+                    )
+                    encoding, ctype = cursor.fetchone()
                 finally:
                     cursor.close()
             finally:
                 dbapi_connection.autocommit = previous
+            _check_text_settings(str(encoding), str(ctype))
 
     def begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
         trans = conn.begin()
