@@ -358,12 +358,3 @@ class PostgresqlDialect(Dialect):
             ),
             f"DROP TABLE {table}",
         )
-
-
-def unsupported(feature: str) -> StoreError:
-    """What a PostgreSQL store says of a feature it does not have yet (docs/team.md)."""
-    return StoreError(
-        "unsupported_database",
-        f"{feature} is not available on a PostgreSQL store yet (docs/team.md)",
-        details={"engine": PostgresqlDialect.name, "feature": feature},
-    )
