@@ -10,7 +10,7 @@ export UV_PYTHON := $(shell $(PYTHON) -c "import sys; print(sys.executable)")
 export UV_PROJECT_ENVIRONMENT := .venv
 RUN := $(UV) run --locked --no-sync
 
-.PHONY: demo test lint typecheck unit vscode vscode-e2e sync bench clean
+.PHONY: demo test lint typecheck unit postgres vscode vscode-e2e sync bench clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -40,9 +40,24 @@ typecheck: sync
 	$(RUN) mypy
 
 # Every core runs tests (pytest-xdist); each module's tests stay on one worker, so a module's
-# shared fixture (a language server, a seeded store) is built once.
-unit: sync
+# shared fixture (a language server, a seeded store) is built once. `postgres` installs the
+# server the PostgreSQL tests start for themselves, where it is missing.
+unit: sync postgres
 	$(RUN) pytest -n auto --dist loadscope
+
+# The store's tests on PostgreSQL start a private server (tests/postgres.py) and need its
+# programs: installed from Debian's packages where missing, as root (otherwise it stops and
+# names them). Nothing is done when they are there.
+postgres:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; \
+	then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql postgresql-contrib; \
+	else \
+		echo "PostgreSQL is missing; install it first: apt-get install postgresql postgresql-contrib" >&2; \
+		exit 1; \
+	fi
 
 # The VS Code extension: type check, lint, unit and protocol tests (against .venv's
 # rutter-lsp), then the .vsix, then the real-editor suite on it (code-server in headless

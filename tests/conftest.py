@@ -11,6 +11,9 @@ import pytest
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store, open_store
+from tests.postgres import PostgresServer
+from tests.postgres import available as postgres_available
+from tests.postgres import start as start_postgres
 from tests.testing import SteppedClock, write_tree
 
 __all__ = ["write_tree"]  # also importable from here, as it was
@@ -36,6 +39,40 @@ def rutter_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `both_dialects` (itself or its module) whose store comes from `store_url`
+    runs once per engine; one also marked `sqlite_only` runs on SQLite alone."""
+    if "store_dialect" not in metafunc.fixturenames:
+        return
+    definition = metafunc.definition
+    if definition.get_closest_marker("both_dialects") is None:
+        return
+    if definition.get_closest_marker("sqlite_only") is not None:
+        return
+    metafunc.parametrize(
+        "store_dialect",
+        [
+            pytest.param("sqlite", id="sqlite"),
+            pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
+        ],
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A private PostgreSQL server for the whole run (tests/postgres.py), stopped at its end."""
+    if not postgres_available():
+        pytest.fail(
+            "PostgreSQL's server programs (initdb, postgres) are not on PATH: install "
+            "PostgreSQL 15 or later with its contrib modules (`make test` does on Debian)"
+        )
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def stepped_clock(monkeypatch: pytest.MonkeyPatch) -> SteppedClock:
     """rutter's clock, moved on by the test (see `tests.testing.SteppedClock`)."""
@@ -43,8 +80,30 @@ def stepped_clock(monkeypatch: pytest.MonkeyPatch) -> SteppedClock:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """The URL of a new, empty database of its own on the private server; dropped after."""
+    database = postgres_server.create_database()
+    yield postgres_server.url(database)
+    postgres_server.drop_database(database)
+
+
+@pytest.fixture
+def store_dialect() -> str:
+    """The engine of the test's store: SQLite, unless the test is marked `both_dialects`."""
+    return "sqlite"
+
+
+@pytest.fixture
+def store_url(store_dialect: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The URL of a new, empty store of `store_dialect`."""
+    if store_dialect == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    opened = open_store(store_url)
     try:
         yield opened
     finally:

@@ -36,6 +36,10 @@ from rutter_core.kernel.errors import (
 from rutter_core.store import Store
 from tests.conftest import write_tree
 
+# The tests whose store is the `store` fixture run on SQLite and on PostgreSQL,
+# but those that read or write the SQLite file itself (`sqlite_only`).
+pytestmark = pytest.mark.both_dialects
+
 INSTRUCTION = "a" * 39 + "\n"
 """40 ASCII characters: 10 tokens."""
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
@@ -275,6 +279,7 @@ def test_delivered_text_is_redacted_and_digested_as_delivered(rutter: Rutter, ru
 # -- reloading and the audit --------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_each_call_reloads_disabled_and_expired_memories(
     rutter: Rutter, run: Any, store: Store
 ) -> None:
@@ -307,6 +312,7 @@ def test_each_call_reloads_disabled_and_expired_memories(
     assert audit["has_more"] is False
 
 
+@pytest.mark.sqlite_only
 def test_the_audit_keeps_identities_after_an_edit_and_a_delete_but_never_a_body(
     rutter: Rutter, run: Any, store: Store
 ) -> None:
@@ -352,6 +358,7 @@ def test_the_audit_lists_newest_first_with_a_limit(rutter: Rutter, run: Any) -> 
     assert all(a["created_by"] == "cli" for a in page["assemblies"])
 
 
+@pytest.mark.sqlite_only
 def test_bad_input_is_typed_and_stores_nothing(rutter: Rutter, run: Any, store: Store) -> None:
     for budget in (0, -1, 1_000_001):
         with pytest.raises(UsageError) as raised:
@@ -371,6 +378,7 @@ def test_bad_input_is_typed_and_stores_nothing(rutter: Rutter, run: Any, store: 
         AssembleParams.model_validate({"run_id": run.run_id, "budgett": 3})
 
 
+@pytest.mark.sqlite_only
 def test_followed_is_a_later_report_kept_apart_from_what_was_delivered(
     rutter: Rutter, run: Any, store: Store
 ) -> None:

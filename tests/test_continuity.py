@@ -35,6 +35,10 @@ from rutter_core.kernel.errors import (
 from rutter_core.store import Store
 from tests.conftest import write_tree
 
+# The tests whose store is the `store` fixture run on SQLite and on PostgreSQL,
+# but those that read or write the SQLite file itself (`sqlite_only`).
+pytestmark = pytest.mark.both_dialects
+
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 AWS = "AKIA" + "Q3ZJ7WLD5MRT2XKF"  # not AWS's documented EXAMPLE key, which is no secret
 PRIVATE_KEY = (
@@ -124,6 +128,7 @@ def test_messages_are_stored_in_order_with_their_provenance(
     }  # fmt: skip
 
 
+@pytest.mark.sqlite_only
 def test_secrets_in_messages_are_redacted_before_they_are_stored(
     ops: ContinuityOperations, thread: str, store: Store
 ) -> None:
@@ -203,6 +208,7 @@ def test_unknown_threads_are_not_found(ops: ContinuityOperations) -> None:
         )
 
 
+@pytest.mark.sqlite_only
 def test_an_archived_thread_takes_nothing_but_can_be_read(
     ops: ContinuityOperations, thread: str, store: Store
 ) -> None:

@@ -25,6 +25,9 @@ from tests.conftest import write_tree
 from tests.test_session_tree import Setup
 from tests.testing import git
 
+# The tests whose store is the `store` fixture run on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_dialects
+
 
 @pytest.fixture
 def demo(store: Store, workspace_root: Path) -> Setup:

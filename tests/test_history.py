@@ -44,6 +44,9 @@ from tests.conftest import write_tree
 from tests.test_pins_migration import main_store
 from tests.testing import refused
 
+# The tests whose store is the `store` fixture run on SQLite and on PostgreSQL.
+pytestmark = pytest.mark.both_dialects
+
 
 @dataclass
 class World:

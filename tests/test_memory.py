@@ -59,6 +59,10 @@ from rutter_core.memory.service import (
 from rutter_core.store import MIGRATIONS, Store, open_store
 from rutter_core.workspaces.service import register_workspace
 
+# Every test whose store is the `store` fixture runs on SQLite and on PostgreSQL, but those that
+# read or write the SQLite file itself (`sqlite_only`).
+pytestmark = pytest.mark.both_dialects
+
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 RECORD_FIELDS = {
     "id", "protocol_version", "scope", "scope_id", "title", "content", "content_sha256",
@@ -73,8 +77,15 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db_path: Path, tmp_path: Path) -> Iterator[Store]:
-    with open_store(f"sqlite:///{db_path}") as opened:
+def store_url(store_dialect: str, db_path: Path, request: pytest.FixtureRequest) -> str:
+    if store_dialect == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return f"sqlite:///{db_path}"
+
+
+@pytest.fixture
+def store(store_url: str, tmp_path: Path) -> Iterator[Store]:
+    with open_store(store_url) as opened:
         root = tmp_path / "demo"
         root.mkdir()
         register_workspace(opened, "demo", root, cwd=tmp_path)
@@ -113,6 +124,7 @@ class _Raises:
 # -- the record ----------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_migration_3_creates_the_memory_table(db_path: Path, store: Store) -> None:
     assert (3, "memory") in [(m.version, m.name) for m in MIGRATIONS]
     conn = raw(db_path)
@@ -248,6 +260,7 @@ def _insert(conn: sqlite3.Connection, **overrides: Any) -> None:
     conn.execute(f"INSERT INTO memories ({columns}) VALUES ({marks})", tuple(row.values()))
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     "overrides",
     [
@@ -281,6 +294,7 @@ def test_store_refuses_planted_rows_through_raw_sql(
     assert [r.memory_id for r in list_memories(store).items] == ["mem_01J00000000000000000000001"]
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("actor", ["model", "tool", "system"])
 def test_store_refuses_raw_updates_by_a_non_operator(
     db_path: Path, store: Store, actor: str
@@ -889,6 +903,7 @@ def test_missing_memory_is_not_found_never_a_conflict(store: Store) -> None:
         edit_memory(store, record.memory_id, version=0, content="x", actor="cli")
 
 
+@pytest.mark.sqlite_only
 def test_each_change_adds_one_and_no_change_writes_nothing(db_path: Path, store: Store) -> None:
     record = user_memory(store, references=["a"])
     wal = Path(f"{db_path}-wal")
@@ -957,7 +972,7 @@ print(json.dumps({"done": done, "conflicts": conflicts}))
 
 
 def test_concurrent_edits_from_two_processes_lose_no_update(
-    db_path: Path, store: Store, tmp_path: Path
+    store_url: str, store: Store, tmp_path: Path
 ) -> None:
     record = user_memory(store)
     wanted = 40
@@ -969,7 +984,7 @@ def test_concurrent_edits_from_two_processes_lose_no_update(
                 sys.executable,
                 "-c",
                 _EDITOR,
-                f"sqlite:///{db_path}",
+                store_url,
                 record.memory_id,
                 name,
                 str(wanted),
@@ -1017,6 +1032,7 @@ def _files(db_path: Path) -> dict[str, bytes]:
     return found
 
 
+@pytest.mark.sqlite_only
 def test_delete_is_physical_on_the_raw_database_and_wal_bytes(db_path: Path, store: Store) -> None:
     # Another connection holds the database open, so SQLite keeps the -wal and -shm files
     # (the last connection to close would checkpoint and remove them anyway).
@@ -1101,6 +1117,7 @@ def test_export_contents(store: Store) -> None:
         export_memories(store, scope="project", workspace_id="ghost")
 
 
+@pytest.mark.sqlite_only
 def test_list_order_scopes_and_limit_bounds(db_path: Path, store: Store) -> None:
     records = [user_memory(store, title=f"m{i}") for i in range(6)]
     project = create_memory(

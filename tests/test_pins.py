@@ -39,6 +39,10 @@ from rutter_core.kernel.errors import (
 from rutter_core.store import Store
 from tests.conftest import write_tree
 
+# The tests whose store is the `store` fixture run on SQLite and on PostgreSQL,
+# but those that read or write the SQLite file itself (`sqlite_only`).
+pytestmark = pytest.mark.both_dialects
+
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SENTINEL = "sentinel-pin-text-5b1c"
 UNKNOWN_PIN = "pin_01M8Y3HJTQYDNPR8CJ56SS1T0B"
@@ -160,6 +164,7 @@ def test_bounds_32_pins_8192_chars_32768_total(rutter: Rutter, run: Any) -> None
     assert rutter.pins.list(ListPinsParams(thread_id=other.thread_id)).count == 32
 
 
+@pytest.mark.sqlite_only
 def test_text_is_redacted_and_checked(rutter: Rutter, run: Any, store: Store) -> None:
     secret = pin(rutter, run.thread_id, f"deploy with {GITHUB}")
     assert (secret.text, secret.redacted) == ("deploy with [REDACTED:github_token]", True)
@@ -303,6 +308,7 @@ def test_a_full_thread_leaves_the_proposal_pending(rutter: Rutter, run: Any) -> 
     assert [(p.proposal_id, p.status) for p in listed] == [(proposal.proposal_id, "pending")]
 
 
+@pytest.mark.sqlite_only
 def test_mcp_may_not_write_pins_or_memories(rutter: Rutter, run: Any, store: Store) -> None:
     refused(
         RejectedError,
@@ -324,6 +330,7 @@ def test_mcp_may_not_write_pins_or_memories(rutter: Rutter, run: Any, store: Sto
     assert raw(store, "SELECT count(*) FROM memories") == [(0,)]
 
 
+@pytest.mark.sqlite_only
 def test_the_store_refuses_pin_and_memory_writes_by_mcp(run: Any, store: Store) -> None:
     pin_row = (
         "INSERT INTO pins (pin_id, thread_id, text, redacted, proposal_id, version, created_by, "
@@ -360,6 +367,7 @@ def test_the_store_refuses_pin_and_memory_writes_by_mcp(run: Any, store: Store) 
     assert raw(store, "SELECT created_by FROM memories") == [("cli",)]
 
 
+@pytest.mark.sqlite_only
 def test_mcp_takes_checkpoints(rutter: Rutter, run: Any, store: Store) -> None:
     node = rutter.continuity.checkpoint(CheckpointParams(run_id=run.run_id, title="t"), actor="mcp")
     assert node.created_by == "mcp"
@@ -422,6 +430,7 @@ def test_two_processes_race_for_the_last_places_and_the_same_answer(
     assert [(p.status, p.choice) for p in answered] == [("answered", "pin")]
 
 
+@pytest.mark.sqlite_only
 def test_a_thread_and_its_run_together_propose_and_a_mismatch_is_refused(
     rutter: Rutter, run: Any
 ) -> None:

@@ -57,6 +57,10 @@ TREE: dict[str, str | bytes] = {
 RUN_TABLES = ("missions", "threads", "sessions", "runs", "continuity_nodes",
               "run_instruction_snapshots")  # fmt: skip
 
+# The tests whose store is the `store` fixture run on SQLite and on PostgreSQL, but those that
+# read or write the SQLite file itself (`sqlite_only`).
+pytestmark = pytest.mark.both_dialects
+
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
@@ -64,8 +68,15 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db_path: Path) -> Iterator[Store]:
-    with open_store(f"sqlite:///{db_path}") as opened:
+def store_url(store_dialect: str, db_path: Path, request: pytest.FixtureRequest) -> str:
+    if store_dialect == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return f"sqlite:///{db_path}"
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    with open_store(store_url) as opened:
         yield opened
 
 
@@ -128,6 +139,7 @@ def confirm(store: Store, inspection: RunInspection, **options: Any) -> tuple[Ru
 # --- create ------------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_create_makes_every_record_in_one_go(store: Store, demo: Path, db_path: Path) -> None:
     created = new_run(store, target="src/main.go", mode="auto", profile="careful")
     assert set(created.to_json()) == {"run_id", "mission_id", "session_id", "thread_id",
@@ -180,6 +192,7 @@ def test_create_makes_every_record_in_one_go(store: Store, demo: Path, db_path: 
     assert node == (created.run_id, created.session_id, created.thread_id, None, "root", "cli")
 
 
+@pytest.mark.sqlite_only
 def test_stored_snapshot_is_the_full_canonical_snapshot(
     store: Store, demo: Path, db_path: Path
 ) -> None:
@@ -220,6 +233,7 @@ def test_continuing_a_thread(store: Store, demo: Path, tmp_path: Path) -> None:
     assert archived.value.code == "thread_archived"
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     ("options", "code"),
     [
@@ -249,6 +263,7 @@ def test_goal_is_stripped_and_may_span_lines(store: Store, demo: Path) -> None:
     assert get_run(store, created.run_id).goal == "fix the parser\n\tthen the lexer"
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     ("files", "code"),
     [
@@ -266,6 +281,7 @@ def test_discovery_failing_closed_creates_nothing(
     assert counts(db_path) == dict.fromkeys(RUN_TABLES, 0)
 
 
+@pytest.mark.sqlite_only
 def test_symlinked_instruction_file_creates_nothing(
     store: Store, demo: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -277,6 +293,7 @@ def test_symlinked_instruction_file_creates_nothing(
     assert counts(db_path) == dict.fromkeys(RUN_TABLES, 0)
 
 
+@pytest.mark.sqlite_only
 def test_a_constraint_firing_on_the_last_insert_leaves_nothing_half_written(
     store: Store, demo: Path, db_path: Path
 ) -> None:
@@ -297,6 +314,7 @@ def test_a_constraint_firing_on_the_last_insert_leaves_nothing_half_written(
     assert counts(db_path) == dict.fromkeys(RUN_TABLES, 0)
 
 
+@pytest.mark.sqlite_only
 def test_unknown_workspace_and_missing_target_directory(
     store: Store, demo: Path, db_path: Path
 ) -> None:
@@ -402,6 +420,7 @@ def test_status_of_unknown_run_and_unknown_actor(store: Store, demo: Path) -> No
     assert info.value.code == "actor_not_allowed"
 
 
+@pytest.mark.sqlite_only
 def test_ending_a_run_closes_its_mission_and_session(
     store: Store, demo: Path, db_path: Path
 ) -> None:
@@ -512,6 +531,7 @@ def test_every_fingerprint_change_is_explained(store: Store, demo: Path) -> None
         assert explained, edit
 
 
+@pytest.mark.sqlite_only
 def test_live_failing_closed_keeps_the_pinned_snapshot(
     store: Store, demo: Path, tmp_path: Path, db_path: Path
 ) -> None:
@@ -557,6 +577,7 @@ def test_inspect_unknown_run(store: Store) -> None:
 # --- confirm -----------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_confirm_appends_the_next_revision(store: Store, demo: Path, db_path: Path) -> None:
     created = new_run(store)
     write_tree(demo, {"CLAUDE.md": "new\n"})
@@ -590,6 +611,7 @@ def test_confirm_appends_the_next_revision(store: Store, demo: Path, db_path: Pa
     assert len(revisions(db_path, created.run_id)) == 2
 
 
+@pytest.mark.sqlite_only
 def test_confirm_refuses_when_the_disk_changed_after_review(
     store: Store, demo: Path, db_path: Path
 ) -> None:
@@ -608,6 +630,7 @@ def test_confirm_refuses_when_the_disk_changed_after_review(
     assert [r for r, *_ in revisions(db_path, created.run_id)] == [1]
 
 
+@pytest.mark.sqlite_only
 def test_confirm_when_not_stale_appends_nothing(store: Store, demo: Path, db_path: Path) -> None:
     created = new_run(store)
     reviewed = inspect_run(store, created.run_id, reader=fresh())
@@ -618,6 +641,7 @@ def test_confirm_when_not_stale_appends_nothing(store: Store, demo: Path, db_pat
     assert [r for r, *_ in revisions(db_path, created.run_id)] == [1]
 
 
+@pytest.mark.sqlite_only
 def test_confirm_on_terminal_run_is_rejected(store: Store, demo: Path, db_path: Path) -> None:
     created = new_run(store)
     write_tree(demo, {"CLAUDE.md": "new\n"})
@@ -655,6 +679,7 @@ def test_confirm_input_is_validated(
 # --- runs without a revision (imported / legacy) -------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("no_revision", ["", None])
 def test_run_without_revision_inspects_read_only_and_first_confirm_pins_revision_1(
     store: Store, demo: Path, db_path: Path, no_revision: str | None
@@ -711,6 +736,7 @@ def test_read_revision_that_does_not_exist(store: Store, demo: Path) -> None:
 # --- append-only and tamper evidence --------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     "statement",
     [
@@ -750,6 +776,7 @@ def test_revision_numbers_are_unique_per_run(store: Store, demo: Path) -> None:
     assert latest_revision(store, created.run_id) is not None
 
 
+@pytest.mark.sqlite_only
 def test_store_refuses_non_operator_actors_even_through_sql(store: Store, demo: Path) -> None:
     created = new_run(store)
     with pytest.raises(StoreError) as refused, store.write() as conn:
@@ -774,6 +801,7 @@ def _tamper(db_path: Path, statement: str, *params: Any) -> None:
         conn.close()
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     ("statement", "params"),
     [
@@ -841,6 +869,7 @@ def test_tampered_revision_is_refused_on_read(
     assert [r for r, *_ in revisions(db_path, created.run_id)] == [1]
 
 
+@pytest.mark.sqlite_only
 def test_tampering_content_and_its_digest_changes_the_fingerprint(
     store: Store, demo: Path, db_path: Path
 ) -> None:

@@ -42,8 +42,8 @@ def raw(db_path: Path) -> sqlite3.Connection:
 @pytest.mark.parametrize(
     ("url", "engine"),
     [
-        ("postgresql://rutter:s3cret-pw@db.example:5432/rutter", "postgresql"),
-        ("postgresql+psycopg://rutter:s3cret-pw@db.example/rutter", "postgresql"),
+        ("oracle://rutter:s3cret-pw@db.example:1521/rutter", "oracle"),
+        ("mssql+pyodbc://rutter:s3cret-pw@db.example/rutter", "mssql"),
         ("mysql://rutter:s3cret-pw@db.example/rutter", "mysql"),
     ],
 )

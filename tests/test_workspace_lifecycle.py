@@ -65,8 +65,15 @@ TRANSCRIPT = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code-s
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with open_store(f"sqlite:///{tmp_path / 'rutter.db'}") as opened:
+def store_url(store_dialect: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    if store_dialect == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return f"sqlite:///{tmp_path / 'rutter.db'}"
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    with open_store(store_url) as opened:
         yield opened
 
 
@@ -285,6 +292,7 @@ def test_a_cascade_that_fails_leaves_everything_and_the_guards(
     assert triggers(store) == guards
 
 
+@pytest.mark.both_dialects
 def test_cascade_of_an_unknown_workspace_is_not_registered(store: Store) -> None:
     with pytest.raises(NotFoundError) as info:
         rutter(store).workspaces.remove(RemoveWorkspaceParams(workspace_id="nope", cascade=True))
@@ -294,6 +302,7 @@ def test_cascade_of_an_unknown_workspace_is_not_registered(store: Store) -> None
 # -- move --------------------------------------------------------------------------------------
 
 
+@pytest.mark.both_dialects
 def test_move_keeps_the_id_and_runs_see_drift_against_the_new_root(
     store: Store, two: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -330,6 +339,7 @@ def test_move_keeps_the_id_and_runs_see_drift_against_the_new_root(
     assert (again.moved, again.previous_root) == (False, again.root)
 
 
+@pytest.mark.both_dialects
 def test_move_refusals(store: Store, two: tuple[Path, Path], tmp_path: Path) -> None:
     demo, other = two
     app = rutter(store)

@@ -85,7 +85,6 @@ class _Statements:
 
 @cache
 def _statements(engine: str, table: str, column: str) -> _Statements:
-    del engine  # part of the cache key only
     assert table in _FULL_TEXT, table
     key = f"{table}.{column}"
     return _Statements(
@@ -95,7 +94,8 @@ def _statements(engine: str, table: str, column: str) -> _Statements:
         ),
         read=text(
             f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
-            f"CROSS JOIN {table} ON {key} = e.entry_id WHERE e.entry_id = :entry_id"
+            f"{fulltext.join(engine)} {table} ON {key} = e.entry_id "
+            "WHERE e.entry_id = :entry_id"
         ),
     )
 
@@ -107,7 +107,6 @@ def _search_statement(
 ) -> TextClause:  # fmt: skip
     # The index drives the loop of each table (it yields keys in descending order), so the
     # cost follows the matches, not the table; the shards' pages of hits are merged by key.
-    del engine
     match_of = dict(zip(tables, matches, strict=True))
 
     def arm(table: str, *, key_first: bool) -> str:
@@ -117,7 +116,7 @@ def _search_statement(
         columns = f"{key} AS entry_id, {_ENTRY_COLUMNS_AFTER_ID}" if key_first else _ENTRY_COLUMNS
         return (
             f"SELECT {columns}, {table}.body AS body FROM {table} "
-            f"CROSS JOIN history_entries AS e ON e.entry_id = {key} "
+            f"{fulltext.join(engine)} history_entries AS e ON e.entry_id = {key} "
             f"WHERE {match_of[table]} AND {key} < :before AND {key} <= :horizon "
             f"AND {_visible(owners, kinds)}"
         )
@@ -134,10 +133,9 @@ def _search_statement(
 def _scan_statement(engine: str, table: str, column: str, owners: int, kinds: int) -> TextClause:
     # By the owner index: for each visible owner, its entries from `low` up to the cursor are
     # exactly the ones `scan` examined (it kept the newest `bound` of all of them).
-    del engine
     return text(
         f"SELECT {_ENTRY_COLUMNS}, {table}.body FROM history_entries AS e "
-        f"CROSS JOIN {table} ON {table}.{column} = e.entry_id "
+        f"{fulltext.join(engine)} {table} ON {table}.{column} = e.entry_id "
         "WHERE e.entry_id >= :low AND e.entry_id < :before AND e.entry_id <= :horizon "
         f"AND {_visible(owners, kinds)} ORDER BY e.entry_id DESC"
     )

@@ -14,6 +14,12 @@ def key(conn: Connection) -> str:
     return dialect_named(conn.dialect.name).full_text_key()
 
 
+def join(engine: str) -> str:
+    """The join keyword between a full-text table and the entries, for the engine named
+    `engine` (`conn.dialect.name`), that keeps the index's hits as the outer loop."""
+    return dialect_named(engine).full_text_join()
+
+
 def min_query_chars(conn: Connection) -> int:
     """The shortest query the full-text index answers (shorter ones: a bounded scan)."""
     return dialect_named(conn.dialect.name).full_text_min_query()

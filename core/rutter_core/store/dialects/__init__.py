@@ -1,8 +1,8 @@
 """The store's dialects: the only package in rutter that names a database engine.
 
-A dialect is found by the URL's backend name. PostgreSQL is on the roadmap: its
-dialect will be one module here and one entry in `_DIALECTS`; until then, opening a URL of an
-engine without a dialect fails at once with `unsupported_database`.
+A dialect is found by the URL's backend name: SQLite (the embedded default) and PostgreSQL (a
+team's store, early: docs/team.md). Opening a URL of an engine without a dialect fails at once
+with `unsupported_database`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,12 @@ from rutter_core.store.dialects.base import (
     TransactionKind,
     UniqueKey,
 )
+from rutter_core.store.dialects.postgresql import PostgresqlDialect
 from rutter_core.store.dialects.sqlite import SqliteDialect
 
-_DIALECTS: dict[str, Dialect] = {dialect.name: dialect for dialect in (SqliteDialect(),)}
+_DIALECTS: dict[str, Dialect] = {
+    dialect.name: dialect for dialect in (SqliteDialect(), PostgresqlDialect())
+}
 
 EMBEDDED: Dialect = _DIALECTS[SqliteDialect.name]
 """The dialect of the default store, a file in the data home."""

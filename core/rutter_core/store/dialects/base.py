@@ -196,6 +196,11 @@ class Dialect(ABC):
         full-text tables `shards` (the row with key k into `shards[k % len(shards)]`, key kept)
         and then drop `table` with its index (a migration's `full_text_splits`)."""
 
+    def full_text_join(self) -> str:
+        """The join keyword for a full-text table and the entries it indexes, written so that
+        the engine loops over the left-hand table (the index's hits) first."""
+        return "JOIN"
+
     def full_text_compact(self, conn: Connection, table: str) -> None:
         """Rewrite `table`'s index (`full_text_rebuild`) inside the caller's transaction."""
         for statement in self.full_text_rebuild(table):

@@ -438,6 +438,11 @@ class SqliteDialect(Dialect):
         check_identifier(table)
         return f"{table} MATCH :fts_query", '"' + query.replace('"', '""') + '"'
 
+    def full_text_join(self) -> str:
+        # SQLite's planner never reorders the tables of a CROSS JOIN ("Manual Control Of
+        # Query Plans Using CROSS JOIN"), so the index drives the loop.
+        return "CROSS JOIN"
+
     def full_text_rebuild(self, table: str) -> tuple[str, ...]:
         # FTS5 keeps a deleted row's tokens in its index segments (a delete only adds a
         # tombstone) until they are merged, and 3.40 has no `secure-delete` option for FTS5
