@@ -219,6 +219,9 @@ def test_a_read_only_database_refuses_writes_typed(
         create_memory(store, scope="user", title="T", content="Secret body", actor="cli")
     assert refused.value.code == "store_read_only"
     assert "Secret body" not in str(refused.value)
+    # The remedy in PostgreSQL's terms, not a file's.
+    assert "default_transaction_read_only off" in refused.value.message
+    assert "file" not in refused.value.message
 
 
 def test_a_writer_waiting_past_the_busy_timeout_is_store_busy(postgres_url: str) -> None:

@@ -334,8 +334,8 @@ class Store:
         if failure == "read_only":
             return StoreError(
                 "store_read_only",
-                f"the store {url} is read-only here ({exc.orig}), so nothing was written; make "
-                "the file and its directory writable",
+                f"the store {url} is read-only here ({exc.orig}), so nothing was written; "
+                f"{self.dialect.read_only_remedy}",
                 hint=Hint("writable_store"),
             )
         if failure == "full":

@@ -80,6 +80,9 @@ class Dialect(ABC):
     example_url: ClassVar[str]
     """A URL for messages: what a valid one looks like."""
 
+    read_only_remedy: ClassVar[str] = "give rutter a store it may write to"
+    """What to do about `store_read_only`, in this engine's terms."""
+
     @abstractmethod
     def prepare(self, url: URL) -> None:
         """Before the engine exists: e.g. create a missing database file privately. Raises

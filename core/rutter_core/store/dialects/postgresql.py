@@ -109,6 +109,10 @@ class PostgresqlDialect(Dialect):
 
     name: ClassVar[str] = "postgresql"
     example_url: ClassVar[str] = "postgresql://USER@/DATABASE?host=/run/postgresql"
+    read_only_remedy: ClassVar[str] = (
+        "connect to the primary server, not a standby, as a role whose transactions may write "
+        "(default_transaction_read_only off)"
+    )
 
     def prepare(self, url: URL) -> None:
         # A server's database is created by its administrator (docs/team.md); nothing to make.

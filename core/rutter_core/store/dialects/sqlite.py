@@ -281,6 +281,7 @@ def _pragma(conn: Connection, statement: str) -> None:
 class SqliteDialect(Dialect):
     name: ClassVar[str] = "sqlite"
     example_url: ClassVar[str] = "sqlite:////path/to/rutter.db"
+    read_only_remedy: ClassVar[str] = "make the file and its directory writable"
 
     @staticmethod
     def file_url(path: Path) -> str:
