@@ -88,11 +88,8 @@ def name_store(error: RutterError, store: Store) -> None:
     workspace is not in it, or that anything is not in a store that does not exist yet."""
     from rutter_core.kernel.errors import ErrorCategory
 
-    if store.missing is None and error.code not in STORE_SYMPTOMS:
-        return
-    if store.missing is not None and not (
-        error.category is ErrorCategory.NOT_FOUND or error.code in STORE_SYMPTOMS
-    ):
+    in_a_missing_store = store.missing is not None and error.category is ErrorCategory.NOT_FOUND
+    if error.code not in STORE_SYMPTOMS and not in_a_missing_store:
         return
     where = store.missing or store.display_url
     error.details = {**error.details, "store": where}
