@@ -128,13 +128,16 @@ class Api:
         """The operation's result; `sent` collects the client's strings as they are read
         (so no error repeats them)."""
         secret = _bearer(request)
-        scope = None if secret is None else await self.run(
+        bearer = None if secret is None else await self.run(
             lambda: self.rutter.tokens.authenticate(secret)
         )  # fmt: skip
-        if scope is None:
+        if bearer is None:
             raise unauthorized()
-        if route.scope == "control" and scope != "control":
+        if route.scope == "control" and bearer.scope != "control":
             raise forbidden()
+        # The request acts for the bearer's person: on PostgreSQL each of its transactions
+        # takes that person's role, so row-level security holds it to that person's rows.
+        rutter = self.rutter.acting_as(bearer.owner)
         path = dict(request.path_params)
         if not all(well_formed_text(value) for value in path.values()):
             raise HttpError("invalid_path", "a path parameter is not well-formed text")
@@ -160,7 +163,7 @@ class Api:
         except ValidationError as error:
             raise invalid_params(error, known) from None
         try:
-            result: BaseModel = await self.run(lambda: route.call(self.rutter, values))
+            result: BaseModel = await self.run(lambda: route.call(rutter, values))
         except ValidationError as error:  # the params model's own checks (e.g. one of two)
             raise invalid_params(error, known) from None
         return result

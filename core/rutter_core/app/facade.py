@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rutter_core.app.admin import AdminOperations
     from rutter_core.app.assembly import AssemblyOperations
     from rutter_core.app.branches import BranchOperations
     from rutter_core.app.candidates import CandidateOperations
@@ -39,6 +40,13 @@ class Rutter:
     def __init__(self, store: Store, reader: FileReader | None = None) -> None:
         self.store = store
         self._reader = reader
+
+    def acting_as(self, person: str | None) -> Rutter:
+        """The same operations, every transaction acting for `person` (`Store.acting_as`):
+        what an HTTP request made with that person's bearer calls. None: this facade."""
+        if person is None:
+            return self
+        return Rutter(self.store.acting_as(person), self.reader)
 
     @cached_property
     def reader(self) -> FileReader:
@@ -131,6 +139,12 @@ class Rutter:
         from rutter_core.app.assembly import AssemblyOperations
 
         return AssemblyOperations(self)
+
+    @cached_property
+    def admin(self) -> AdminOperations:
+        from rutter_core.app.admin import AdminOperations
+
+        return AdminOperations(self)
 
     @cached_property
     def tokens(self) -> TokenOperations:

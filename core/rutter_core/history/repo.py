@@ -195,6 +195,8 @@ class NewEntry:
     content_sha256: str
     expires_at: str | None
     body: str
+    person: str | None = None
+    """A user memory's owner (its entry is that person's alone); None for everything else."""
 
 
 # -- state -------------------------------------------------------------------------------------
@@ -300,6 +302,7 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
                 "version": entry.version,
                 "content_sha256": entry.content_sha256,
                 "expires_at": entry.expires_at,
+                "person": entry.person,
             }
         )
         bodies.setdefault(table_of(entry.source_kind, entry_id), []).append(

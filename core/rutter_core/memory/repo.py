@@ -59,6 +59,7 @@ def insert_memory(
     retention_until: str | None,
     redacted: bool,
     actor: OperatorActor,
+    person: str,
     now_text: str,
 ) -> MemoryRecord:
     """Store a new memory at version 1 and return it as stored (built from what was written:
@@ -81,6 +82,9 @@ def insert_memory(
         "version": 1,
         "created_at": now_text,
         "updated_at": now_text,
+        "owner": person if scope == "user" else None,
+        "created_by_person": person,
+        "updated_by_person": person,
     }
     conn.execute(_INSERT, values)
     record = _record(tuple(values[name] for name in _COLUMN_NAMES), now_text)
@@ -100,6 +104,7 @@ def _index(conn: Connection, record: MemoryRecord, *, new: bool = False) -> None
         content=record.content,
         retention_until=record.retention_until,
         active=record.status == "active",
+        person=record.owner,
         new=new,
     )
 
@@ -123,6 +128,7 @@ def update_memory(
     changes: MemoryChanges,
     *,
     actor: OperatorActor,
+    person: str,
     now_text: str,
 ) -> MemoryRecord | None:
     """Apply `changes` to the memory as `read`, as version + 1; None when it is no longer at
@@ -141,7 +147,9 @@ def update_memory(
         values["redacted"] = int(changes["redacted"])
     if "status" in changes:
         values["status"] = changes["status"]
-    values.update(updated_by=actor, updated_at=now_text, version=read.version + 1)
+    values.update(
+        updated_by=actor, updated_by_person=person, updated_at=now_text, version=read.version + 1
+    )
     bound = {f"set_{name}": value for name, value in values.items()}
     bound.update(where_memory_id=read.memory_id, where_version=read.version)
     done = conn.execute(_update_statement(tuple(sorted(values))), bound)
@@ -155,6 +163,7 @@ def update_memory(
     retention = updated["retention_until"]
     updated.update(
         updated_by=actor,
+        updated_by_person=person,
         updated_at=now_text,
         version=read.version + 1,
         expired=retention is not None and retention <= now_text,
@@ -385,7 +394,7 @@ def _active_at(now_text: str | ColumnElement[str]) -> ColumnElement[bool]:
 _COLUMN_NAMES: Final = (
     "memory_id", "scope", "scope_id", "title", "content", "content_sha256", "status",
     "source_kind", "references_json", "retention_until", "redacted", "created_by", "updated_by",
-    "version", "created_at", "updated_at",
+    "version", "created_at", "updated_at", "owner", "created_by_person", "updated_by_person",
 )  # fmt: skip
 """The columns a record is built from, in the order `_record` unpacks them."""
 _COLUMNS: Final = tuple(memories.c[name] for name in _COLUMN_NAMES)
@@ -399,13 +408,14 @@ def _record(row: tuple[Any, ...], now_text: str) -> MemoryRecord:
     (
         memory_id, scope, scope_id, title, content, content_sha256, status, source_kind,
         references_json, retention, redacted, created_by, updated_by, version, created_at,
-        updated_at,
+        updated_at, owner, created_by_person, updated_by_person,
     ) = row  # fmt: skip
     return MemoryRecord.model_validate(
         {
             "memory_id": memory_id,
             "scope": scope,
             "scope_id": scope_id,
+            "owner": owner,
             "title": title,
             "content": content,
             "content_sha256": content_sha256,
@@ -416,7 +426,9 @@ def _record(row: tuple[Any, ...], now_text: str) -> MemoryRecord:
             "expired": retention is not None and retention <= now_text,
             "redacted": bool(redacted),
             "created_by": created_by,
+            "created_by_person": created_by_person,
             "updated_by": updated_by,
+            "updated_by_person": updated_by_person,
             "version": version,
             "created_at": created_at,
             "updated_at": updated_at,

@@ -102,6 +102,18 @@ def shareable_database_url(url: str, *, cwd: str) -> str:
     return absolute.render_as_string(hide_password=False)
 
 
+_STORE_KEY = "rutter.store"
+"""Where a transaction's connection keeps the store that began it (`person_of`)."""
+
+
+def person_of(conn: Connection) -> str:
+    """Who the transaction on `conn` (begun by a `Store`) acts for (`Store.person`)."""
+    store = conn.info.get(_STORE_KEY)
+    if not isinstance(store, Store):
+        raise RuntimeError("not a connection of a Store's transaction")
+    return store.person(conn)
+
+
 class PurgingWrite:
     """What a `Store.purging_write()` block gets: the write's connection, and once the block is
     over, whether the purge completed."""
@@ -143,14 +155,37 @@ class Store:
     in-memory URL gives one database per thread: for throwaway use only.
     """
 
-    def __init__(self, engine: Engine, dialect: Dialect) -> None:
+    def __init__(self, engine: Engine, dialect: Dialect, *, acting: str | None = None) -> None:
         self.engine = engine
         self.dialect = dialect
+        self.acting = acting
+        """The person every transaction of this store acts for (`acting_as`); None: the one
+        the connection itself is (the login role, the operating-system user)."""
+        self._person: str | None = acting
         # Safe for messages and logs.
         self.display_url: str = engine.url.render_as_string(hide_password=True)
         self.missing: str | None = None
         """Set when this is an empty stand-in for a store that does not exist yet (opened
         without `create`): that store's URL, safe for messages."""
+
+    def acting_as(self, person: str | None) -> Store:
+        """This store with every transaction acting for `person` (docs/team.md): on an engine
+        that separates people, the transaction takes that person's role, so the engine holds
+        it to that person's rows. Shares the connections; closing it closes nothing. None:
+        the store itself."""
+        if person is None or person == self.acting:
+            return self
+        view = Store(self.engine, self.dialect, acting=person)
+        view.display_url = self.display_url
+        view._owns_engine = False
+        return view
+
+    def person(self, conn: Connection) -> str:
+        """Who `conn`'s transaction acts for: the person user memories and bearers are written
+        for, and whose name the records' `*_person` fields keep."""
+        if self._person is None:
+            self._person = self.dialect.person(conn)
+        return self._person
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -257,8 +292,11 @@ class Store:
         next purge finishes the job."""
         return self.dialect.purge(self.engine)
 
+    _owns_engine = True
+
     def close(self) -> None:
-        self.engine.dispose()
+        if self._owns_engine:
+            self.engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -280,9 +318,17 @@ class Store:
 
     def _begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
         try:
-            return self.dialect.begin(conn, kind)
+            trans = self.dialect.begin(conn, kind)
         except DatabaseError as exc:
             raise self._unavailable(exc) from exc
+        conn.info[_STORE_KEY] = self
+        if self.acting is not None:
+            try:
+                self.dialect.act_as(conn, self.acting)
+            except BaseException:
+                trans.rollback()
+                raise
+        return trans
 
     def _unavailable(self, exc: DatabaseError) -> StoreError:
         """Opening a connection or a transaction failed: the store cannot be used."""
@@ -349,6 +395,15 @@ class Store:
                 f"the store {url} could not be read or written ({exc.orig}), so nothing was "
                 "written; check the free space, the file-size limit and the disk, then retry",
             )
+        if failure == "denied":
+            return StoreError(
+                "store_permission_denied",
+                f"the store {url} refused this database role the change or the read (a "
+                "privilege it lacks, or a row-level security policy: another person's row), "
+                "so nothing was written; its administrator grants what members need with "
+                "`rutter store init`",
+                hint=Hint("choose_store"),
+            )
         return StoreError(
             "store_corrupt",
             f"the store {url} is damaged or not a rutter store: {exc.orig}; restore it from a "
@@ -363,12 +418,14 @@ def open_store(
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
     migrations: Sequence[Migration] | None = None,
     create: bool = True,
+    migrate: bool = True,
 ) -> Store:
     """Open (creating if needed) the store at `url` and bring its schema up to date.
 
     Without `create`, a store that does not exist yet is not created: an empty throwaway one
     of the same engine stands in for it (`Store.missing` says so), for a command that only
-    reads. `migrations` replaces the built-in list; it exists for tests.
+    reads. Without `migrate`, the schema is left as it is (`rutter store check`). `migrations`
+    replaces the built-in list; it exists for tests.
     """
     try:
         parsed = make_url(url)
@@ -384,6 +441,7 @@ def open_store(
             stand_in.render_as_string(hide_password=False),
             busy_timeout_ms=busy_timeout_ms,
             migrations=migrations,
+            migrate=migrate,
         )
         store.missing = parsed.render_as_string(hide_password=True)
         return store
@@ -397,6 +455,8 @@ def open_store(
         ) from exc
     dialect.configure(engine, busy_timeout_ms=busy_timeout_ms)
     store = Store(engine, dialect)
+    if not migrate:
+        return store
     try:
         apply_migrations(
             store,

@@ -14,7 +14,7 @@ files so no deleted text stays in a table file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from sqlalchemy import event
@@ -22,14 +22,20 @@ from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
 from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
 
 from rutter_core.kernel.errors import Hint, StoreError
+from rutter_core.store.dialects import postgresql_people as people
 from rutter_core.store.dialects.base import (
     ConstraintKind,
     Dialect,
+    InitOutcome,
+    RowFollows,
+    RowOwnership,
+    StoreFacts,
     StoreFailure,
     TransactionKind,
     UniqueKey,
     check_identifier,
 )
+from rutter_core.store.dialects.postgresql_people import suits_search
 
 WRITE_LOCK_KEY = 0x72757474_6572_0001 & 0x7FFF_FFFF_FFFF_FFFF
 """The advisory lock every write transaction holds (a constant no other program should use:
@@ -58,6 +64,7 @@ _FAILURES: dict[str, StoreFailure] = {
     "53100": "full",  # disk_full
     "53200": "full",  # out_of_memory
     "58030": "io",  # io_error
+    "42501": "denied",  # insufficient_privilege (also a row-level security refusal)
     "XX001": "corrupt",  # data_corrupted
     "XX002": "corrupt",  # index_corrupted
 }
@@ -87,7 +94,7 @@ def _check_text_settings(encoding: str, ctype: str) -> None:
     """Refuse a database whose text settings would make search answer differently from
     SQLite's: not UTF-8, or a character-class locale (C, POSIX) in which no letter beyond
     ASCII has a case or counts as a letter (CJK text then has no trigrams to index)."""
-    if encoding.upper() in ("UTF8", "UTF-8") and ctype.upper() not in ("C", "POSIX"):
+    if suits_search(encoding, ctype):
         return
     raise StoreError(
         "unsupported_database",
@@ -113,6 +120,30 @@ class PostgresqlDialect(Dialect):
         "connect to the primary server, not a standby, as a role whose transactions may write "
         "(default_transaction_read_only off)"
     )
+
+    separates_people: ClassVar[bool] = True
+
+    def person(self, conn: Connection) -> str:
+        return people.person(conn)
+
+    def act_as(self, conn: Connection, person: str) -> None:
+        people.act_as(conn, person)
+
+    def check_person(self, conn: Connection, person: str) -> None:
+        people.check_person(conn, person)
+
+    def row_security(
+        self, owned: Sequence[RowOwnership], follows: Sequence[RowFollows]
+    ) -> tuple[str, ...]:
+        return people.row_security(owned, follows)
+
+    def facts(self, conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts:
+        return people.facts(conn, group=group, secured=secured)
+
+    def initialize(
+        self, conn: Connection, *, group: str, grants: Mapping[str, Sequence[str]]
+    ) -> InitOutcome:
+        return people.initialize(conn, group=group, grants=grants)
 
     def prepare(self, url: URL) -> None:
         # A server's database is created by its administrator (docs/team.md); nothing to make.
@@ -350,6 +381,11 @@ class PostgresqlDialect(Dialect):
 
     def full_text_repair(self, table: str) -> tuple[str, ...]:
         return self.full_text_rebuild(table)
+
+    def full_text_compact(self, conn: Connection, table: str) -> None:
+        # As the tables' owner, through the function migration 17 made (a person is no owner).
+        check_identifier(table)
+        conn.exec_driver_sql(f"SELECT {people.REINDEX_FUNCTION}('{table}')")
 
     def full_text_split(self, table: str, shards: Sequence[str]) -> tuple[str, ...]:
         check_identifier(table)
