@@ -320,13 +320,18 @@ class PostgresqlDialect(Dialect):
 
     @staticmethod
     def _vacuum(cursor: Any) -> bool:
+        # Only the tables this role owns (or a role it inherits from): VACUUM skips any other
+        # with a warning, so a person's purge (a member owns nothing) is incomplete, and says
+        # so; the owner's next purge finishes it (docs/team.md).
         cursor.execute(
-            "SELECT quote_ident(tablename) FROM pg_tables "
+            "SELECT quote_ident(tablename), pg_has_role(tableowner, 'USAGE') FROM pg_tables "
             "WHERE schemaname = current_schema() ORDER BY tablename"
         )
-        tables = ", ".join(str(row[0]) for row in cursor.fetchall())
+        rows = cursor.fetchall()
+        complete = all(bool(row[1]) for row in rows)
+        tables = ", ".join(str(row[0]) for row in rows if row[1])
         if not tables:
-            return True
+            return complete
         try:
             cursor.execute(f"SELECT pg_advisory_lock({PURGE_LOCK_KEY})")
         except Exception as exc:
@@ -341,7 +346,7 @@ class PostgresqlDialect(Dialect):
             raise
         finally:
             cursor.execute(f"SELECT pg_advisory_unlock({PURGE_LOCK_KEY})")
-        return True
+        return complete
 
     def make_durable(self, engine: Engine) -> None:
         # Every commit is durable when it returns (synchronous_commit, PostgreSQL's default;
