@@ -168,7 +168,18 @@ def test_each_person_sees_and_changes_only_their_own_user_memories(
         assert conn.execute("SELECT count(*) FROM memories WHERE scope = 'project'").fetchone() == (
             1,
         )
-    # Alice's memory is untouched, and the administrator (a superuser) sees both.
+    # The administrator, a superuser, is held by no policy; rutter still shows them only their
+    # own user memories (none), never Alice's, in a list, by ID or in a search.
+    with open_store(team.url()) as store:
+        assert list_memories(store, scope="user").items == ()
+        with pytest.raises(RutterError) as hidden:
+            edit_memory(store, alices, version=1, content="hijacked", actor="cli")
+        assert hidden.value.code == "not_found"
+        found = Rutter(store).history.search(
+            HistorySearchParams(query="prefers", workspace_id="demo")
+        )
+        assert found.hits == ()
+    # Alice's memory is untouched, and the administrator's raw SQL sees both.
     with team.server.connect(team.database) as conn:
         rows = conn.execute("SELECT memory_id, title, owner FROM memories WHERE scope = 'user' "
                             "ORDER BY owner").fetchall()  # fmt: skip

@@ -15,7 +15,19 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, Final, TypedDict
 
-from sqlalchemy import and_, bindparam, case, delete, func, insert, null, or_, select, update
+from sqlalchemy import (
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    null,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Select, Update
 from sqlalchemy.sql.elements import ColumnElement
@@ -32,6 +44,7 @@ from rutter_core.memory.model import (
     SourceKind,
     Status,
 )
+from rutter_core.store import person_apart
 from rutter_core.store.schema import memories
 
 
@@ -118,7 +131,11 @@ def index_active(conn: Connection, now_text: str) -> None:
 
 def fetch_memory(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord | None:
     """The memory `memory_id` whatever its status, or None."""
-    row = conn.execute(_SELECT_ONE, {"memory_id": memory_id}).first()
+    person = person_apart(conn)
+    if person is None:
+        row = conn.execute(_SELECT_ONE, {"memory_id": memory_id}).first()
+    else:
+        row = conn.execute(_SELECT_ONE_MINE, {"memory_id": memory_id, "person": person}).first()
     return None if row is None else _record(tuple(row), now_text)
 
 
@@ -209,7 +226,12 @@ def select_memories(
         kind = "all"
     if limit is not None:
         bound["limit"] = limit
-    statement = _list_statement(kind, include_inactive=include_inactive, limited=limit is not None)
+    person = person_apart(conn)
+    if person is not None:
+        bound["person"] = person
+    statement = _list_statement(
+        kind, include_inactive=include_inactive, limited=limit is not None, mine=person is not None
+    )
     # All rows in one fetch (not one round through the result per row).
     return [_record(tuple(row), now_text) for row in conn.execute(statement, bound).all()]
 
@@ -226,9 +248,11 @@ def _update_statement(columns: tuple[str, ...]) -> Update:
 
 
 @cache
-def _list_statement(kind: str, *, include_inactive: bool, limited: bool) -> Select[Any]:
+def _list_statement(kind: str, *, include_inactive: bool, limited: bool, mine: bool) -> Select[Any]:
     """One statement per shape of list, built once: the values are bound per call."""
     query: Select[Any] = select(*_COLUMNS)
+    if mine:
+        query = query.where(_MINE)
     if kind == "scope":
         query = query.where(
             memories.c.scope == bindparam("scope"), memories.c.scope_id == bindparam("scope_id")
@@ -263,6 +287,7 @@ def select_active_references(
             memories.c.scope == "user",
             and_(memories.c.scope == "project", memories.c.scope_id == workspace_id),
         ),
+        _mine_literal(conn),
     )
     user_first = case((memories.c.scope == "user", 0), else_=1)
     rows = conn.execute(
@@ -322,7 +347,7 @@ def select_for_assembly(
 ) -> ScopeSelection:
     """One scope's memories for an assembly, each list by ID: at most `per_scope` active at
     `now_text` with their bodies, at most `per_scope` inactive without; and both totals."""
-    of_scope = and_(memories.c.scope == scope, memories.c.scope_id == scope_id)
+    of_scope = and_(memories.c.scope == scope, memories.c.scope_id == scope_id, _mine_literal(conn))
     active = _active_at(now_text)
     head = (
         memories.c.memory_id, memories.c.scope, memories.c.version, memories.c.content_sha256,
@@ -383,6 +408,14 @@ def delete_project_memories(conn: Connection, workspace_id: str) -> int:
     return int(done.rowcount)
 
 
+def _mine_literal(conn: Connection) -> ColumnElement[bool]:
+    """`_MINE` with the transaction's person in it (true where the store is one person's)."""
+    person = person_apart(conn)
+    if person is None:
+        return true()
+    return or_(memories.c.scope != "user", memories.c.owner == person)
+
+
 def _active_at(now_text: str | ColumnElement[str]) -> ColumnElement[bool]:
     """Enabled and not past its retention at `now_text`."""
     return and_(
@@ -400,6 +433,9 @@ _COLUMN_NAMES: Final = (
 _COLUMNS: Final = tuple(memories.c[name] for name in _COLUMN_NAMES)
 _INSERT: Final = insert(memories)
 _SELECT_ONE: Final = select(*_COLUMNS).where(memories.c.memory_id == bindparam("memory_id"))
+_MINE: Final = or_(memories.c.scope != "user", memories.c.owner == bindparam("person"))
+"""Project memories, and the user memories of the person bound (where people are apart)."""
+_SELECT_ONE_MINE: Final = _SELECT_ONE.where(_MINE)
 
 
 def _record(row: tuple[Any, ...], now_text: str) -> MemoryRecord:

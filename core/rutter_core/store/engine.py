@@ -114,6 +114,17 @@ def person_of(conn: Connection) -> str:
     return store.person(conn)
 
 
+def person_apart(conn: Connection) -> str | None:
+    """The person `conn`'s transaction acts for when the store keeps people apart (their user
+    memories are theirs alone: the engine enforces it, and rutter asks for them alone too, so a
+    role the engine does not hold, a superuser, still sees only its own); None when the store
+    is one person's."""
+    store = conn.info.get(_STORE_KEY)
+    if not isinstance(store, Store):
+        raise RuntimeError("not a connection of a Store's transaction")
+    return store.person(conn) if store.dialect.separates_people else None
+
+
 class PurgingWrite:
     """What a `Store.purging_write()` block gets: the write's connection, and once the block is
     over, whether the purge completed."""
