@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rutter_core.store import MIGRATIONS, open_store
 from rutter_core.store.dialects.base import local_person
-from tests.testing import Cli
+from tests.testing import LEGACY_USER_MEMORY, Cli
 
 CHECK_KEYS = {
     "protocol_version", "engine", "store", "ok", "schema", "text", "extensions",
@@ -104,3 +104,16 @@ def test_the_store_is_the_operating_system_users(tmp_path: Path) -> None:
     assert "error[unknown_person]" in other.stderr
     empty = cli("http", "token", "create", "--scope", "read", "--user", "")
     assert "error[invalid_person]" in empty.stderr
+
+
+def test_a_user_memory_from_before_people_stays_the_one_persons(tmp_path: Path) -> None:
+    from rutter_core.memory.service import list_memories
+
+    path = tmp_path / "store.db"
+    with open_store(f"sqlite:///{path}", migrations=MIGRATIONS[:-1]):
+        pass
+    with sqlite3.connect(path) as conn:
+        conn.execute(LEGACY_USER_MEMORY)
+    with open_store(f"sqlite:///{path}") as store:
+        (kept,) = list_memories(store, scope="user").items
+    assert (kept.title, kept.owner, kept.created_by_person) == ("Old", None, None)

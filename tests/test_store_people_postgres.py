@@ -27,7 +27,7 @@ from rutter_core.store.admin import check, initialize
 from rutter_core.workspaces.service import register_workspace
 from tests.http_server import Server, server_env, wait_serving
 from tests.postgres import PostgresServer
-from tests.testing import Cli
+from tests.testing import LEGACY_USER_MEMORY, Cli
 
 pytestmark = pytest.mark.postgres
 
@@ -424,3 +424,33 @@ def test_a_bearer_made_for_a_person_makes_requests_as_that_person(
             ).fetchall()
             == []
         )
+
+
+def test_rows_from_before_people_become_the_migrating_roles(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    """Migration 17 gives the user memories and bearers a store held before it to the role that
+    applies it (until then the one role using the store), their index entries with them."""
+    with open_store(postgres_url, migrations=MIGRATIONS[:-1]):
+        pass
+    database = str(make_url(postgres_url).database)
+    with postgres_server.connect(database) as conn:
+        conn.execute(LEGACY_USER_MEMORY)
+        conn.execute(
+            "INSERT INTO http_tokens (token_id, scope, secret_sha256, created_by, created_at) "
+            "VALUES ('tok_01M8YKA14W0G4RSMQTN8E6Y4PN', 'read', repeat('1', 64), 'cli', "
+            "'2026-01-01T00:00:00Z')"
+        )
+        conn.execute("UPDATE history_state SET backfill_pending = 0, last_entry_id = 1")
+        conn.execute(
+            "INSERT INTO history_entries (entry_id, source_kind, source_id, owner_id, "
+            "workspace_id, version, content_sha256, expires_at) VALUES (1, 'memory', "
+            "'mem_01M8VVYTD4XWCMA67W2577NTV2', 'local-user', NULL, 1, repeat('0', 64), NULL)"
+        )
+    with open_store(postgres_url):
+        pass
+    with postgres_server.connect(database) as conn:
+        owner = postgres_server.superuser
+        assert conn.execute("SELECT owner FROM memories").fetchall() == [(owner,)]
+        assert conn.execute("SELECT owner FROM http_tokens").fetchall() == [(owner,)]
+        assert conn.execute("SELECT person FROM history_entries").fetchall() == [(owner,)]
