@@ -283,16 +283,30 @@ def test_store_init_twice_changes_nothing(team: Team) -> None:
 def test_store_init_from_the_command_line_and_a_member_uses_the_store(
     postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
 ) -> None:
+    """The set-up of docs/team.md: an administrator's role that owns the database (not a
+    superuser) runs `store init`, makes a person in the group, and the person uses the store."""
     cli = Cli(tmp_path / "home", tmp_path)
+    database = str(make_url(postgres_url).database)
+    admin = f"adm_{_suffix()}"
+    with postgres_server.connect() as conn:
+        conn.execute(f"CREATE ROLE {admin} LOGIN CREATEROLE PASSWORD '{PASSWORD}'")
+        conn.execute(f"ALTER DATABASE {database} OWNER TO {admin}")
+    admin_url = postgres_server.url(database, user=admin, password=PASSWORD)
     group = f"team_{_suffix()}"
-    first = cli.json("--database-url", postgres_url, "store", "init", "--group", group)
-    second = cli.json("--database-url", postgres_url, "store", "init", "--group", group)
+    first = cli.json("--database-url", admin_url, "store", "init", "--group", group)
+    second = cli.json("--database-url", admin_url, "store", "init", "--group", group)
     assert (first["group_created"], second["group_created"]) == (True, False)
     assert first["granted"] == second["granted"]
     assert "memories" in first["row_security"]
-    database = str(make_url(postgres_url).database)
+    checked = cli.json("--database-url", admin_url, "store", "check", "--group", group)
+    assert checked["ok"] is True
+    assert checked["role"]["owns_store"] is True
+    assert checked["warnings"] == []
     person = f"carol_{_suffix()}"
-    with postgres_server.connect(database) as conn:
+    with psycopg.connect(
+        host=str(postgres_server.socket_dir), dbname=database, user=admin, password=PASSWORD,
+        autocommit=True,
+    ) as conn:  # fmt: skip
         conn.execute(f"CREATE ROLE {person} LOGIN PASSWORD '{PASSWORD}' IN ROLE {group}")
     url = postgres_server.url(database, user=person, password=PASSWORD)
     made = cli.json("--database-url", url, "context", "memory", "create", "--scope", "user",
@@ -306,9 +320,15 @@ def test_store_init_from_the_command_line_and_a_member_uses_the_store(
     assert checked["ok"] is True
     assert checked["role"] == {
         "name": person, "superuser": False, "bypasses_row_security": False, "group": group,
-        "group_exists": True, "member_of_group": True,
+        "group_exists": True, "member_of_group": True, "owns_store": False,
     }  # fmt: skip
     assert checked["warnings"] == []
+    # The administrator's own role is held to the policies too (FORCE): it sees no user
+    # memory of Carol's, even in its own SQL.
+    with psycopg.connect(
+        host=str(postgres_server.socket_dir), dbname=database, user=admin, password=PASSWORD,
+    ) as conn:  # fmt: skip
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
 
 
 def test_store_check_on_a_good_store_as_a_member(team: Team, tmp_path: Path) -> None:

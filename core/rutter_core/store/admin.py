@@ -77,6 +77,9 @@ class RoleState(StoreDocument):
     group: str | None = Field(description="the members' group role (null: an engine without roles)")
     group_exists: bool | None
     member_of_group: bool | None
+    owns_store: bool | None = Field(
+        description="the role owns rutter's tables (the administrator's; null: no roles)"
+    )
 
 
 class StoreProblem(StoreDocument):
@@ -288,7 +291,7 @@ def _fact_problems(
                 message="the members' group role does not exist: run `rutter store init`",
             )
         )
-    elif facts.member_of_group is False:
+    elif facts.member_of_group is False and not facts.owns_store:
         problems.append(
             StoreProblem(
                 code="not_a_member",
@@ -385,6 +388,7 @@ def check(store: Store, *, group: str = DEFAULT_GROUP) -> StoreCheck:
             group=group if separated else None,
             group_exists=facts.group_exists,
             member_of_group=facts.member_of_group,
+            owns_store=facts.owns_store,
         ),
         integrity=facts.integrity,
         problems=tuple(problems),

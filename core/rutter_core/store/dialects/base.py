@@ -146,6 +146,8 @@ class StoreFacts:
     bypasses_row_security: bool = False
     group_exists: bool | None = None
     member_of_group: bool | None = None
+    owns_store: bool | None = None
+    """Whether the role owns rutter's tables (the administrator's; None: no roles)."""
     integrity: tuple[str, ...] = ()
     """What the engine's own consistency check found wrong (empty: nothing)."""
 

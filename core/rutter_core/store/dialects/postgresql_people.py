@@ -161,7 +161,12 @@ def facts(conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts
                 "SELECT pg_has_role(current_user, %(oid)s, 'MEMBER')", {"oid": group_oid}
             ).scalar_one()
         )
+    owns = conn.exec_driver_sql(
+        "SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class "
+        "WHERE oid = to_regclass('memories')"
+    ).scalar_one_or_none()
     return StoreFacts(
+        owns_store=None if owns is None else bool(owns),
         encoding=str(encoding),
         lc_ctype=str(ctype),
         suits_cjk=suits_search(str(encoding), str(ctype)),
