@@ -60,9 +60,7 @@ def _visible(owners: int, kinds: int) -> str:
     bound value each, so the statement is compiled once per count, not per call."""
     owner_list = ", ".join(f":o{n}" for n in range(owners))
     kind_list = ", ".join(f":k{n}" for n in range(kinds))
-    # `:person`: where people are apart, a user memory's entry is its person's alone (the
-    # engine holds everyone else to that too; this keeps a role it does not hold, a superuser,
-    # to its own); NULL where the store is one person's.
+    # `:person` (`store.person_apart`): a user memory's entry is its person's alone.
     return (
         f"e.owner_id IN ({owner_list}) AND e.source_kind IN ({kind_list}) "
         "AND (e.expires_at IS NULL OR e.expires_at > :now) "
