@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rutter_core.store import MIGRATIONS, open_store
 from rutter_core.store.dialects.base import local_person
-from tests.testing import LEGACY_USER_MEMORY, Cli
+from tests.testing import LEGACY_USER_MEMORY, Cli, write_tree
 
 CHECK_KEYS = {
     "protocol_version", "engine", "store", "ok", "schema", "text", "extensions",
@@ -117,3 +117,15 @@ def test_a_user_memory_from_before_people_stays_the_one_persons(tmp_path: Path) 
     with open_store(f"sqlite:///{path}") as store:
         (kept,) = list_memories(store, scope="user").items
     assert (kept.title, kept.owner, kept.created_by_person) == ("Old", None, None)
+
+
+def test_an_assembly_records_who_assembled_it(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write_tree(root, {"AGENTS.md": "rules\n"})
+    cli = Cli(tmp_path / "home", root)
+    cli.json("workspace", "register", "demo", str(root))
+    run = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
+    cli.json("context", "assemble", "--run", run["run_id"], "--budget", "400")
+    with sqlite3.connect(tmp_path / "home" / "rutter.db") as conn:
+        rows = conn.execute("SELECT created_by, created_by_person FROM context_assemblies")
+        assert rows.fetchall() == [("cli", local_person())]

@@ -304,6 +304,7 @@ context_assemblies = Table(
     Column("document_json", String, nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("context_assemblies_by_run", "run_id", "assembly_id"),
     info={"append_only": True},
 )

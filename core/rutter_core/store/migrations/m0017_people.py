@@ -8,6 +8,8 @@ SQLite the operating-system user (the store is one person's).
   SQLite, the store's one person's). `created_by_person` / `updated_by_person`: who made the
   memory and who changed it last, beside the surface (`created_by`, `updated_by`).
 - `http_tokens.owner`: the person a bearer acts for; `created_by_person`: who made it.
+- `context_assemblies.created_by_person`: who assembled a run's context (the audit), beside the
+  surface.
 - `history_entries.person`: the owner of a user memory's index entry, so that the index keeps
   it to that person as the memory is.
 
@@ -58,6 +60,7 @@ MIGRATION = Migration(
         _column("memories", "updated_by_person"),
         _column("http_tokens", "owner"),
         _column("http_tokens", "created_by_person"),
+        _column("context_assemblies", "created_by_person"),
         _column("history_entries", "person"),
     ),
     row_owners=OWNED,
