@@ -16,6 +16,8 @@ import typer
 from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json, settings_of
 from rutter_cli.render_runs import (
     render_created,
+    render_delivery_report,
+    render_delivery_reports,
     render_inspection,
     render_run,
     render_runs,
@@ -25,7 +27,9 @@ from rutter_core.app.runs import (
     ConfirmRefreshParams,
     CreateRunParams,
     InspectRunParams,
+    ListDeliveryReportsParams,
     ListRunsParams,
+    ReportDeliveryParams,
     RunInspection,
     SetRunStatusParams,
     ShowRunParams,
@@ -150,6 +154,63 @@ def run_status(
         make_console().print(f"Run {run.run_id} is already {run.status}; nothing changed.")
     else:
         make_console().print(f"Run {run.run_id}: {change.previous} → {run.status}")
+
+
+@run_app.command("report")
+def run_report(
+    ctx: typer.Context,
+    run_id: RunId,
+    result: Annotated[
+        str,
+        typer.Option(
+            "--result",
+            metavar="passed|failed",
+            help="Whether the delivery was checked and passed, or failed.",
+        ),
+    ],
+    summary: Annotated[
+        str,
+        typer.Option(
+            "--summary",
+            metavar="TEXT",
+            help="What was checked and found (stored redacted; at most 4 KiB).",
+        ),
+    ],
+    references: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reference",
+            metavar="R",
+            help="A path, URL or identifier the report rests on (repeatable; at most 32).",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Report on RUN's delivery: checked, and passed or failed.
+
+    The run's newest report that passed is a completion record: the referenced decisions and
+    summaries of its thread become memory candidates. A later failed report takes that back.
+    """
+    params = ReportDeliveryParams(
+        run_id=run_id, result=result, summary=summary, references=tuple(references or ())
+    )
+    with cli_app(ctx) as rutter:
+        report = rutter.runs.report(params, actor=ACTOR)
+    if as_json:
+        print_json(report.to_json())
+        return
+    render_delivery_report(make_console(), report)
+
+
+@run_app.command("reports")
+def run_reports(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> None:
+    """List the reports on RUN's delivery, oldest first."""
+    with cli_app(ctx, read_only=True) as rutter:
+        found = rutter.runs.reports(ListDeliveryReportsParams(run_id=run_id))
+    if as_json:
+        print_json(found.to_json())
+        return
+    render_delivery_reports(make_console(), found)
 
 
 # -- context instructions --run ---------------------------------------------------------------

@@ -72,7 +72,11 @@ from rutter_core.app.receipts import ReceiptPage, ReceiptReadParams
 from rutter_core.app.runs import (
     ConfirmedRefresh,
     ConfirmRefreshParams,
+    DeliveryReport,
+    DeliveryReportList,
     InspectRunParams,
+    ListDeliveryReportsParams,
+    ReportDeliveryParams,
     RunInspection,
 )
 from rutter_core.app.tokens import TokenScope
@@ -294,6 +298,21 @@ ROUTES: Final[tuple[Route, ...]] = (
         TreeParams, SessionTree,
         lambda r, v: r.branches.tree(TreeParams(**v)),
         path_fields={"session_id": "session_id"}, drop=("run_id",), tag="continuity",
+    ),
+    Route(
+        "POST", "/runs/{run_id}/delivery-reports", "create_delivery_report",
+        "Report on a run's delivery: checked, and passed or failed (a passed one is a "
+        "completion record for experience candidates)",
+        ReportDeliveryParams, DeliveryReport,
+        lambda r, v: r.runs.report(ReportDeliveryParams(**v), actor=ACTOR),
+        path_fields={"run_id": "run_id"}, status=201, tag="continuity",
+    ),
+    Route(
+        "GET", "/runs/{run_id}/delivery-reports", "list_delivery_reports",
+        "The reports on a run's delivery, oldest first",
+        ListDeliveryReportsParams, DeliveryReportList,
+        lambda r, v: r.runs.reports(ListDeliveryReportsParams(**v)),
+        path_fields={"run_id": "run_id"}, tag="continuity",
     ),
     Route(
         "GET", "/continuity-nodes/{node_id}", "continuity_node",

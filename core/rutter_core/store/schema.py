@@ -388,6 +388,21 @@ checkpoint_deliveries = Table(
     info={"append_only": True},
 )
 
+delivery_reports = Table(
+    "delivery_reports",
+    metadata,
+    Column("report_id", String, primary_key=True),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
+    Column("result", String, nullable=False),
+    Column("summary", String, nullable=False),
+    Column("summary_redacted", Integer, nullable=False),
+    Column("references_json", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Index("delivery_reports_by_run", "run_id", "created_at"),
+    info={"append_only": True},
+)
+
 memory_candidates = Table(
     "memory_candidates",
     metadata,
