@@ -90,7 +90,7 @@ def test_a_session_start_gets_its_runs_assembled_context(cli: Cli, workspace_roo
     assert len(audit) == 1
     assembly = audit[0]
     assert assembly["thread_id"] == run["thread_id"]
-    assert assembly["budget"]["background"] == 4096  # the hook's default
+    assert assembly["budget"]["background"] == 2048  # the hook's default
     assert text.startswith(f"# Context from rutter: run {run['run_id']}\n")
     assert f"assembly {assembly['assembly_id']}" in text
     assert f"## instruction AGENTS.md (version 1)\n\n{RULES}" in text

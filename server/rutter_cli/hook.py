@@ -46,7 +46,7 @@ def session_start(
         typer.Option(
             "--budget",
             min=1,
-            help="The context's budget in tokens (default 4096).",
+            help="The context's budget in tokens (default 2048).",
         ),
     ] = None,
 ) -> None:

@@ -42,9 +42,10 @@ HookAgent = Literal["claude-code", "gemini"]
 """The agents whose session-start hook rutter answers."""
 HOOK_AGENTS: Final[tuple[HookAgent, ...]] = get_args(HookAgent)
 
-DEFAULT_SESSION_BUDGET: Final = 4096
-"""The default budget of a session-start context in tokens: the instructions the agent loads
-itself are in it too, and a session's first turn should not be mostly background."""
+DEFAULT_SESSION_BUDGET: Final = 2048
+"""The default budget of a session-start context in tokens: about 8,000 characters of English,
+under the 10,000 characters Claude Code puts into the context as they are (a longer text is
+written to a file, and the model is given its path and a preview)."""
 
 
 class SessionStartParams(NullMeansAbsent):
