@@ -11,6 +11,11 @@ from typing import Any
 
 import pytest
 
+from rutter_core.app.agent_sessions import DEFAULT_SESSION_BUDGET, SessionStartParams
+from rutter_core.app.facade import Rutter
+from rutter_core.app.workspaces import RegisterWorkspaceParams
+from rutter_core.kernel.errors import RutterError
+from rutter_core.store import Store
 from tests.conftest import write_tree
 from tests.testing import Cli
 
@@ -211,3 +216,38 @@ def test_a_real_process_answers_gemini_with_json_only(cli: Cli, workspace_root: 
     missing = cli.subprocess("hook", "session-start", "--agent", "gemini", stdin="")
     assert missing.returncode == 0
     assert "(invalid_hook_input: " in context_of(missing.stdout)
+
+
+# -- the app operation, on both engines -------------------------------------------------------
+
+
+@pytest.mark.both_dialects
+def test_the_operation_keys_runs_by_session_on_both_engines(
+    store: Store, workspace_root: Path
+) -> None:
+    write_tree(workspace_root, {"AGENTS.md": RULES})
+    app = Rutter(store)
+    app.workspaces.register(
+        RegisterWorkspaceParams(workspace_id="demo", root=str(workspace_root), cwd="/")
+    )
+
+    def start(session: str, agent: str = "claude-code", budget: int | None = None) -> Any:
+        params = SessionStartParams(
+            agent=agent, session_id=session, directory=str(workspace_root), budget=budget
+        )
+        return app.agent_sessions.start(params, actor="cli")
+
+    first = start("s-1")
+    assert (first.thread_created, first.run_created) == (True, True)
+    assert first.assembly.budget.background == DEFAULT_SESSION_BUDGET
+    assert [entry.id for entry in first.assembly.entries] == ["AGENTS.md"]
+    again = start("s-1", budget=100)
+    assert (again.thread_id, again.run_id) == (first.thread_id, first.run_id)
+    assert (again.thread_created, again.run_created) == (False, False)
+    assert again.assembly.budget.background == 100
+    assert again.assembly.assembly_id != first.assembly.assembly_id
+    other = start("s-1", agent="gemini")
+    assert other.run_id != first.run_id
+    with pytest.raises(RutterError) as refused:
+        start("s-2", agent="codex")
+    assert refused.value.code == "invalid_agent"
