@@ -65,9 +65,10 @@ COMMANDS: Final[dict[str, Command]] = {
     ),
     "connect": Command(
         "Add rutter's MCP server to an agent's configuration (claude-code, codex, gemini, "
-        "vscode, cursor), naming this store. Other servers are kept. The project is the "
-        "registered workspace around the current directory (or --workspace), else its git "
-        "repository.",
+        "vscode, cursor), naming this store, and for Claude Code and Gemini CLI a hook that "
+        "gives each session its assembled context. Other servers and hooks are kept. The "
+        "project is the registered workspace around the current directory (or --workspace), "
+        "else its git repository.",
         "connect_command",
         "rutter_cli.connect",
     ),
@@ -164,6 +165,10 @@ GROUPS: Final[dict[str, Group]] = {
     "http": Group(
         "Serve the HTTP API (/api/v1) and manage its bearer tokens.",
         _attribute("rutter_cli.http", "http_app"),
+    ),
+    "hook": Group(
+        "Commands an agent's hooks run (installed by `rutter connect`).",
+        _attribute("rutter_cli.hook", "hook_app"),
     ),
 }
 """Every group under `rutter`, in the order the help lists them (then `serve`)."""

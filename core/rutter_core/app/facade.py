@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rutter_core.app.agent_sessions import AgentSessionOperations
     from rutter_core.app.assembly import AssemblyOperations
     from rutter_core.app.branches import BranchOperations
     from rutter_core.app.candidates import CandidateOperations
@@ -113,6 +114,12 @@ class Rutter:
         from rutter_core.app.transcripts import TranscriptOperations
 
         return TranscriptOperations(self)
+
+    @cached_property
+    def agent_sessions(self) -> AgentSessionOperations:
+        from rutter_core.app.agent_sessions import AgentSessionOperations
+
+        return AgentSessionOperations(self)
 
     @cached_property
     def compaction(self) -> CompactionOperations:
