@@ -16,6 +16,7 @@ import pytest
 from rutter_core.app.continuity import AddMessageParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.pins import AddPinParams
+from tests.model_endpoints import BODY_MARKER, SUMMARY, model_server
 from tests.test_assembly_lsp import Session, failure
 from tests.test_assembly_lsp import session as lsp_session
 from tests.test_lsp_helpers import request, wait_until
@@ -134,3 +135,29 @@ async def test_a_slow_summarizer_holds_no_other_request(session: Session, tmp_pa
     assert (done["status"], done["summarizer"]) == ("completed", "command")
     assert done["summary"]["text"] == "written after the gate opened"
     assert done["compacted_message_count"] == 2
+
+
+async def test_a_model_summarizer_from_the_editor(session: Session) -> None:
+    run = session.new_run()
+    seed(session, run.thread_id, [("user", f"request {n}") for n in range(6)])
+    with model_server() as endpoint:
+        params = {
+            "thread_id": run.thread_id, "summarizer": "anthropic",
+            "summarizer_base_url": endpoint.anthropic_url, "summarizer_model": "m",
+            "summarizer_key_env": "", "operation_key": f"model-{run.run_id}",
+        }  # fmt: skip
+        done = await request(session.client, "rutter/session/compact", params)
+        assert (done["summarizer"], done["summary"]["text"]) == ("anthropic", SUMMARY)
+        assert await request(session.client, "rutter/session/compact", params) == done
+        assert endpoint.calls == 1
+        assert "x-api-key" not in endpoint.requests[0].headers
+        endpoint.mode = "429"
+        seed(session, run.thread_id, [("user", "one more")])
+        _, error = await failure(
+            session, "rutter/session/compact", {**params, "operation_key": f"m2-{run.run_id}"}
+        )
+        assert (error["code"], error["details"]["reason"]) == ("summarizer_failed", "rate_limited")
+        assert error["hint"] == {
+            "fix": "wait_for_summarizer", "summarizer": "anthropic", "retry_after": 7,
+        }  # fmt: skip
+        assert BODY_MARKER not in str(error)

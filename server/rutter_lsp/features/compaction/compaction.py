@@ -70,6 +70,15 @@ async def _summarize_and_store(
     return await on_worker(server, lambda: app.compaction.complete(pending, output))
 
 
+def _settled(carried: set[asyncio.Task[Compaction]]) -> Callable[[asyncio.Task[Compaction]], None]:
+    def settled(task: asyncio.Task[Compaction]) -> None:
+        carried.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a request cancelled meanwhile no longer awaits it
+
+    return settled
+
+
 def register(server: RutterServer) -> None:
     carried: set[asyncio.Task[Compaction]] = set()
     """Compactions carried to their end (a cancelled request does not stop them)."""
@@ -81,7 +90,7 @@ def register(server: RutterServer) -> None:
             return begun.to_json()
         task = asyncio.ensure_future(_summarize_and_store(server, app, begun))
         carried.add(task)
-        task.add_done_callback(carried.discard)
+        task.add_done_callback(_settled(carried))
         return (await asyncio.shield(task)).to_json()
 
     @custom_request(server, COMPACT, CompactParams)
