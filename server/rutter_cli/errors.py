@@ -153,6 +153,12 @@ HINT_WORDING: dict[str, HintWording] = {
         "compact with a smaller --input-tokens or a narrower --focus, so the summary fits the "
         "model's output limit"
     ),
+    "check_summarizer_output": lambda p: (
+        "the command must print the summary on its stdout"
+        if p.get("summarizer") == "command"
+        else f"check the model (--summarizer-model or {_endpoint_env(p, 'MODEL')}) and what the "
+        "endpoint answers"
+    ),
     "rotate_summarizer_key": lambda p: (
         f"the key in {p.get('key_env', 'its variable')} appears in the thread: revoke it, "
         "then compact with a new one"

@@ -36,6 +36,7 @@ from rutter_core.continuity.compaction.model import (
 )
 from rutter_core.continuity.model import Message, Note
 from rutter_core.discovery.redaction import redact
+from rutter_core.kernel.errors import Hint
 
 _ITEM_CHARS: Final = 400
 _TOOL_CALL: Final = re.compile(r"\[tool call (\S+)(?: (\S+))?\]")
@@ -312,6 +313,7 @@ def usable_summary(text: str, summarizer: SummarizerName) -> str:
             "the summarizer gave an empty summary; nothing was stored and the thread's "
             "previous summary stays the latest",
             details={"summarizer": summarizer, "reason": "empty_output"},
+            hint=Hint("check_summarizer_output", {"summarizer": summarizer}),
         )
     encoded = kept.encode("utf-8")
     if len(encoded) > MAX_SUMMARY_BYTES - 64:
