@@ -1,6 +1,7 @@
 """Summarizers: what turns a thread's older messages into a summary.
 
-Both get the same `SummarizerInput`: the focus the person gave, the thread's active decision and
+Every summarizer (these two, and the model summarizers of `endpoints`) gets the same
+`SummarizerInput`: the focus the person gave, the thread's active decision and
 summary notes, the previous summary, and the older messages the input window holds (newest
 first while they fit; the others are only counted). Every text in it is stored redacted, and a
 prompt that leaves rutter goes through the redaction engine once more on its way out.
