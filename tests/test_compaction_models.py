@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from rutter_core.app.continuity import AddMessageParams
 from rutter_core.app.facade import Rutter, open_rutter
 from rutter_core.continuity.compaction import repo
 from rutter_core.discovery.fingerprint import text_sha256
+from rutter_core.store.schema import compactions
 from tests.model_endpoints import BODY_MARKER, SUMMARY, ModelServer, Received, model_server
 from tests.testing import Cli, write_tree
 
@@ -135,6 +137,12 @@ def test_a_model_summarizes_once_per_key_and_sees_no_secret(
     assert server.calls == 1
     # The record: IDs and digests of what was sent, never its text or the key.
     row = stored(app, f"op-{kind}")
+    assert row.summarizer == kind
+    with app.store.read() as conn:  # the column itself names the model's kind (migration 19)
+        column = conn.execute(
+            select(compactions.c.summarizer).where(compactions.c.operation_key == f"op-{kind}")
+        ).scalar_one()
+    assert column == kind
     assert row.input["prompt_sha256"] == text_sha256(prompt)
     assert row.input["endpoint"] == {
         "kind": kind, "base_url": received_base(server, kind),

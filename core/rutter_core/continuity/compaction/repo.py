@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
@@ -39,32 +39,13 @@ class CompactionRow:
     updated_at: str
 
 
-_COLUMN_SUMMARIZERS: Final = ("extractive", "command")
-"""What the `summarizer` column admits (migration 15's CHECK, released before the model
-summarizers). A model summarizer (`openai`, `anthropic`) is, like `command`, one outside rutter:
-its row says `command` there and names its kind in the record (`input_json`'s `endpoint`),
-which `_row` reads back, so every answer names the real summarizer."""
-
-
-def _column_summarizer(summarizer: str) -> str:
-    return summarizer if summarizer in _COLUMN_SUMMARIZERS else "command"
-
-
-def _summarizer(column: str, record: dict[str, Any]) -> str:
-    endpoint = record.get("endpoint")
-    if column == "command" and isinstance(endpoint, dict) and endpoint.get("kind"):
-        return str(endpoint["kind"])
-    return column
-
-
 def _row(row: Row[Any]) -> CompactionRow:
-    record = json.loads(row.input_json)
     return CompactionRow(
         compaction_id=str(row.compaction_id),
         operation_key=str(row.operation_key),
         thread_id=str(row.thread_id),
         request_sha256=str(row.request_sha256),
-        summarizer=_summarizer(str(row.summarizer), record),
+        summarizer=str(row.summarizer),
         status=str(row.status),
         owner=str(row.owner),
         after_seq=int(row.after_seq),
@@ -73,7 +54,7 @@ def _row(row: Row[Any]) -> CompactionRow:
         kept_message_ids=tuple(json.loads(row.kept_json)),
         compacted_count=int(row.compacted_count),
         unread_count=int(row.unread_count),
-        input=record,
+        input=json.loads(row.input_json),
         summary_text=None if row.summary_text is None else str(row.summary_text),
         summary_tokens=None if row.summary_tokens is None else int(row.summary_tokens),
         summary_redacted=bool(row.summary_redacted),
@@ -108,7 +89,7 @@ def insert_compaction(
             operation_key=operation_key,
             thread_id=thread_id,
             request_sha256=request_sha256,
-            summarizer=_column_summarizer(summarizer),
+            summarizer=summarizer,
             status="running",
             owner=owner,
             after_seq=after_seq,
