@@ -6,7 +6,9 @@ printed (on stdout) is `operation key: KEY`, printed before the summarizer is ca
 person whose terminal closes mid-call still has the key to ask again or to resolve with.
 `--summarizer` and `--summarizer-command` also come from `RUTTER_SUMMARIZER` and
 `RUTTER_SUMMARIZER_COMMAND`; the command is split like a shell would split words, and run
-without one.
+without one. The model summarizers' settings (`--summarizer-base-url`, `--summarizer-model`,
+`--summarizer-key-env`) fall back to `RUTTER_SUMMARIZER_OPENAI_*` / `RUTTER_SUMMARIZER_ANTHROPIC_*`
+in the app layer, which every surface shares.
 """
 
 from __future__ import annotations
@@ -42,7 +44,34 @@ SummarizerTimeout = Annotated[
     typer.Option(
         "--summarizer-timeout",
         metavar="SECONDS",
-        help="With --summarizer command: how long it may run (1-3600).",
+        help="With --summarizer command, openai or anthropic: how long it may take (1-3600).",
+    ),
+]
+SummarizerBaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--summarizer-base-url",
+        metavar="URL",
+        help="With --summarizer openai|anthropic: the endpoint (default "
+        "RUTTER_SUMMARIZER_OPENAI_BASE_URL / _ANTHROPIC_BASE_URL, else the vendor's).",
+    ),
+]
+SummarizerModel = Annotated[
+    str | None,
+    typer.Option(
+        "--summarizer-model",
+        metavar="MODEL",
+        help="With --summarizer openai|anthropic: the model (default "
+        "RUTTER_SUMMARIZER_OPENAI_MODEL / _ANTHROPIC_MODEL).",
+    ),
+]
+SummarizerKeyEnv = Annotated[
+    str | None,
+    typer.Option(
+        "--summarizer-key-env",
+        metavar="NAME",
+        help="With --summarizer openai|anthropic: the NAME of the environment variable holding "
+        "the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY; '' sends none).",
     ),
 ]
 
@@ -93,12 +122,16 @@ def compact(
         typer.Option(
             "--summarizer",
             envvar="RUTTER_SUMMARIZER",
-            metavar="extractive|command",
-            help="Who writes the summary: extractive (no model, the default) or command.",
+            metavar="extractive|command|openai|anthropic",
+            help="Who writes the summary: extractive (no model, the default), command (a "
+            "program), openai (an OpenAI-compatible endpoint) or anthropic (the Messages API).",
         ),
     ] = "extractive",
     summarizer_command: SummarizerCommand = None,
     summarizer_timeout: SummarizerTimeout = 120,
+    summarizer_base_url: SummarizerBaseUrl = None,
+    summarizer_model: SummarizerModel = None,
+    summarizer_key_env: SummarizerKeyEnv = None,
     input_tokens: Annotated[
         int,
         typer.Option(
@@ -125,6 +158,9 @@ def compact(
             "summarizer": summarizer,
             "summarizer_command": _argv(summarizer_command) if summarizer == "command" else (),
             "summarizer_timeout": summarizer_timeout,
+            "summarizer_base_url": summarizer_base_url,
+            "summarizer_model": summarizer_model,
+            "summarizer_key_env": summarizer_key_env,
             "input_tokens": input_tokens,
             "operation_key": operation_key,
         }
@@ -151,6 +187,9 @@ def resolve(
     ] = False,
     summarizer_command: SummarizerCommand = None,
     summarizer_timeout: SummarizerTimeout = 120,
+    summarizer_base_url: SummarizerBaseUrl = None,
+    summarizer_model: SummarizerModel = None,
+    summarizer_key_env: SummarizerKeyEnv = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Resolve a compaction whose result is unknown (its process stopped mid-call)."""
@@ -165,6 +204,9 @@ def resolve(
         action="abandon" if abandon else "retry",
         summarizer_command=_argv(summarizer_command),
         summarizer_timeout=summarizer_timeout,
+        summarizer_base_url=summarizer_base_url,
+        summarizer_model=summarizer_model,
+        summarizer_key_env=summarizer_key_env,
     )
     with cli_app(ctx) as rutter:
         found = rutter.compaction.resolve(params, actor=ACTOR, announce=_announce(as_json))

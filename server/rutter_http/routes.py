@@ -184,6 +184,12 @@ _STATUS_FIELD: Final[tuple[Any, FieldInfo]] = (
 )
 
 
+_SERVER_SETTINGS: Final = (
+    "summarizer_command", "summarizer_base_url", "summarizer_model", "summarizer_key_env",
+)  # fmt: skip
+"""Compaction params only the server's environment gives over HTTP."""
+
+
 def _with_server_command(values: Mapping[str, Any]) -> Any:
     """The compaction params with the server's own summarizer command (from its environment,
     split like a shell would, run without one): over HTTP a request never names a program."""
@@ -405,10 +411,12 @@ ROUTES: Final[tuple[Route, ...]] = (
         "POST", "/threads/{thread_id}/compactions", "compact_thread",
         "Summarize the thread's older messages, keeping the newest 4 (nothing is deleted); the "
         "same operation_key answers the stored result. A command summarizer is the server's "
-        "own (RUTTER_SUMMARIZER_COMMAND): a request never names a program to run",
+        "own (RUTTER_SUMMARIZER_COMMAND), and so are a model summarizer's endpoint, model and "
+        "key (RUTTER_SUMMARIZER_OPENAI_* / RUTTER_SUMMARIZER_ANTHROPIC_*): a request never names "
+        "a program to run, an address to send to or a variable to read",
         CompactParams, Compaction,
         lambda r, v: r.compaction.compact(_with_server_command(v), actor=ACTOR),
-        path_fields={"thread_id": "thread_id"}, drop=("summarizer_command",), status=201,
+        path_fields={"thread_id": "thread_id"}, drop=_SERVER_SETTINGS, status=201,
         tag="continuity", errors=(502,),
     ),
     Route(
@@ -416,7 +424,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "Abandon or retry a compaction whose result is unknown (pending_verification)",
         ResolveCompactionParams, Compaction,
         lambda r, v: r.compaction.resolve(_with_server_command(v), actor=ACTOR),
-        path_fields={"operation_key": "operation_key"}, drop=("summarizer_command",),
+        path_fields={"operation_key": "operation_key"}, drop=_SERVER_SETTINGS,
         tag="continuity", errors=(502,),
     ),
     Route(

@@ -12,12 +12,16 @@ the main loop and those run in the background): `Lane.WORKER` when it is one cal
 facade, which `worker_request` runs on the disk worker once the store is open, so the handler
 is a plain function that cannot touch the event loop's state; `Lane.LOOP` when the handler
 itself awaits the client or the session (asks the person, reads the index, sends), handing its
-store and disk work to the worker (`on_worker`).
+store and disk work to the worker (`on_worker`), and a long wait on something outside the store
+to a thread of its own (`on_thread`: a compaction's summarizer).
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
@@ -130,6 +134,23 @@ async def ready_app(server: RutterServer) -> Rutter:
 async def on_worker(server: RutterServer, fn: Callable[[], T]) -> T:
     """`fn` on the disk worker: store and disk work stay off the event loop."""
     return await server.session.worker.run(fn)
+
+
+async def on_thread(fn: Callable[[], T], *, name: str) -> T:
+    """`fn` on a daemon thread of its own: for a call that may wait long on something outside
+    the store (a summarizer), so neither the event loop nor the disk worker waits with it. `fn`
+    must not touch the store or the session (their work stays on the worker)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn())
+            except BaseException as error:
+                future.set_exception(error)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await asyncio.wrap_future(future)
 
 
 def _command_arguments(args: Sequence[Any]) -> Any:

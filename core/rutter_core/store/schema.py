@@ -348,8 +348,9 @@ compactions = Table(
         info={"where": "status IN ('running', 'pending_verification')"},
     ),
 )
-"""A thread's compactions (migration 15): the summary and the range of messages it covers are
-written together when it completes; messages themselves are never touched."""
+"""A thread's compactions (migration 15; its `summarizer` CHECK widened by migration 19): the
+summary and the range of messages it covers are written together when it completes; messages
+themselves are never touched."""
 
 branch_operations = Table(
     "branch_operations",
