@@ -112,21 +112,37 @@ def test_a_batch_is_an_invalid_request(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "params",
+    ("params", "problem"),
     [
-        {"textDocument": {"uri": "file:///x.py"}, "position": "top"},
-        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": "one", "character": 0}},
-        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": -1, "character": 0}},
-        {"textDocument": {"uri": "file:///x.py"}},
+        (
+            {"textDocument": {"uri": "file:///x.py"}, "position": "top"},
+            {"field": "position.line", "rule": "type_or_range"},
+        ),
+        (
+            {"textDocument": {"uri": "file:///x.py"}, "position": {"line": "one", "character": 0}},
+            {"field": "position.line", "rule": "int_type"},
+        ),
+        (
+            {"textDocument": {"uri": "file:///x.py"}, "position": {"line": -1, "character": 0}},
+            {"field": "position", "rule": "type_or_range"},
+        ),
+        ({"textDocument": {"uri": "file:///x.py"}}, {"field": "position", "rule": "missing"}),
     ],
 )
 def test_params_that_do_not_fit_a_typed_method_are_invalid_params(
-    tmp_path: Path, params: dict[str, Any]
+    tmp_path: Path, params: dict[str, Any], problem: dict[str, Any]
 ) -> None:
     request = {"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": params}
     by_id, _, stderr = session(tmp_path, frame(request))
     assert error_code(by_id[4]) == -32602
     assert "Traceback" not in stderr
+    # The error document every surface gives `invalid_params`: its problems by field and rule.
+    data = by_id[4]["error"]["data"]
+    assert data["code"] == "invalid_params"
+    assert data["message"] == by_id[4]["error"]["message"]
+    assert problem in data["details"]["problems"]
+    assert "top" not in json.dumps(data)
+    assert "one" not in json.dumps(data)
 
 
 def test_a_rutter_request_with_invalid_params_logs_no_traceback_and_no_content(

@@ -194,6 +194,7 @@ async def test_failures_are_tool_errors_with_the_error_document(env: Env) -> Non
     # never (tests/test_mcp_hardening.py: keys that could hold a secret are not named).
     assert "unknown field 'content'" in extra["message"]
     assert "unknown field 'actor'" in claimed["message"]
+    assert claimed["details"]["problems"] == [{"field": "actor", "rule": "unknown_field"}]
     assert SENTINEL not in str(extra)
     assert "'cli'" not in claimed["message"]
     assert escaped["code"] == "invalid_target"

@@ -25,6 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
+from rutter_core.app.models import invalid_params
 from rutter_core.kernel.echo import sent_texts, without_echo
 from rutter_core.kernel.errors import RutterError
 from rutter_http.errors import (
@@ -32,7 +33,6 @@ from rutter_http.errors import (
     error_document,
     forbidden,
     host_not_allowed,
-    invalid_params,
     status_of,
     unauthorized,
 )
