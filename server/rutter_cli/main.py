@@ -31,18 +31,16 @@ DATABASE_URL_HELP: Final = (
     "SQLAlchemy URL of the store (default: $RUTTER_DATABASE_URL, else SQLite in $RUTTER_HOME)."
 )
 VERSION_HELP: Final = "Print rutter's version and exit."
-DISTRIBUTION: Final = "rutter"
-"""The distribution that installs the `rutter` command: its version is rutter's."""
 
 
 def version_line() -> str:
     """`rutter X.Y.Z`, from the installed package's metadata (read only when asked for)."""
-    from importlib.metadata import PackageNotFoundError, version
+    from rutter_core.app.facade import rutter_version
 
-    try:
-        return f"rutter {version(DISTRIBUTION)}"
-    except PackageNotFoundError:  # run from a source tree that was never installed
+    found = rutter_version()
+    if found is None:  # run from a source tree that was never installed
         return "rutter (version unknown: the package is not installed)"
+    return f"rutter {found}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ shape. Their messages say what is wrong and never repeat what the client sent.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from rutter_core.kernel.errors import ErrorCategory, Hint, RutterError
 
@@ -46,10 +46,6 @@ class HttpError(RutterError):
 
 def status_of(error: RutterError) -> int:
     return CODE_STATUS.get(error.code, CATEGORY_STATUS[error.category])
-
-
-def error_document(error: RutterError) -> dict[str, Any]:
-    return {"error": error.to_json()}
 
 
 def unauthorized() -> HttpError:
