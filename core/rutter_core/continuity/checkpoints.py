@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.engine import Connection
 
-from rutter_core.continuity import deliveries, repo
+from rutter_core.continuity import repo
 from rutter_core.continuity.compaction.latest import latest_summary
 from rutter_core.continuity.messages import recent_messages
 from rutter_core.continuity.model import Message
@@ -180,7 +180,7 @@ def mark_delivery(conn: Connection, node: ContinuityNode, *, actor: str, now: st
     """Record the checkpoint `node`, just appended in the caller's transaction, as its run's
     delivery: a completion record (experience candidates, docs/reference/memory.md). The node
     and its snapshot are not changed."""
-    deliveries.insert_delivery(conn, node_id=node.node_id, run_id=node.run_id, actor=actor, now=now)
+    repo.insert_delivery(conn, node_id=node.node_id, run_id=node.run_id, actor=actor, now=now)
 
 
 def read_node(conn: Connection, node_id: str) -> ContinuityNode:
