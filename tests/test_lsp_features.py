@@ -24,7 +24,7 @@ from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
 from rutter_lsp.settings import plain
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     by_code,

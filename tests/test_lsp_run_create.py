@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.test_lsp_helpers import execute, request, wait_until
+from tests.lsp_client import execute, request, wait_until
 from tests.test_lsp_runs import TREE, Session, session, wait_until_async
 
 __all__ = ["session"]

@@ -27,7 +27,7 @@ from pygls.exceptions import JsonRpcException
 from rutter_core.runs.service import latest_revision
 from rutter_core.store import append_only_triggers, open_store
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     Prompter,
     RutterClient,

@@ -24,7 +24,7 @@ from rutter_core.app.pins import AddPinParams, ListPinsParams
 from rutter_core.app.transcripts import ImportTranscriptParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     capabilities,
