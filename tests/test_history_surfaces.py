@@ -36,7 +36,7 @@ from tests.lsp_client import (
     stop,
     uri,
 )
-from tests.test_mcp import Env, call, failure, mcp_client
+from tests.mcp_client import Env, call, failure, mcp_client
 from tests.testing import Cli
 
 SENTINEL = "sentinel-history-argument-77c1"

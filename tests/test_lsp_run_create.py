@@ -14,7 +14,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.lsp_client import execute, request, wait_until
-from tests.test_lsp_runs import TREE, Session, session, wait_until_async
+from tests.runs_lsp_session import TREE, Session, session, wait_until_async
 
 __all__ = ["session"]
 

@@ -24,7 +24,7 @@ import pytest
 from mcp import MCPError
 
 from tests.conftest import write_tree
-from tests.test_mcp import Env, mcp_client
+from tests.mcp_client import Env, mcp_client
 from tests.testing import Cli
 
 MARK = "Zq-MCP-ECHO-MARK-77"

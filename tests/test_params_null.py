@@ -35,7 +35,7 @@ from tests.lsp_client import (
     stop,
     uri,
 )
-from tests.test_mcp import Env, call, failure, mcp_client
+from tests.mcp_client import Env, call, failure, mcp_client
 from tests.testing import Cli
 
 REQUIRED: dict[type[Params], dict[str, Any]] = {
