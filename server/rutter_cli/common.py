@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
@@ -89,6 +89,17 @@ def name_store(error: RutterError, store: Store) -> None:
 
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+
+
+def emit(result: Any, *, as_json: bool, for_people: Callable[[Console], object]) -> None:
+    """A command's one output: with `--json`, `result`'s document on stdout (a result model's
+    `to_json()`, or the document itself); else `for_people` renders it on a console made for
+    people (`make_console`)."""
+    if as_json:
+        to_json = getattr(result, "to_json", None)
+        print_json(to_json() if callable(to_json) else result)
+        return
+    for_people(make_console())
 
 
 def make_console() -> Console:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast, get_args
 
 import typer
 
-from rutter_cli.common import JsonFlag, WorkspaceOption
+from rutter_cli.common import JsonFlag, WorkspaceOption, emit
 
 if TYPE_CHECKING:
     from rutter_cli.agent_config import Launch, Location, Scope
@@ -50,7 +50,7 @@ def connect_command(
 ) -> None:
     """The command's help is `rutter_cli.main.COMMANDS["connect"]`."""
     from rutter_cli.agent_config import FORMATS, Scope, location, merge, server_entry
-    from rutter_cli.common import cli_app, print_json
+    from rutter_cli.common import cli_app
     from rutter_core.kernel.errors import UsageError
     from rutter_core.store import resolve_database_url, shareable_database_url
 
@@ -100,10 +100,11 @@ def connect_command(
         "store": store_url,
         "workspace_id": project.workspace_id if project else None,
     }
-    if as_json:
-        print_json(document)
-        return
-    _print_for_people(document, existing, merged.text, project)
+    emit(
+        document,
+        as_json=as_json,
+        for_people=lambda _console: _print_for_people(document, existing, merged.text, project),
+    )
 
 
 # -- the project ------------------------------------------------------------------------------
