@@ -16,10 +16,10 @@ import pytest
 from rutter_core.app.continuity import AddMessageParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.pins import AddPinParams
+from tests.assembly_lsp_session import Session, failure
+from tests.assembly_lsp_session import session as lsp_session
+from tests.lsp_client import request, wait_until
 from tests.model_endpoints import BODY_MARKER, SUMMARY, model_server
-from tests.test_assembly_lsp import Session, failure
-from tests.test_assembly_lsp import session as lsp_session
-from tests.test_lsp_helpers import request, wait_until
 
 session = lsp_session
 """The module-scoped language server session of the assembly tests, one per client."""

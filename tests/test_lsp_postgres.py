@@ -14,7 +14,7 @@ import pytest
 
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import list_workspaces
-from tests.test_lsp_helpers import capabilities, folder, request, start, stop, wait_until
+from tests.lsp_client import capabilities, folder, request, start, stop, wait_until
 from tests.testing import cli_env, run_cli, write_tree
 
 pytestmark = [

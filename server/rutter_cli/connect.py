@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast, get_args
 
 import typer
 
-from rutter_cli.common import JsonFlag, WorkspaceOption
+from rutter_cli.common import JsonFlag, WorkspaceOption, emit
 
 if TYPE_CHECKING:
     from rutter_cli.agent_config import Launch, Location, Merged, Scope
@@ -67,7 +67,7 @@ def connect_command(
         merge_hook,
         server_entry,
     )
-    from rutter_cli.common import cli_app, print_json
+    from rutter_cli.common import cli_app
     from rutter_core.kernel.errors import UsageError
     from rutter_core.store import resolve_database_url, shareable_database_url
 
@@ -150,10 +150,11 @@ def connect_command(
             "written": hook_written,
         },
     }
-    if as_json:
-        print_json(document)
-        return
-    _print_for_people(document, existing, text, project, hook_plan)
+    emit(
+        document,
+        as_json=as_json,
+        for_people=lambda _console: _print_for_people(document, existing, text, project, hook_plan),
+    )
 
 
 class _HookPlan:

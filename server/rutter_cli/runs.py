@@ -9,11 +9,11 @@ uses the registered workspace containing the current directory (docs/reference/w
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json, settings_of
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit, settings_of
 from rutter_cli.render_runs import (
     render_created,
     render_delivery_report,
@@ -34,6 +34,9 @@ from rutter_core.app.runs import (
     SetRunStatusParams,
     ShowRunParams,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 """Who this surface is; set here, never from an option."""
 
@@ -89,10 +92,7 @@ def run_create(
     )
     with cli_app(ctx) as rutter:
         created = rutter.runs.create(params, actor=ACTOR, cwd=Path.cwd())
-    if as_json:
-        print_json(created.to_json())
-        return
-    render_created(make_console(), created)
+    emit(created, as_json=as_json, for_people=lambda console: render_created(console, created))
 
 
 @run_app.command("list")
@@ -112,10 +112,11 @@ def run_list(
     params = ListRunsParams(workspace_id=workspace_id, all=all_runs)
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.runs.list(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_runs(make_console(), found.runs, all_runs=all_runs)
+    emit(
+        found,
+        as_json=as_json,
+        for_people=lambda console: render_runs(console, found.runs, all_runs=all_runs),
+    )
 
 
 @run_app.command("show")
@@ -123,10 +124,7 @@ def run_show(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> No
     """Show one run, with its status and latest pinned revision."""
     with cli_app(ctx, read_only=True) as rutter:
         run = rutter.runs.show(ShowRunParams(run_id=run_id))
-    if as_json:
-        print_json(run.to_json())
-        return
-    render_run(make_console(), run)
+    emit(run, as_json=as_json, for_people=lambda console: render_run(console, run))
 
 
 @run_app.command("status")
@@ -147,13 +145,14 @@ def run_status(
     with cli_app(ctx) as rutter:
         change = rutter.runs.set_status(params, actor=ACTOR)
     run = change.run
-    if as_json:
-        print_json(run.to_json())
-        return
-    if not change.changed:
-        make_console().print(f"Run {run.run_id} is already {run.status}; nothing changed.")
-    else:
-        make_console().print(f"Run {run.run_id}: {change.previous} → {run.status}")
+
+    def for_people(console: Console) -> None:
+        if not change.changed:
+            console.print(f"Run {run.run_id} is already {run.status}; nothing changed.")
+        else:
+            console.print(f"Run {run.run_id}: {change.previous} → {run.status}")
+
+    emit(run, as_json=as_json, for_people=for_people)
 
 
 @run_app.command("report")
@@ -196,10 +195,9 @@ def run_report(
     )
     with cli_app(ctx) as rutter:
         report = rutter.runs.report(params, actor=ACTOR)
-    if as_json:
-        print_json(report.to_json())
-        return
-    render_delivery_report(make_console(), report)
+    emit(
+        report, as_json=as_json, for_people=lambda console: render_delivery_report(console, report)
+    )
 
 
 @run_app.command("reports")
@@ -207,10 +205,7 @@ def run_reports(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) ->
     """List the reports on RUN's delivery, oldest first."""
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.runs.reports(ListDeliveryReportsParams(run_id=run_id))
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_delivery_reports(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_delivery_reports(console, found))
 
 
 # -- context instructions --run ---------------------------------------------------------------
@@ -243,22 +238,22 @@ def run_instructions(
             )
             inspection = runs.confirm_refresh(params, actor=ACTOR)
             refreshed = inspection.refreshed
-    if as_json:
-        print_json(inspection.to_json())
-        return
-    console = make_console()
-    if refreshed is True:
-        console.print(
-            f"Refreshed: run {run_id} now pins revision {inspection.revision} (fingerprint "
-            f"{inspection.pinned_fingerprint}).\n",
-            highlight=False,
-            soft_wrap=True,
-        )
-    elif refreshed is False:
-        console.print(
-            f"Nothing to refresh: run {run_id} already uses the instructions on disk; no "
-            "revision was appended.\n",
-            highlight=False,
-            soft_wrap=True,
-        )
-    render_inspection(console, inspection, database_url=settings_of(ctx).database_url)
+
+    def for_people(console: Console) -> None:
+        if refreshed is True:
+            console.print(
+                f"Refreshed: run {run_id} now pins revision {inspection.revision} (fingerprint "
+                f"{inspection.pinned_fingerprint}).\n",
+                highlight=False,
+                soft_wrap=True,
+            )
+        elif refreshed is False:
+            console.print(
+                f"Nothing to refresh: run {run_id} already uses the instructions on disk; no "
+                "revision was appended.\n",
+                highlight=False,
+                soft_wrap=True,
+            )
+        render_inspection(console, inspection, database_url=settings_of(ctx).database_url)
+
+    emit(inspection, as_json=as_json, for_people=for_people)

@@ -16,14 +16,17 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit
 from rutter_core.app.compaction import Compaction, CompactParams, ResolveCompactionParams
 from rutter_core.app.receipts import ReceiptReadParams
 from rutter_core.kernel.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 compaction_app = typer.Typer(
     help="Compactions awaiting verification: resolve them.", no_args_is_help=True
@@ -167,10 +170,7 @@ def compact(
     )
     with cli_app(ctx) as rutter:
         found = rutter.compaction.compact(params, actor=ACTOR, announce=_announce(as_json))
-    if as_json:
-        print_json(found.to_json())
-        return
-    _render(found)
+    emit(found, as_json=as_json, for_people=lambda _console: _render(found))
 
 
 @compaction_app.command("resolve")
@@ -210,10 +210,7 @@ def resolve(
     )
     with cli_app(ctx) as rutter:
         found = rutter.compaction.resolve(params, actor=ACTOR, announce=_announce(as_json))
-    if as_json:
-        print_json(found.to_json())
-        return
-    _render(found)
+    emit(found, as_json=as_json, for_people=lambda _console: _render(found))
 
 
 receipt_app = typer.Typer(help="Read a tool receipt an assembly delivered.", no_args_is_help=True)
@@ -231,11 +228,12 @@ def receipt_read(
     """Page the tool result RECEIPT names back, re-checked within its run's reach."""
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.receipts.read(ReceiptReadParams(receipt_id=receipt_id, page=page))
-    if as_json:
-        print_json(found.to_json())
-        return
-    sys.stdout.write(f"receipt {found.receipt_id}, page {found.page} of {found.pages}\n")
-    sys.stdout.write(found.text + ("" if found.text.endswith("\n") else "\n"))
+
+    def for_people(_console: Console) -> None:
+        sys.stdout.write(f"receipt {found.receipt_id}, page {found.page} of {found.pages}\n")
+        sys.stdout.write(found.text + ("" if found.text.endswith("\n") else "\n"))
+
+    emit(found, as_json=as_json, for_people=for_people)
 
 
 def register(group: typer.Typer) -> None:

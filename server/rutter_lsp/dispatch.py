@@ -31,7 +31,7 @@ from rutter_lsp.errors import jsonrpc_error
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel, ValidationError
+    from pydantic import BaseModel
 
     from rutter_core.app.facade import Rutter
     from rutter_lsp.server import RutterServer
@@ -75,8 +75,11 @@ REQUEST_MODELS: dict[str, type[BaseModel]] = {}
 reference (`tools/reference.py`) reads its schemas from here."""
 
 
-def invalid_params(message: str) -> UsageError:
-    return UsageError("invalid_params", message)
+def not_an_object(says: str) -> UsageError:
+    """Params that are not the one JSON object a request takes (the app layer's one shape)."""
+    from rutter_core.app.models import ParamsProblem, params_error
+
+    return params_error([ParamsProblem(None, "object_type", says)])
 
 
 def object_params(value: Any) -> dict[str, Any]:
@@ -86,20 +89,13 @@ def object_params(value: Any) -> dict[str, Any]:
         if not data:
             return {}
         if len(data) != 1:
-            raise invalid_params("expected one JSON object as the command's argument")
+            raise not_an_object("expected one JSON object as the command's argument")
         data = data[0]
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise invalid_params("expected a JSON object")
+        raise not_an_object("expected a JSON object")
     return data
-
-
-def describe_validation(error: ValidationError) -> str:
-    """What was wrong with the params (the app layer's one wording)."""
-    from rutter_core.app.models import describe_validation as describe
-
-    return describe(error, "params")
 
 
 def decode(model: type[P], raw: Any) -> P:
@@ -110,7 +106,9 @@ def decode(model: type[P], raw: Any) -> P:
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise invalid_params(describe_validation(error)) from None
+        from rutter_core.app.models import invalid_params
+
+        raise invalid_params(error) from None
 
 
 def store_unavailable() -> RutterError:

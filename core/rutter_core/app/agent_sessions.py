@@ -27,8 +27,7 @@ from rutter_core.app.models import NullMeansAbsent, Result, allowed
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.assembly.model import Assembly
 from rutter_core.continuity.model import IMPORT_PREFIX
-from rutter_core.continuity.policy import require_external_id
-from rutter_core.continuity.threads import runs_of_thread
+from rutter_core.continuity.service import require_external_id, runs_of_thread
 from rutter_core.continuity.transcripts import service
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339

@@ -20,7 +20,7 @@ from sqlalchemy import and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
-from rutter_core.discovery.fingerprint import canonical_json
+from rutter_core.discovery.fingerprint import canonical_text
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.kernel.errors import StoreError
 from rutter_core.runs.model import (
@@ -282,12 +282,6 @@ def find_revision(conn: Connection, run_id: str, revision: int | None) -> Stored
     )
 
 
-def snapshot_text(snapshot: Snapshot) -> str:
-    """The ledger's text of `snapshot`: canonical JSON (RFC 8785), a function of the snapshot
-    alone, content included."""
-    return canonical_json(snapshot.to_json()).decode("utf-8")
-
-
 def append_revision(
     conn: Connection,
     run_id: str,
@@ -305,7 +299,7 @@ def append_revision(
         insert(run_instruction_snapshots).values(
             run_id=run_id,
             revision=revision,
-            snapshot_json=snapshot_text(snapshot),
+            snapshot_json=canonical_text(snapshot.to_json()),
             fingerprint=snapshot.fingerprint,
             confirmed_by=actor,
             confirmed_at=now,
