@@ -287,7 +287,7 @@ def build_app(rutter: Rutter, hosts: HostRule) -> FastAPI:
             Exception: _unexpected,
         },
     )
-    document = openapi_document()
-    app.openapi = lambda: document  # type: ignore[method-assign]
+    # Generated on the first request for it (cached): it takes FastAPI a few tenths of a second.
+    app.openapi = openapi_document  # type: ignore[method-assign]
     app.add_middleware(HostCheck, rule=hosts)
     return app
