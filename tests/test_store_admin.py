@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rutter_core.store import MIGRATIONS, open_store
 from rutter_core.store.dialects.base import local_person
-from tests.testing import LEGACY_USER_MEMORY, Cli, write_tree
+from tests.testing import BEFORE_PEOPLE, LEGACY_USER_MEMORY, Cli, write_tree
 
 CHECK_KEYS = {
     "protocol_version", "engine", "store", "ok", "schema", "text", "extensions",
@@ -110,7 +110,7 @@ def test_a_user_memory_from_before_people_stays_the_one_persons(tmp_path: Path) 
     from rutter_core.memory.service import list_memories
 
     path = tmp_path / "store.db"
-    with open_store(f"sqlite:///{path}", migrations=MIGRATIONS[:-1]):
+    with open_store(f"sqlite:///{path}", migrations=BEFORE_PEOPLE):
         pass
     with sqlite3.connect(path) as conn:
         conn.execute(LEGACY_USER_MEMORY)

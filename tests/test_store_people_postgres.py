@@ -27,7 +27,7 @@ from rutter_core.store.admin import check, initialize
 from rutter_core.workspaces.service import register_workspace
 from tests.http_server import Server, server_env, wait_serving
 from tests.postgres import PostgresServer
-from tests.testing import LEGACY_USER_MEMORY, Cli
+from tests.testing import BEFORE_PEOPLE, LEGACY_USER_MEMORY, Cli
 
 pytestmark = pytest.mark.postgres
 
@@ -250,6 +250,41 @@ def test_bearers_are_each_persons_own(team: Team) -> None:
         ).fetchone() == (None,)
 
 
+def test_the_change_feed_follows_a_store_acting_for_a_person(team: Team) -> None:
+    """The language server's change feed (one connection of its own, in autocommit) beside
+    transactions that act for a person (SET LOCAL ROLE): it notices their commits and another
+    person's, and no acting transaction leaves its role on a connection the store reuses."""
+    from rutter_core.store.changes import StoreChanges
+
+    service = team.role(f"svc_{_suffix()}")
+    with team.server.connect(team.database) as conn:
+        conn.execute(f"GRANT {team.alice} TO {service}")
+    with open_store(team.url(service)) as opened:
+        store = opened.acting_as(team.alice)
+        changes = StoreChanges(store)
+        try:
+            changes.poll()
+            assert changes.poll() is False
+            mine = create_memory(store, scope="user", title="Feed", content="noticed", actor="cli")
+            assert mine.owner == team.alice
+            assert changes.poll() is True
+            assert changes.poll() is False
+            _user_memory(team.url(team.bob), "Bob's", "another person's commit")
+            assert changes.poll() is True
+            # Each acting transaction took Alice's role for itself alone.
+            for _ in range(3):
+                with opened.read() as conn:
+                    assert conn.exec_driver_sql("SELECT current_user").scalar_one() == service
+                with store.read() as conn:
+                    assert conn.exec_driver_sql("SELECT current_user").scalar_one() == team.alice
+            assert [m.memory_id for m in list_memories(store, scope="user").items] == [
+                mine.memory_id
+            ]
+            assert changes.poll() is False
+        finally:
+            changes.close()
+
+
 def test_store_init_twice_changes_nothing(team: Team) -> None:
     def state() -> tuple[Any, ...]:
         with team.server.connect(team.database) as conn:
@@ -451,7 +486,7 @@ def test_rows_from_before_people_become_the_migrating_roles(
 ) -> None:
     """Migration 17 gives the user memories and bearers a store held before it to the role that
     applies it (until then the one role using the store), their index entries with them."""
-    with open_store(postgres_url, migrations=MIGRATIONS[:-1]):
+    with open_store(postgres_url, migrations=BEFORE_PEOPLE):
         pass
     database = str(make_url(postgres_url).database)
     with postgres_server.connect(database) as conn:

@@ -30,6 +30,7 @@ import pytest
 from rutter_core.kernel import clock
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
+from rutter_core.store.migrations import MIGRATIONS
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "monorepo"
 """The example monorepo of the docs (`make demo`)."""
@@ -168,13 +169,15 @@ def run_cli(
 class Cli:
     """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`."""
 
-    def __init__(self, home: Path, cwd: Path) -> None:
+    def __init__(self, home: Path, cwd: Path, extra_env: Mapping[str, str] | None = None) -> None:
         self.home = home
         self.cwd = cwd
+        self.extra_env = dict(extra_env or {})
+        """Set in every command's environment (after `cli_env`'s own), e.g. a summarizer's."""
 
     def env(self, **extra: str) -> dict[str, str]:
-        """The environment a command runs with (see `cli_env`)."""
-        return cli_env(self.home, **extra)
+        """The environment a command runs with (see `cli_env`), with `extra_env`."""
+        return cli_env(self.home, **{**self.extra_env, **extra})
 
     def __call__(
         self, *args: str, cwd: Path | None = None, stdin: bytes | str = b""
@@ -213,3 +216,7 @@ LEGACY_USER_MEMORY = (
     "'2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')"
 )
 """A user memory as a store before migration 17 held it (no person)."""
+
+BEFORE_PEOPLE = tuple(m for m in MIGRATIONS if m.version < 17)
+"""The migrations of a store from before people (migration 17), those numbered after it
+left out too."""

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import JsonFlag, make_console, print_json, settings_of
+from rutter_cli.common import JsonFlag, emit, settings_of
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from rutter_core.store.admin import StoreCheck
 
 STORE_HELP = "Prepare a store for its people (init) and check its state (check)."
@@ -27,12 +29,6 @@ GroupOption = Annotated[
 ]
 
 
-def _url(ctx: typer.Context) -> str:
-    from rutter_core.store import resolve_database_url
-
-    return resolve_database_url(database_url=settings_of(ctx).database_url, env=os.environ)
-
-
 @store_app.command("init")
 def store_init(
     ctx: typer.Context, group: GroupOption = "rutter_member", as_json: JsonFlag = False
@@ -40,32 +36,33 @@ def store_init(
     """Create or update the schema, and on PostgreSQL the pg_trgm extension, the members' group
     role and its grants (row-level security comes with the schema). Idempotent."""
     from rutter_core.app.admin import InitStoreParams
-    from rutter_core.app.facade import Rutter
-    from rutter_core.store import open_store
+    from rutter_core.app.facade import open_rutter
 
-    with open_store(_url(ctx)) as store:
-        done = Rutter(store).admin.init(InitStoreParams(group=group))
-    if as_json:
-        print_json(done.to_json())
-        return
-    console = make_console()
-    console.print(f"Store {done.store} ({done.engine}) is at schema {done.schema_version}.")
-    if done.group is None:
-        console.print("A SQLite store is one person's: no roles to prepare.")
-        return
-    state = "created" if done.group_created else "already there"
-    console.print(f"Group role {done.group}: {state}; granted:")
-    for grant in done.granted:
-        console.print(f"  {grant}")
-    console.print(
-        f"Row-level security keeps these tables' owned rows to their person: "
-        f"{', '.join(done.row_security)}."
-    )
-    console.print(f"Add a person: CREATE ROLE name LOGIN; GRANT {done.group} TO name;")
+    rutter = open_rutter(settings_of(ctx).database_url, os.environ)
+    try:
+        done = rutter.admin.init(InitStoreParams(group=group))
+    finally:
+        rutter.store.close()
+
+    def for_people(console: Console) -> None:
+        console.print(f"Store {done.store} ({done.engine}) is at schema {done.schema_version}.")
+        if done.group is None:
+            console.print("A SQLite store is one person's: no roles to prepare.")
+            return
+        state = "created" if done.group_created else "already there"
+        console.print(f"Group role {done.group}: {state}; granted:")
+        for grant in done.granted:
+            console.print(f"  {grant}")
+        console.print(
+            f"Row-level security keeps these tables' owned rows to their person: "
+            f"{', '.join(done.row_security)}."
+        )
+        console.print(f"Add a person: CREATE ROLE name LOGIN; GRANT {done.group} TO name;")
+
+    emit(done, as_json=as_json, for_people=for_people)
 
 
-def _print_check(found: StoreCheck) -> None:
-    console = make_console()
+def _print_check(found: StoreCheck, console: Console) -> None:
     schema = found.schema_state
     console.print(f"Store {found.store} ({found.engine}): {'ok' if found.ok else 'problems'}")
     at = "none" if schema.version is None else str(schema.version)
@@ -102,16 +99,15 @@ def store_check(
     something is wrong (store_check_failed, each problem with its code)."""
     from rutter_cli.errors import report
     from rutter_core.app.admin import CheckStoreParams
-    from rutter_core.app.facade import Rutter
+    from rutter_core.app.facade import open_rutter
     from rutter_core.kernel.errors import StoreError
-    from rutter_core.store import open_store
 
-    with open_store(_url(ctx), migrate=False, create=False) as store:
-        found = Rutter(store).admin.check(CheckStoreParams(group=group))
-    if as_json:
-        print_json(found.to_json())
-    else:
-        _print_check(found)
+    rutter = open_rutter(settings_of(ctx).database_url, os.environ, create=False, migrate=False)
+    try:
+        found = rutter.admin.check(CheckStoreParams(group=group))
+    finally:
+        rutter.store.close()
+    emit(found, as_json=as_json, for_people=lambda console: _print_check(found, console))
     if found.ok:
         return
     codes = [problem.code for problem in found.problems]
