@@ -15,6 +15,7 @@ from rutter_core.app.workspaces import (
     MoveWorkspaceParams,
     RegisterWorkspaceParams,
     RemoveWorkspaceParams,
+    SetWorkspaceProjectParams,
     ShowWorkspaceParams,
 )
 
@@ -28,17 +29,72 @@ def workspace_register(
     ctx: typer.Context,
     workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of [a-z0-9._-].")],
     root: Annotated[str, typer.Argument(metavar="ROOT", help="An existing directory.")],
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            metavar="NAME",
+            help="The project this is a location of (default: the repository's origin remote, "
+            "normalised; without one, a project of its own).",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Register ROOT as workspace ID (idempotent for the same ID and root)."""
-    params = RegisterWorkspaceParams(workspace_id=workspace_id, root=root, cwd=str(Path.cwd()))
+    """Register ROOT as workspace ID (idempotent for the same ID and root). Registrations of
+    one project (other paths, other machines on the same store) share its records."""
+    params = RegisterWorkspaceParams(
+        workspace_id=workspace_id, root=root, cwd=str(Path.cwd()), project=project
+    )
     with cli_app(ctx) as rutter:
         registered = rutter.workspaces.register(params)
     if as_json:
         print_json(registered.to_json())
         return
     verb = "Registered" if registered.created else "Already registered:"
-    make_console().print(f"{verb} workspace {registered.workspace_id} at {registered.root}")
+    make_console().print(
+        f"{verb} workspace {registered.workspace_id} at {escape(registered.root)} "
+        f"(project {escape(registered.project_id)})"
+    )
+
+
+project_app = typer.Typer(help="The project a workspace is a location of.", no_args_is_help=True)
+workspace_app.add_typer(project_app, name="project")
+
+
+@project_app.command("set")
+def workspace_project_set(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
+    name: Annotated[
+        str | None, typer.Argument(metavar="[NAME]", help="The project's name.", show_default=False)
+    ] = None,
+    from_remote: Annotated[
+        bool,
+        typer.Option("--remote", help="Take the project from the repository's origin remote."),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Make workspace ID a location of project NAME (or, with --remote, of its origin remote's
+    project; with neither, of a project of its own). Its records go with it."""
+    params = SetWorkspaceProjectParams(
+        workspace_id=workspace_id, project=name, from_remote=from_remote
+    )
+    with cli_app(ctx) as rutter:
+        changed = rutter.workspaces.set_project(params)
+    if as_json:
+        print_json(changed.to_json())
+        return
+    console = make_console()
+    if not changed.changed:
+        console.print(
+            f"Workspace {changed.workspace_id} already is a location of "
+            f"{escape(changed.project_id)}"
+        )
+        return
+    console.print(
+        f"Workspace {changed.workspace_id}: project {escape(changed.previous_project_id)} -> "
+        f"{escape(changed.project_id)}"
+    )
 
 
 @workspace_app.command("list")

@@ -15,6 +15,7 @@ from typing import Final
 from sqlalchemy.engine import Connection
 
 from rutter_core.continuity import repo
+from rutter_core.workspaces.service import project_workspace_ids
 
 MAX_RECENT: Final = 100
 DEFAULT_RECENT: Final = 20
@@ -27,7 +28,7 @@ def recent_nodes(
 ) -> tuple[list[repo.StoredNode], bool]:
     """The workspace's newest stored nodes (at most `limit`, newest first) and whether there
     are more."""
-    found = repo.select_recent_nodes(conn, workspace_id, limit + 1)
+    found = repo.select_recent_nodes(conn, project_workspace_ids(conn, workspace_id), limit + 1)
     return found[:limit], len(found) > limit
 
 

@@ -23,6 +23,7 @@ from rutter_core.store.migrations import (
     m0013_message_injected,
     m0014_memory_candidates,
     m0015_compactions,
+    m0016_projects,
 )
 from rutter_core.store.migrations.migration import (
     FullTextSplit,
@@ -50,6 +51,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0013_message_injected.MIGRATION,
     m0014_memory_candidates.MIGRATION,
     m0015_compactions.MIGRATION,
+    m0016_projects.MIGRATION,
 )
 
 __all__ = [
