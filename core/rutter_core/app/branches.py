@@ -55,11 +55,7 @@ from rutter_core.kernel.errors import Hint, RutterError, StoreError, UsageError
 from rutter_core.memory.service import referenced_memories
 from rutter_core.runs import service as runs
 from rutter_core.runs.policy import not_pinned, validate_goal
-from rutter_core.workspaces.service import (
-    find_workspace,
-    project_workspace_ids,
-    require_workspace,
-)
+from rutter_core.workspaces.service import project_workspace_ids, require_workspace
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -307,20 +303,11 @@ def _gather(
 
 def _root_of(conn: Connection, run: RunRecord, local: str | None) -> str:
     """The files a run's drift compares against: `local`'s (the registration asking, on this
-    machine) when it is a location of the run's project, else the run's own workspace's, or,
-    when that registration was removed and kept for its records, the project's first live
-    location's."""
-    project = project_workspace_ids(conn, run.workspace_id)
-    if local is not None and local in project:
+    machine) when it is a location of the run's project, else the run's own workspace's (see
+    `runs.workspace_root`)."""
+    if local is not None and local in project_workspace_ids(conn, run.workspace_id):
         return require_workspace(conn, local).root
-    own = find_workspace(conn, run.workspace_id)
-    if own is not None:
-        return own.root
-    for each in project:
-        found = find_workspace(conn, each)
-        if found is not None:
-            return found.root
-    return runs.workspace_root(conn, run)  # says `not_registered`
+    return runs.workspace_root(conn, run)
 
 
 class _Drifts:

@@ -42,6 +42,7 @@ __all__ = [
     "infer_workspace",
     "kept_registrations",
     "list_workspaces",
+    "location_of",
     "move_workspace",
     "other_locations",
     "project_workspace_ids",
@@ -221,6 +222,21 @@ def _revive(
     revived = repo.by_id(conn, workspace_id)
     assert revived is not None  # written in this transaction
     return revived, True
+
+
+def location_of(conn: Connection, workspace_id: str) -> Workspace:
+    """The registration whose files stand for `workspace_id`'s: itself, or, for one kept
+    without a location (removed while its project had others), its project's first live
+    registration by ID; `not_registered` when there is neither."""
+    found = repo.by_id(conn, workspace_id)
+    if found is not None:
+        return found
+    project_id = repo.retired_project(conn, workspace_id)
+    for member in [] if project_id is None else repo.live_members(conn, project_id):
+        live = repo.by_id(conn, member)
+        if live is not None:
+            return live
+    raise _not_registered(workspace_id)
 
 
 def other_locations(conn: Connection, workspace_id: str) -> list[str]:
