@@ -46,7 +46,7 @@ from rutter_core.kernel.errors import (
 )
 from rutter_core.store import MIGRATIONS, Store, open_store
 from rutter_core.workspaces.project import named_project, normalize_remote
-from tests.testing import git, write_tree
+from tests.testing import Cli, git, write_tree
 
 # -- the normalisation table --------------------------------------------------------------------
 
@@ -485,3 +485,47 @@ def test_errors_never_echo_a_credential(app: Rutter, tmp_path: Path) -> None:
     with pytest.raises(RutterError) as info:
         register(app, "w", root, project="https://u:hunter2@/x")
     assert "hunter2" not in str(info.value.to_json())
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_cli_registers_lists_sets_and_forks_across_registrations(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "home", tmp_path)
+    a = clone(tmp_path / "a", "ssh://git@GitHub.com:22/acme/widget.git", {"AGENTS.md": "v1\n"})
+    b = clone(tmp_path / "b", "https://bot:t0ken@github.com/acme/widget", {"AGENTS.md": "v2\n"})
+    first = cli.json("workspace", "register", "wa", str(a))
+    assert (first["project_id"], first["project_source"]) == ("github.com/acme/widget", "remote")
+    said = cli("workspace", "register", "wb", str(b))
+    assert said.returncode == 0
+    assert said.stdout.strip() == f"Registered workspace wb at {b} (project github.com/acme/widget)"
+    named = cli.json("workspace", "register", "wc", str(clone(tmp_path / "c", None, {})),
+                     "--project", "team-widget")  # fmt: skip
+    assert named["project_id"] == "team-widget"
+    table = cli("workspace", "list").stdout
+    assert "github.com/acme/widget (remote)" in table
+    assert "team-widget (named)" in table
+    assert "t0ken" not in table
+
+    changed = cli.json("workspace", "project", "set", "wc", "--remote", code=5)
+    assert changed["error"]["code"] == "no_origin_remote"
+    changed = cli.json("workspace", "project", "set", "wc", "github.com/acme/widget")
+    assert (changed["previous_project_id"], changed["changed"]) == ("team-widget", True)
+    refused = cli("workspace", "project", "set", "wc", "user:hunter2@host/x")
+    assert refused.returncode == 3
+    assert "hunter2" not in refused.stderr
+
+    run = cli.json("run", "create", "--goal", "g", "--workspace", "wa")
+    node = cli.json("session", "checkpoint", run["run_id"], "--title", "t")
+    forked = cli.json("session", "fork", node["node_id"], "--goal", "on b", "--workspace", "wb")
+    inspected = cli.json("context", "instructions", "--run", forked["run_id"])
+    assert inspected["stale"] is True
+    tree = cli.json("session", "tree", run["run_id"], "--workspace", "wb")
+    (marked,) = [n for n in tree["nodes"] if n["node_id"] == node["node_id"]]
+    assert marked["drift"]["instructions"]["changed"] is True
+    listed = cli.json("run", "list", "--workspace", "wc", "--all")
+    assert {r["run_id"] for r in listed["runs"]} == {run["run_id"], forked["run_id"]}
+
+    removed = cli("workspace", "remove", "wa")
+    assert removed.returncode == 0
+    assert "stays with project github.com/acme/widget" in removed.stdout

@@ -164,8 +164,9 @@ def workspace_remove(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Remove a workspace registration (the directory itself is not touched). Refused while
-    runs, sessions or project memories belong to it, unless --cascade."""
+    """Remove a workspace registration (the directory itself is not touched). When its project
+    has another registration, what was made through this one stays the project's; otherwise
+    refused while runs, sessions or project memories belong to it, unless --cascade."""
     params = RemoveWorkspaceParams(workspace_id=workspace_id, cascade=cascade)
     with cli_app(ctx) as rutter:
         removed = rutter.workspaces.remove(params)
@@ -174,5 +175,10 @@ def workspace_remove(
         return
     console = make_console()
     console.print(f"Removed workspace {removed.workspace_id} ({escape(removed.root)})")
+    if removed.kept_for_project:
+        console.print(
+            f"What was made through it stays with project {escape(removed.project_id)}, read "
+            "through its other registrations."
+        )
     if removed.cascade:
         console.print(render_removed_contents(removed.deleted))

@@ -287,7 +287,7 @@ export interface ConfiguredScope {
 export interface ConfirmCandidateParams {
   /** the candidate's ID (cand_...) */
   id: string;
-  /** when given, the candidate must belong to this workspace */
+  /** when given, the candidate must belong to this workspace's project */
   workspace_id?: string | null;
   /** the candidate's version as read */
   version: number;
@@ -553,7 +553,7 @@ export interface ForkParams {
 export interface GetCandidateParams {
   /** the candidate's ID (cand_...) */
   id: string;
-  /** when given, the candidate must belong to this workspace */
+  /** when given, the candidate must belong to this workspace's project */
   workspace_id?: string | null;
 }
 
@@ -618,7 +618,7 @@ export interface HistorySearchParams {
 export interface IgnoreCandidateParams {
   /** the candidate's ID (cand_...) */
   id: string;
-  /** when given, the candidate must belong to this workspace */
+  /** when given, the candidate must belong to this workspace's project */
   workspace_id?: string | null;
   /** the candidate's version as read */
   version: number;
@@ -706,7 +706,7 @@ export interface ListPinsParams {
 }
 
 export interface ListProposalsParams {
-  /** only this workspace's proposals */
+  /** only the proposals of this workspace's project (made through any registration of it) */
   workspace_id?: string | null;
   /** only this thread's proposals */
   thread_id?: string | null;
