@@ -13,7 +13,12 @@ from sqlalchemy import text
 
 from rutter_core.app.branches import ForkParams, RecentParams, ResumeParams, TreeParams
 from rutter_core.app.candidates import ListCandidatesParams
-from rutter_core.app.continuity import AddNoteParams, CheckpointParams, ListThreadsParams
+from rutter_core.app.continuity import (
+    AddNoteParams,
+    CheckpointParams,
+    ListThreadsParams,
+    RevisionsParams,
+)
 from rutter_core.app.facade import Rutter
 from rutter_core.app.history import HistorySearchParams
 from rutter_core.app.memory import CreateMemoryParams, ListMemoriesParams
@@ -287,6 +292,11 @@ def test_a_checkpoint_made_on_a_is_forked_on_b_with_drift_against_b_files(
     assert marker("widget-b") is True
     recent = app.branches.recent(RecentParams(workspace_id="widget-b"))
     assert node.node_id in [n.node_id for n in recent.items]
+    # What an editor on B polls changes when a node is written through A.
+    before = app.continuity.revisions(RevisionsParams(workspace_ids=("widget-b",))).revisions
+    app.continuity.checkpoint(CheckpointParams(run_id=run.run_id, title="later"), actor="cli")
+    after = app.continuity.revisions(RevisionsParams(workspace_ids=("widget-b",))).revisions
+    assert before["widget-b"] != after["widget-b"]
 
     # Another project's registration cannot take it.
     other = clone(tmp_path / "other", "git@github.com:acme/other.git", {"AGENTS.md": "x\n"})

@@ -33,9 +33,16 @@ def recent_nodes(
 
 
 def revisions(conn: Connection, workspace_ids: Sequence[str]) -> dict[str, str]:
-    """Each workspace's continuity revision (see the module docstring), as one string."""
-    marks = repo.continuity_marks(conn, sorted(set(workspace_ids)))
-    return {ws: ".".join(str(mark) for mark in each) for ws, each in marks.items()}
+    """Each workspace's continuity revision (see the module docstring), as one string: of its
+    project's, so a node written through another registration of the project changes it."""
+    projects = {ws: project_workspace_ids(conn, ws) for ws in set(workspace_ids)}
+    marks = repo.continuity_marks(
+        conn, sorted({m for members in projects.values() for m in members})
+    )
+    return {
+        ws: ".".join(str(mark) for member in members for mark in marks[member])
+        for ws, members in projects.items()
+    }
 
 
 __all__ = ["DEFAULT_RECENT", "MAX_RECENT", "StoredNode", "recent_nodes", "revisions"]
