@@ -246,6 +246,20 @@ def test_project_records_are_shared_by_both_registrations(
         HistorySearchParams(query="unit tests", workspace_id="widget-b", scopes=["memory"])
     )
     assert [hit.source_id for hit in found.hits] == [memory.memory_id]
+    # B's run continues the thread A's run started (the project's); another project's may not.
+    continued = app.runs.create(
+        CreateRunParams(workspace_id="widget-b", goal="go on", thread_id=run.thread_id),
+        actor="cli",
+    )
+    assert continued.thread_id == run.thread_id
+    app.workspaces.register(
+        RegisterWorkspaceParams(workspace_id="else", root=str(pair[0].parent), cwd="/")
+    )
+    with pytest.raises(RejectedError) as info:
+        app.runs.create(
+            CreateRunParams(workspace_id="else", goal="no", thread_id=run.thread_id), actor="cli"
+        )
+    assert info.value.code == "thread_in_other_workspace"
 
 
 @pytest.mark.both_dialects
