@@ -60,8 +60,6 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from rutter_core.discovery.redaction import redact
-
 GitReason = Literal[
     "not_a_git_work_tree",
     "dubious_ownership",
@@ -111,6 +109,8 @@ class GitIdentity(BaseModel):
         """The snapshot's fields: `{"git": {"branch": b, "head": h}, "git_reason": None}` or
         `{"git": None, "git_reason": reason}` (an unborn branch too: inside `git`, `head` is
         never null). The branch is redacted (docs/reference/redaction.md)."""
+        from rutter_core.discovery.redaction import redact  # lazy: not on `workspace register`
+
         if self.head is None:
             return {"git": None, "git_reason": self.reason}
         branch = None if self.branch is None else redact(self.branch).text
