@@ -49,7 +49,7 @@ from rutter_core.kernel.errors import (
     RutterError,
     UsageError,
 )
-from rutter_core.store import MIGRATIONS, Store, open_store
+from rutter_core.store import MIGRATIONS, Store, migration_checksum, open_store
 from rutter_core.workspaces.project import named_project, normalize_remote
 from tests.testing import Cli, git, write_tree
 
@@ -465,6 +465,18 @@ def test_removing_a_registration_without_records_deletes_it(
     with store.read() as conn:
         ids = conn.execute(text("SELECT workspace_id FROM workspaces")).scalars().all()
     assert ids == ["widget-a"]
+
+
+def test_migration_16_keeps_its_checksums() -> None:
+    """Released migrations never change: stores record these and refuse to open otherwise."""
+    migration = MIGRATIONS[15]
+    assert (migration.version, migration.name) == (16, "projects")
+    assert migration_checksum(migration, "sqlite") == (
+        "210f3e469c3db6b6c31cdba884bbc2c5aa27b53032abd3d28fb978ffa281b65b"
+    )
+    assert migration_checksum(migration, "postgresql") == (
+        "ce60f509efca9294abccc1609046be038bf23799aecbaf482a6be511041c9c97"
+    )
 
 
 @pytest.mark.both_dialects
