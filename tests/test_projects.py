@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from rutter_core.app.agent_sessions import SessionStartParams
 from rutter_core.app.branches import ForkParams, RecentParams, ResumeParams, TreeParams
 from rutter_core.app.candidates import ListCandidatesParams
 from rutter_core.app.continuity import (
@@ -31,7 +32,9 @@ from rutter_core.app.pins import (
 from rutter_core.app.runs import (
     CreateRunParams,
     InspectRunParams,
+    ListDeliveryReportsParams,
     ListRunsParams,
+    ReportDeliveryParams,
     SetRunStatusParams,
 )
 from rutter_core.app.workspaces import (
@@ -409,6 +412,10 @@ def test_move_and_remove_of_one_registration_leave_the_other(
         actor="cli",
     )
     run = app.runs.create(CreateRunParams(workspace_id="widget-a", goal="g"), actor="cli")
+    report = app.runs.report(
+        ReportDeliveryParams(run_id=run.run_id, result="passed", summary="tests pass"),
+        actor="cli",
+    )
 
     # Move A: its project stays, B is untouched.
     moved_to = tmp_path / "alice" / "moved"
@@ -429,6 +436,9 @@ def test_move_and_remove_of_one_registration_leave_the_other(
     assert [m.memory_id for m in listed.items] == [memory.memory_id]
     runs = app.runs.list(ListRunsParams(workspace_id="widget-b"))
     assert [r.run_id for r in runs.runs] == [run.run_id]
+    # A delivery report is part of its run's record: kept with it.
+    kept = app.runs.reports(ListDeliveryReportsParams(run_id=run.run_id))
+    assert [r.report_id for r in kept.reports] == [report.report_id]
     node = app.continuity.checkpoint(CheckpointParams(run_id=run.run_id, title="c"), actor="cli")
     forked = app.branches.fork(
         ForkParams(node_id=node.node_id, goal="go on", workspace_id="widget-b"), actor="cli"
@@ -452,7 +462,7 @@ def test_move_and_remove_of_one_registration_leave_the_other(
     assert gone.deleted.project_memories == 1
     assert gone.deleted.runs >= 2
     with store.read() as conn:
-        for table in ("workspaces", "projects", "runs", "memories"):
+        for table in ("workspaces", "projects", "runs", "delivery_reports", "memories"):
             assert conn.execute(text(f"SELECT count(*) FROM {table}")).scalar() == 0
 
 
@@ -465,6 +475,48 @@ def test_removing_a_registration_without_records_deletes_it(
     with store.read() as conn:
         ids = conn.execute(text("SELECT workspace_id FROM workspaces")).scalars().all()
     assert ids == ["widget-a"]
+
+
+@pytest.mark.both_dialects
+def test_the_session_start_hook_works_through_the_registration_the_agent_runs_in(
+    app: Rutter, pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """One agent session, seen on both registrations: one thread (the project's), and a run of
+    each registration (its discovery reads that registration's files)."""
+    a, b = pair
+    elsewhere = clone(tmp_path / "other", None, {"AGENTS.md": "other rules\n"})
+    register(app, "other", elsewhere)
+
+    def start(session: str, directory: Path) -> Any:
+        params = SessionStartParams(
+            agent="claude-code", session_id=session, directory=str(directory)
+        )
+        return app.agent_sessions.start(params, actor="cli")
+
+    on_a = start("s-1", a / "src")
+    assert (on_a.workspace_id, on_a.thread_created, on_a.run_created) == ("widget-a", True, True)
+    on_b = start("s-1", b)
+    assert (on_b.workspace_id, on_b.thread_id) == ("widget-b", on_a.thread_id)
+    assert on_b.run_created
+    assert on_b.run_id != on_a.run_id
+    assert "rules v2" in "".join(entry.text or "" for entry in on_b.assembly.entries)
+    # Back on A: A's run again, though B's is newer.
+    again = start("s-1", a)
+    assert (again.workspace_id, again.run_id, again.run_created) == (
+        "widget-a", on_a.run_id, False,
+    )  # fmt: skip
+    # From a directory of another project, the thread's own registration answers.
+    assert start("s-1", elsewhere).run_id == on_a.run_id
+    # A new session in B is a thread of B's.
+    assert start("s-2", b).thread_id != on_a.thread_id
+
+    # A removed (kept for the project's records): from outside, the project's live location.
+    app.workspaces.remove(RemoveWorkspaceParams(workspace_id="widget-a"))
+    after = start("s-1", elsewhere)
+    assert (after.workspace_id, after.run_id) == ("widget-b", on_b.run_id)
+    with pytest.raises(UsageError) as info:
+        start("s-3", a)  # A's directory is no registration's now
+    assert info.value.code == "workspace_required"
 
 
 def test_migration_16_keeps_its_checksums() -> None:

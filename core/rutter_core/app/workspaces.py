@@ -314,7 +314,7 @@ class WorkspaceOperations:
 def remote_project(root: str) -> ProjectChoice | None:
     """The project the `origin` remote of the repository at `root` names, normalised (its
     credentials never leave this function), or None."""
-    from rutter_core.continuity.git_remote import read_origin_url
+    from rutter_core.continuity.service import read_origin_url
 
     url = read_origin_url(root)
     identity = None if url is None else normalize_remote(url)
@@ -324,7 +324,7 @@ def remote_project(root: str) -> ProjectChoice | None:
 def _owned_counts(conn: Connection, workspace_id: str) -> dict[str, int]:
     """How many runs, sessions, project memories and threads were made through it."""
     # Imported here: every other workspace command would otherwise pay for loading the areas.
-    from rutter_core.continuity.removal import count_sessions, count_threads_without_session
+    from rutter_core.continuity.service import count_sessions, count_threads_without_session
     from rutter_core.memory.service import count_project_memories
     from rutter_core.runs.service import count_runs
 
@@ -383,7 +383,7 @@ def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:
     continuity's nodes and thread contents name runs, runs name sessions and threads."""
     from rutter_core.assembly.service import remove_workspace_assemblies
     from rutter_core.candidates.service import remove_workspace_candidates
-    from rutter_core.continuity.removal import (
+    from rutter_core.continuity.service import (
         remove_sessions_and_threads,
         remove_thread_contents,
     )

@@ -24,6 +24,8 @@ from rutter_core.store.migrations import (
     m0014_memory_candidates,
     m0015_compactions,
     m0016_projects,
+    m0018_delivery_reports,
+    m0019_compaction_summarizers,
 )
 from rutter_core.store.migrations.migration import (
     FullTextSplit,
@@ -52,6 +54,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0014_memory_candidates.MIGRATION,
     m0015_compactions.MIGRATION,
     m0016_projects.MIGRATION,
+    m0018_delivery_reports.MIGRATION,
+    m0019_compaction_summarizers.MIGRATION,
 )
 
 __all__ = [
