@@ -166,14 +166,18 @@ def run_cli(
 
 
 class Cli:
-    """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`."""
+    """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`; on the store
+    `database_url` names (RUTTER_DATABASE_URL) when given, else the home's SQLite file."""
 
-    def __init__(self, home: Path, cwd: Path) -> None:
+    def __init__(self, home: Path, cwd: Path, *, database_url: str | None = None) -> None:
         self.home = home
         self.cwd = cwd
+        self.database_url = database_url
 
     def env(self, **extra: str) -> dict[str, str]:
         """The environment a command runs with (see `cli_env`)."""
+        if self.database_url is not None:
+            extra = {"RUTTER_DATABASE_URL": self.database_url, **extra}
         return cli_env(self.home, **extra)
 
     def __call__(

@@ -141,7 +141,9 @@ class Rutter:
 
 def open_rutter(database_url: str | None, env: Mapping[str, str]) -> Rutter:
     """The facade over the store `database_url` (else the environment's) names, opened and
-    migrated: for a surface that may import the app layer alone (the HTTP server)."""
+    migrated, for a long-lived server (a bounded pool of connections checked before use): for a
+    surface that may import the app layer alone (the HTTP and MCP servers)."""
     from rutter_core.store import open_store, resolve_database_url
 
-    return Rutter(open_store(resolve_database_url(database_url=database_url, env=env)))
+    url = resolve_database_url(database_url=database_url, env=env)
+    return Rutter(open_store(url, pool="service"))

@@ -25,6 +25,7 @@ from rutter_core.kernel.errors import Hint, StoreError
 from rutter_core.store.dialects.base import (
     ConstraintKind,
     Dialect,
+    PoolKind,
     StoreFailure,
     TransactionKind,
     UniqueKey,
@@ -42,6 +43,26 @@ tables)."""
 STATEMENT_TIMEOUT_MS = 120_000
 """The longest one statement may run before the server cancels it (`store_busy`): generous for a
 purge's rewrite, short enough that a stuck statement never hangs an editor for good."""
+
+CALL_POOL_SIZE = 1
+"""Connections a one-command process (the CLI) keeps open between its transactions; all are closed
+when it closes the store, so no session outlives the command."""
+
+CALL_POOL_OVERFLOW = 1
+"""Beyond `CALL_POOL_SIZE`, opened for a moment and closed when returned (a purge's own
+connection while the command's is still checked out)."""
+
+SERVICE_POOL_SIZE = 5
+"""Connections a long-lived server (language server, MCP, each HTTP worker) keeps open."""
+
+SERVICE_POOL_OVERFLOW = 5
+"""Beyond `SERVICE_POOL_SIZE`, opened under load and closed when returned: a server never holds
+more than the sum, and a request that finds them all busy waits for one (up to the busy
+timeout, then `store_busy`)."""
+
+SERVICE_POOL_RECYCLE_SECONDS = 1800
+"""A server's pooled connection is replaced once this old (a restarted server, a proxy's idle
+timeout or a changed role setting then reach it within this time at most)."""
 
 APPLICATION_NAME = "rutter"
 """How rutter's sessions are named in `pg_stat_activity`."""
@@ -117,6 +138,26 @@ class PostgresqlDialect(Dialect):
     def prepare(self, url: URL) -> None:
         # A server's database is created by its administrator (docs/team.md); nothing to make.
         return None
+
+    def pool_options(self, url: URL, pool: PoolKind, *, busy_timeout_ms: int) -> dict[str, Any]:
+        # A connection costs the server a process: bounded in both cases. A one-command process
+        # keeps one between its transactions (disposed with the store); a server checks each
+        # connection before using it (pre-ping: a server restart or a dropped idle connection
+        # costs a reconnect, not a failed request) and replaces old ones.
+        timeout = max(busy_timeout_ms / 1000, 0.001)
+        if pool == "call":
+            return {
+                "pool_size": CALL_POOL_SIZE,
+                "max_overflow": CALL_POOL_OVERFLOW,
+                "pool_timeout": timeout,
+            }
+        return {
+            "pool_size": SERVICE_POOL_SIZE,
+            "max_overflow": SERVICE_POOL_OVERFLOW,
+            "pool_timeout": timeout,
+            "pool_pre_ping": True,
+            "pool_recycle": SERVICE_POOL_RECYCLE_SECONDS,
+        }
 
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
         lock_timeout = int(busy_timeout_ms)

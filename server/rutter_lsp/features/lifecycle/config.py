@@ -52,7 +52,7 @@ async def fetch(server: RutterServer, pushed: Any = None) -> Settings:
 
 
 def _open(url: str) -> Store:
-    return open_store(url)
+    return open_store(url, pool="service")  # long-lived: a bounded, checked pool
 
 
 async def load(server: RutterServer, *, initial: bool = False, pushed: Any = None) -> bool:
