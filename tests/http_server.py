@@ -139,12 +139,15 @@ def served_run(
     base: Path,
     tree: Mapping[str, str | bytes],
     prepare: Callable[[Cli, dict[str, Any]], None] | None = None,
+    *,
+    database_url: str | None = None,
 ) -> Iterator[ServedRun]:
     """`tree` written as workspace `demo` under `base`, a run created in it, `prepare(cli, run)`
-    run, then `rutter http` serving that store until the block ends."""
+    run, then `rutter http` serving that store (`database_url`'s, else the home's) until the
+    block ends."""
     root = (base / "ws").resolve()
     write_tree(root, dict(tree))
-    cli = Cli(base / "home", root)
+    cli = Cli(base / "home", root, database_url=database_url)
     cli.json("workspace", "register", "demo", str(root))
     run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
     if prepare is not None:

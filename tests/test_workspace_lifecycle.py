@@ -33,6 +33,7 @@ from rutter_core.discovery.fsread import FileReader
 from rutter_core.kernel.errors import ConflictError, NotFoundError, RejectedError, RutterError
 from rutter_core.store import Store, open_store
 from tests.conftest import write_tree
+from tests.testing import sqlite_file
 
 # Every table that holds something of a workspace, and the column or query that finds it.
 OWNED = {
@@ -78,7 +79,7 @@ def store(store_url: str) -> Iterator[Store]:
 
 
 def db_path(store: Store) -> Path:
-    return Path(str(store.engine.url.database))
+    return sqlite_file(store)
 
 
 def raw(store: Store) -> sqlite3.Connection:
