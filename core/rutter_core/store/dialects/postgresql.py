@@ -186,14 +186,23 @@ class PostgresqlDialect(Dialect):
             _check_text_settings(str(encoding), str(ctype))
 
     def begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
+        from psycopg import IsolationLevel
+
+        # The transaction's characteristics go with the BEGIN the driver sends before the first
+        # statement (`BEGIN ISOLATION LEVEL ...`): one round trip, not a BEGIN and a SET
+        # TRANSACTION. Set on the idle connection for each transaction, so none inherits the
+        # last one's. A write is not READ WRITE: a database its administrator made read-only
+        # (default_transaction_read_only) refuses the first write, `store_read_only`.
+        dbapi = conn.connection.dbapi_connection
+        assert dbapi is not None
+        read = kind == "read"
+        dbapi.isolation_level = (
+            IsolationLevel.REPEATABLE_READ if read else IsolationLevel.READ_COMMITTED
+        )
+        dbapi.read_only = True if read else None
         trans = conn.begin()
         try:
-            if kind == "read":
-                conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            else:
-                # Not READ WRITE: a database its administrator made read-only
-                # (default_transaction_read_only) refuses the first write, `store_read_only`.
-                conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            if not read:
                 # The store's write lock, waited for up to lock_timeout (then 55P03: busy).
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         except BaseException:
