@@ -134,3 +134,9 @@ def test_a_number_of_workers_out_of_range_is_a_usage_error(cli: Cli) -> None:
     for workers in ("0", "65"):
         refused = cli.json("http", "--bind", "127.0.0.1:0", "--workers", workers, code=2)
         assert refused["error"]["code"] == "invalid_workers"
+
+
+def test_several_workers_on_a_store_in_one_processs_memory_are_refused(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "home", tmp_path, database_url="sqlite://")
+    refused = cli.json("http", "--bind", "127.0.0.1:0", "--workers", "2", code=3)
+    assert refused["error"]["code"] == "store_not_shareable"
