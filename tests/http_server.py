@@ -139,15 +139,16 @@ def served_run(
     base: Path,
     tree: Mapping[str, str | bytes],
     prepare: Callable[[Cli, dict[str, Any]], None] | None = None,
+    env: Mapping[str, str] | None = None,
     *,
     database_url: str | None = None,
 ) -> Iterator[ServedRun]:
     """`tree` written as workspace `demo` under `base`, a run created in it, `prepare(cli, run)`
     run, then `rutter http` serving that store (`database_url`'s, else the home's) until the
-    block ends."""
+    block ends (`env` set for the CLI and the server)."""
     root = (base / "ws").resolve()
     write_tree(root, dict(tree))
-    cli = Cli(base / "home", root, database_url=database_url)
+    cli = Cli(base / "home", root, env, database_url=database_url)
     cli.json("workspace", "register", "demo", str(root))
     run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
     if prepare is not None:

@@ -216,13 +216,30 @@ def run_cli(
 
 
 class Cli:
-    """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`; on the store
-    `database_url` names (RUTTER_DATABASE_URL) when given, else the home's SQLite file."""
+    """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`, with
+    `extra_env` in its environment; on the store `database_url` names (RUTTER_DATABASE_URL) when
+    given, else the home's SQLite file."""
 
-    def __init__(self, home: Path, cwd: Path, *, database_url: str | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        cwd: Path,
+        extra_env: Mapping[str, str] | None = None,
+        *,
+        database_url: str | None = None,
+    ) -> None:
         self.home = home
         self.cwd = cwd
-        self.database_url = database_url
+        self.extra_env = dict(extra_env or {})
+        """Set in every command's environment (after `cli_env`'s own), e.g. a summarizer's;
+        `database_url` is RUTTER_DATABASE_URL here."""
+        if database_url is not None:
+            self.extra_env["RUTTER_DATABASE_URL"] = database_url
+
+    @property
+    def database_url(self) -> str | None:
+        """The store URL the commands are given (RUTTER_DATABASE_URL), if any."""
+        return self.extra_env.get("RUTTER_DATABASE_URL")
 
     @property
     def store_url(self) -> str:
@@ -230,10 +247,8 @@ class Cli:
         return self.database_url or f"sqlite:///{self.home / 'rutter.db'}"
 
     def env(self, **extra: str) -> dict[str, str]:
-        """The environment a command runs with (see `cli_env`)."""
-        if self.database_url is not None:
-            extra = {"RUTTER_DATABASE_URL": self.database_url, **extra}
-        return cli_env(self.home, **extra)
+        """The environment a command runs with (see `cli_env`), with `extra_env`."""
+        return cli_env(self.home, **{**self.extra_env, **extra})
 
     def __call__(
         self, *args: str, cwd: Path | None = None, stdin: bytes | str = b""

@@ -105,7 +105,7 @@ def serve(
     from rutter_core.app.facade import open_rutter
     from rutter_http.app import build_app
 
-    rutter = open_rutter(database_url, os.environ)
+    rutter = open_rutter(database_url, os.environ, pool="service")
     try:
         if workers > 1 and not rutter.store.shared:
             raise RejectedError(

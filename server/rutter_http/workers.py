@@ -49,7 +49,7 @@ class WorkerConfig(uvicorn.Config):
         from rutter_http.app import build_app
 
         try:
-            rutter = open_rutter(self.plan.database_url, {})
+            rutter = open_rutter(self.plan.database_url, {}, pool="service")
         except RutterError as error:
             # The parent opened this store a moment ago: said once, typed, then the service
             # stops (a worker that cannot start would fail the same way on every restart).

@@ -173,7 +173,7 @@ export class AssemblyController implements Disposable {
     const { editor, server } = this.ports;
     try {
       const assembly = await server.request<Assembly>(Methods.contextAssemble, { run_id: runId });
-      await editor.showReadOnly(`context-${runId}.md`, assemblyText(assembly), "markdown");
+      await editor.showRendered(`context-${runId}.md`, assemblyText(assembly));
     } catch (error) {
       const info = typedError(error);
       editor.showMessage("error", `rutter: cannot assemble the context of run ${runId} (${info.code}): ${info.message}`);
@@ -188,7 +188,7 @@ export class AssemblyController implements Disposable {
     const { editor, server } = this.ports;
     try {
       const audit = await server.request<AuditList>(Methods.contextAudit, { run_id: runId });
-      await editor.showReadOnly(`audit-${runId}.md`, auditText(audit), "markdown");
+      await editor.showRendered(`audit-${runId}.md`, auditText(audit));
     } catch (error) {
       const info = typedError(error);
       editor.showMessage("error", `rutter: cannot list the context audit of run ${runId} (${info.code}): ${info.message}`);

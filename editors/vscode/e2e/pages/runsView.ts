@@ -24,8 +24,19 @@ export const AUDIT_ENTRY = "Show Context Audit";
 /** The documents those open for a run. */
 export const assembledDocument = (runId: string): string => `context-${runId}.md`;
 export const auditDocument = (runId: string): string => `audit-${runId}.md`;
-/** The budget line of an assembled context. */
-export const BUDGET_LINE = /^-\sBudget:\s\d+\sof\s\d+\stokens\sused/;
+/** The budget line of an assembled context, as its preview renders it (a list item). */
+export const BUDGET_LINE = /^Budget:\s\d+\sof\s\d+\stokens\sused/;
+/** The paragraph of an assembled context that names the assembly. */
+export const ASSEMBLY_LINE = /^Assembly asm_[0-9A-Z]{26}, /;
+
+/** The assembly an assembled context's preview names (its blocks, `previewBlocks`). */
+export function assemblyIdOf(blocks: string[]): string {
+  const line = blocks.find((block) => ASSEMBLY_LINE.test(block));
+  if (line === undefined) {
+    throw new Error(`no assembly line in ${blocks.join(" | ")}`);
+  }
+  return line.slice("Assembly ".length, line.indexOf(","));
+}
 
 export async function show(workbench: Workbench): Promise<Locator> {
   return workbench.showContainerPane(CONTAINER, TITLE);

@@ -112,8 +112,9 @@ describe("Show Assembled Context / Show Context Audit", () => {
     await settle();
     await editor.run(AssemblyCommands.assemble, { id: "run/run_1" });
     assert.deepEqual(server.sent.filter((sent) => sent.method === Methods.contextAssemble).map((sent) => sent.params), [{ run_id: "run_1" }]);
-    assert.equal(editor.readOnly.at(-1)?.name, "context-run_1.md");
-    assert.match(editor.readOnly.at(-1)?.text ?? "", /^# Assembled context of run run_1/);
+    assert.equal(editor.rendered.at(-1)?.name, "context-run_1.md");
+    assert.match(editor.rendered.at(-1)?.text ?? "", /^# Assembled context of run run_1/);
+    assert.deepEqual(editor.readOnly, [], "rendered, not opened as source");
   });
 
   it("picks the run from the palette, then opens the audit", async () => {
@@ -123,7 +124,7 @@ describe("Show Assembled Context / Show Context Audit", () => {
     await editor.run(AssemblyCommands.audit);
     assert.deepEqual(editor.picks[0]?.items.map((item) => item.label), ["tidy"]);
     assert.deepEqual(server.sent.filter((sent) => sent.method === Methods.contextAudit).map((sent) => sent.params), [{ run_id: "run_1" }]);
-    assert.equal(editor.readOnly.at(-1)?.name, "audit-run_1.md");
+    assert.equal(editor.rendered.at(-1)?.name, "audit-run_1.md");
   });
 
   it("shows the typed reason of a refusal and opens nothing", async () => {
@@ -131,7 +132,7 @@ describe("Show Assembled Context / Show Context Audit", () => {
     await settle();
     await editor.run(AssemblyCommands.assemble, "run_9");
     await editor.run(AssemblyCommands.audit, "run_9");
-    assert.deepEqual(editor.readOnly, []);
+    assert.deepEqual(editor.rendered, []);
     assert.deepEqual(editor.messages.map((message) => message.text), [
       "rutter: cannot assemble the context of run run_9 (not_found): no run run_9",
       "rutter: cannot list the context audit of run run_9 (not_found): no run run_9",
