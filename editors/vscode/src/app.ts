@@ -79,7 +79,7 @@ export function startRutter(ports: Ports, options: StartOptions = {}): Rutter {
       await runs.refresh();
       return runs.current;
     },
-    () => sessions.refresh(),
+    (runId) => sessions.showRun(runId),
   );
   const disposables: Disposable[] = [
     instructions,

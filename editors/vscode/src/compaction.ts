@@ -3,8 +3,9 @@
  * active runs' threads, the Session Tree's run first) or from a node of the Session Tree (its
  * thread). It asks the focus (optional), sends `rutter/session/compact` (the extractive
  * summarizer: no model, the newest 4 messages kept verbatim, nothing deleted) under a progress
- * notification, then opens the summary as a read-only markdown document and refreshes the
- * tree, where the compaction now shows as a projected node.
+ * notification, then opens the summary as a read-only markdown document and shows the tree of
+ * the thread's run (the run picked; from a node, the tree shown), where the compaction now
+ * shows as a projected node below the thread's latest node.
  *
  * A refusal is shown with its code and what to do next. `compaction_pending` (an earlier
  * compaction stopped while its summarizer ran, so whether it answered is unknown) offers
@@ -72,6 +73,12 @@ export function compactionText(compaction: Compaction): string {
   return lines.join("\n");
 }
 
+/** The thread to compact, and its run when it was picked by run. */
+interface Target {
+  threadId: string;
+  runId: string | undefined;
+}
+
 export class CompactionController implements Disposable {
   private readonly disposables: Disposable[] = [];
 
@@ -81,8 +88,9 @@ export class CompactionController implements Disposable {
     private readonly tree: () => SessionTree | undefined,
     /** The active runs, asked again. */
     private readonly runs: () => Promise<readonly RunEntry[]>,
-    /** Called after a compaction was stored (the Session Tree asks again). */
-    private readonly changed: () => Promise<void>,
+    /** Called after a compaction was stored: the Session Tree shows the run's tree
+     * (undefined: the tree it shows). */
+    private readonly changed: (runId: string | undefined) => Promise<void>,
   ) {
     this.disposables.push(ports.editor.registerCommand(CompactionCommands.compact, (argument) => this.compact(argument)));
   }
@@ -102,7 +110,7 @@ export class CompactionController implements Disposable {
     return nodeId === undefined ? undefined : this.tree()?.nodes.find((node) => node.node_id === nodeId)?.thread_id;
   }
 
-  private async pickThread(): Promise<string | undefined> {
+  private async pickThread(): Promise<Target | undefined> {
     const { editor } = this.ports;
     const shown = this.tree()?.run_id;
     const runs = (await this.runs()).filter((run) => typeof run.thread_id === "string");
@@ -116,7 +124,7 @@ export class CompactionController implements Disposable {
         label: run.goal.split("\n")[0] ?? run.run_id,
         description: `thread ${shortId(run.thread_id ?? "")} · run ${shortId(run.run_id)}${run.run_id === shown ? " · in the Session Tree" : ""}`,
         detail: run.target_path,
-        value: run.thread_id ?? "",
+        value: { threadId: run.thread_id ?? "", runId: run.run_id },
       })),
       "Compact the thread of which run?",
     );
@@ -124,10 +132,12 @@ export class CompactionController implements Disposable {
 
   /** "Compact Thread…": the summary document, or undefined (declined or refused). */
   async compact(argument?: unknown): Promise<Compaction | undefined> {
-    const threadId = this.threadOf(argument) ?? (await this.pickThread());
-    if (threadId === undefined) {
+    const given = this.threadOf(argument);
+    const target = given === undefined ? await this.pickThread() : { threadId: given, runId: undefined };
+    if (target === undefined) {
       return undefined;
     }
+    const { threadId } = target;
     const focus = await this.ports.editor.input({
       title: "Compact Thread",
       prompt: `What the summary of thread ${threadId} should keep in view (optional: Enter for none)`,
@@ -138,21 +148,22 @@ export class CompactionController implements Disposable {
       return undefined;
     }
     const params = focus.trim() === "" ? { thread_id: threadId } : { thread_id: threadId, focus };
-    return this.send(`rutter: compacting thread ${threadId}…`, Methods.sessionCompact, params, threadId);
+    return this.send(`rutter: compacting thread ${threadId}…`, Methods.sessionCompact, params, target);
   }
 
-  private async send(title: string, method: string, params: unknown, threadId: string): Promise<Compaction | undefined> {
+  private async send(title: string, method: string, params: unknown, target: Target): Promise<Compaction | undefined> {
+    const { threadId, runId } = target;
     const { editor, server } = this.ports;
     let compaction: Compaction;
     try {
       compaction = await editor.withProgress(title, () => server.request<Compaction>(method, params));
     } catch (error) {
-      return this.refused(threadId, typedError(error));
+      return this.refused(target, typedError(error));
     }
     if (compaction.status !== "completed") {
       // An abandoned compaction: nothing was stored, the previous summary stays the latest.
       editor.showMessage("info", `rutter: compaction ${compaction.compaction_id} of thread ${threadId} is ${compaction.status}; nothing was stored`);
-      await this.changed();
+      await this.changed(runId);
       return compaction;
     }
     await editor.showReadOnly(`${compaction.compaction_id}.md`, compactionText(compaction), "markdown");
@@ -160,12 +171,13 @@ export class CompactionController implements Disposable {
       "info",
       `rutter: thread ${threadId} compacted (${compaction.compaction_id}): ${compaction.compacted_message_count} older messages summarized, the newest ${compaction.kept_message_ids.length} kept`,
     );
-    await this.changed();
+    await this.changed(runId);
     return compaction;
   }
 
-  private async refused(threadId: string, error: ErrorInfo): Promise<Compaction | undefined> {
+  private async refused(target: Target, error: ErrorInfo): Promise<Compaction | undefined> {
     const { editor } = this.ports;
+    const { threadId } = target;
     const text = compactionErrorText(threadId, error);
     const key = error.details?.operation_key;
     if (error.code !== "compaction_pending" || typeof key !== "string") {
@@ -178,7 +190,7 @@ export class CompactionController implements Disposable {
     }
     const action = chosen === ABANDON ? "abandon" : "retry";
     const title = `rutter: ${action === "abandon" ? "abandoning" : "retrying"} compaction ${key}…`;
-    return this.send(title, Methods.sessionCompactionResolve, { operation_key: key, action }, threadId);
+    return this.send(title, Methods.sessionCompactionResolve, { operation_key: key, action }, target);
   }
 
   dispose(): void {
