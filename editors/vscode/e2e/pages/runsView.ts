@@ -26,6 +26,14 @@ export const assembledDocument = (runId: string): string => `context-${runId}.md
 export const auditDocument = (runId: string): string => `audit-${runId}.md`;
 /** The budget line of an assembled context. */
 export const BUDGET_LINE = /^-\sBudget:\s\d+\sof\s\d+\stokens\sused/;
+/** The budget line of an assembled context within `budget` tokens. */
+export const budgetLine = (budget: number): RegExp => new RegExp(`^-\\sBudget:\\s\\d+\\sof\\s${budget}\\stokens\\sused`);
+/** A context overflow of the run (the default budget), and its fixes as buttons. */
+export const overflowMessage = (runId: string): RegExp =>
+  new RegExp(`rutter: the required context of run ${runId} needs \\d+ tokens and the budget is 16384`);
+export const REMOVE_PINS_BUTTON = "Remove Pins…";
+export const RAISE_BUDGET_BUTTON = "Raise Budget…";
+export const BUDGET_PROMPT = /The background budget of run run_\w+ in tokens/;
 
 export async function show(workbench: Workbench): Promise<Locator> {
   return workbench.showContainerPane(CONTAINER, TITLE);
