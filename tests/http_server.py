@@ -111,7 +111,7 @@ def serving(cli: Cli, *args: str) -> Iterator[Server]:
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "rutter", "http", "--bind", "127.0.0.1:0", *args],
-            env=server_env(cli.home),
+            env={**server_env(cli.home), **cli.extra_env},
             cwd=cli.cwd,
             stdout=subprocess.DEVNULL,
             stderr=sink,
@@ -142,12 +142,14 @@ def served_run(
     base: Path,
     tree: Mapping[str, str | bytes],
     prepare: Callable[[Cli, dict[str, Any]], None] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[ServedRun]:
     """`tree` written as workspace `demo` under `base`, a run created in it, `prepare(cli, run)`
-    run, then `rutter http` serving that store until the block ends."""
+    run, then `rutter http` serving that store until the block ends (`env` set for the CLI and
+    the server)."""
     root = (base / "ws").resolve()
     write_tree(root, dict(tree))
-    cli = Cli(base / "home", root)
+    cli = Cli(base / "home", root, env)
     cli.json("workspace", "register", "demo", str(root))
     run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
     if prepare is not None:

@@ -9,7 +9,18 @@ from typing import Any
 
 import pytest
 
-from rutter_cli.agent_config import FORMATS, Agent, Launch, location, merge, server_entry
+from rutter_cli.agent_config import (
+    FORMATS,
+    HOOK_FORMATS,
+    Agent,
+    Launch,
+    hook_entry,
+    hook_location,
+    location,
+    merge,
+    merge_hook,
+    server_entry,
+)
 from rutter_core.kernel.errors import RutterError
 
 LAUNCH = Launch(
@@ -186,3 +197,86 @@ def test_vscode_has_no_user_scope() -> None:
     with pytest.raises(RutterError) as caught:
         location("vscode", "user")
     assert (caught.value.code, caught.value.category.value) == ("unsupported_scope", "usage")
+
+
+# -- the session-start hook (Claude Code, Gemini CLI) -------------------------------------------
+
+HOOK_COMMAND = (
+    "/opt/rutter/bin/rutter --database-url sqlite:////home/me/rutter.db hook session-start "
+    "--agent claude-code"
+)
+
+
+def test_only_claude_code_and_gemini_have_a_hook_and_where() -> None:
+    assert sorted(HOOK_FORMATS) == ["claude-code", "gemini"]
+    for agent in ("codex", "vscode", "cursor"):
+        assert hook_location(agent, "project") is None
+    claude = hook_location("claude-code", "user")
+    assert claude is not None
+    assert (claude.base, claude.parts) == (
+        "home",
+        (".claude", "settings.json"),
+    )
+    assert hook_location("gemini", "project") == location("gemini", "project")
+    assert hook_entry("claude-code", HOOK_COMMAND) == {"type": "command", "command": HOOK_COMMAND}
+    assert hook_entry("gemini", HOOK_COMMAND) == {
+        "name": "rutter-session-start", "type": "command", "command": HOOK_COMMAND,
+    }  # fmt: skip
+
+
+def test_the_hook_joins_the_other_hooks_of_every_event_and_the_rest() -> None:
+    theirs = {"type": "command", "command": f"echo {SENTINEL}"}
+    existing: dict[str, Any] = {
+        "model": "opus",
+        "hooks": {
+            "SessionStart": [{"matcher": "compact", "hooks": [theirs]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}],
+        },
+        "env": {"A": "1"},
+    }
+    entry = hook_entry("claude-code", HOOK_COMMAND)
+    merged = merge_hook(json.dumps(existing, indent="\t"), entry, force=False)
+    assert (merged.changed, merged.replaced) == (True, False)
+    assert '\n\t"hooks": {' in merged.text  # the file's own indentation
+    document = json.loads(merged.text)
+    assert list(document) == ["model", "hooks", "env"]
+    assert list(document["hooks"]) == ["SessionStart", "Stop"]
+    assert document["hooks"]["SessionStart"] == [
+        {"matcher": "compact", "hooks": [theirs]},
+        {"hooks": [entry]},
+    ]
+    assert document["hooks"]["Stop"] == existing["hooks"]["Stop"]
+    again = merge_hook(merged.text, entry, force=False)
+    assert (again.changed, again.text) == (False, merged.text)
+
+
+def test_a_different_rutter_hook_is_refused_then_replaced_in_place() -> None:
+    old = {"type": "command", "command": "rutter hook session-start --agent claude-code"}
+    other = {"type": "command", "command": "other-tool session-start"}
+    existing = json.dumps({"hooks": {"SessionStart": [{"matcher": "", "hooks": [other, old]}]}})
+    entry = hook_entry("claude-code", HOOK_COMMAND)
+    with pytest.raises(RutterError) as refused:
+        merge_hook(existing, entry, force=False)
+    assert refused.value.code == "config_conflict"
+    merged = merge_hook(existing, entry, force=True)
+    assert (merged.changed, merged.replaced) == (True, True)
+    assert json.loads(merged.text)["hooks"]["SessionStart"] == [
+        {"matcher": "", "hooks": [other, entry]}
+    ]
+
+
+@pytest.mark.parametrize(
+    "existing",
+    [
+        '{"hooks": []}',
+        '{"hooks": {"SessionStart": {"hooks": []}}}',
+        '{"hooks": {"SessionStart": ["echo"]}}',
+        '{"hooks": {"SessionStart": [{"matcher": "startup"}]}}',
+        f'{{"hooks": {{}}, "x": "{SENTINEL}"',
+    ],
+)
+def test_settings_whose_hooks_are_not_the_agents_shape_are_refused(existing: str) -> None:
+    with pytest.raises(RutterError) as refused:
+        merge_hook(existing, hook_entry("claude-code", HOOK_COMMAND), force=False)
+    assert refused.value.code == "config_invalid"
+    assert SENTINEL not in refused.value.message

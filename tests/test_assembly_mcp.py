@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from tests.test_mcp import Env, call, failure, mcp_client, without_times
+from tests.mcp_client import Env, call, failure, mcp_client, without_times
 from tests.testing import Cli
 
 pytestmark = [pytest.mark.asyncio]

@@ -19,7 +19,7 @@ from rutter_core.app.facade import Rutter
 from rutter_core.app.runs import CreateRunParams, SetRunStatusParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     RutterClient,
     capabilities,
     effective,

@@ -178,3 +178,13 @@ def test_root_help_to_a_closed_pipe_exits_1_quietly(tmp_path: Path, args: list[s
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (1, b"")
+
+
+def test_a_compaction_without_a_model_loads_no_http_client(tmp_path: Path) -> None:
+    """The model summarizers' HTTP client is imported when one is called, not before."""
+    missing = ("session", "compact", "thr_01ARZ3NDEKTSV4RRFFQ69G5FAV", "--json")
+    code, out, modules = probe(tmp_path / "home", tmp_path, *missing)
+    assert code == 5
+    assert json.loads(out)["error"]["code"] == "thread_not_found"
+    assert imported(modules, "rutter_core.continuity.compaction.endpoints")  # it was reached
+    assert imported(modules, "httpx2", "httpcore2", "anyio") == {}

@@ -1,16 +1,19 @@
 """Compaction, receipts and the overflow error over HTTP (issue 29), against a real `rutter
 http` process on a real store: compacting needs the control bearer and answers the CLI's
 document (the same operation key the same document), a request cannot name a program to run,
-a receipt pages back, and required context that does not fit is 422 `context_overflow` with its
-figures."""
+nor a model summarizer's endpoint, model or key variable (the server's own configuration is
+used), a receipt pages back, and required context that does not fit is 422 `context_overflow`
+with its figures."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.http_server import ServedRun, served_run
+from tests.model_endpoints import SUMMARY, model_server
 
 Env = ServedRun
 
@@ -79,3 +82,40 @@ def test_a_receipt_pages_back_over_http(env: Env) -> None:
     page = env.server.get(f"receipts/{receipt}?page=2")
     assert page.status == 200, page.text
     assert page.json == env.cli.json("session", "receipt", "read", receipt, "--page", "2")
+
+
+def test_a_model_summarizer_is_the_servers_own(tmp_path: Path) -> None:
+    with model_server() as endpoint:
+        configured = {
+            "RUTTER_SUMMARIZER_OPENAI_BASE_URL": endpoint.openai_url,
+            "RUTTER_SUMMARIZER_OPENAI_MODEL": "served-model",
+            "RUTTER_SUMMARIZER_OPENAI_KEY_ENV": "SERVED_MODEL_KEY",
+            "SERVED_MODEL_KEY": "served-key-" + "0123456789",
+        }
+        with served_run(tmp_path, {"AGENTS.md": "rules\n"}, env=configured) as served:
+            thread = served.run["thread_id"]
+            for n in range(6):
+                served.cli.json("session", "message", "add", thread, "--role", "user",
+                                "--text", f"request {n}")  # fmt: skip
+            path = f"threads/{thread}/compactions"
+            for field in ("summarizer_base_url", "summarizer_model", "summarizer_key_env"):
+                named = served.server.control_call(
+                    "POST", path, {"summarizer": "openai", field: "HOME"}
+                )
+                assert (named.status, named.code) == (422, "invalid_params"), named.text
+            assert endpoint.calls == 0
+            body = {"summarizer": "openai", "operation_key": "http-model"}
+            made = served.server.control_call("POST", path, body)
+            assert made.status == 201, made.text
+            assert (made.json["summarizer"], made.json["summary"]["text"]) == ("openai", SUMMARY)
+            assert served.server.control_call("POST", path, body).json == made.json
+            assert endpoint.calls == 1
+            [received] = endpoint.requests
+            assert received.body["model"] == "served-model"
+            assert received.headers["authorization"] == "Bearer served-key-0123456789"
+            endpoint.mode = "500"
+            served.cli.json("session", "message", "add", thread, "--role", "user", "--text", "x")
+            failed = served.server.control_call("POST", path, {"summarizer": "openai"})
+            assert (failed.status, failed.code) == (502, "summarizer_failed"), failed.text
+            assert failed.json["error"]["details"]["reason"] == "endpoint_error"
+            assert "served-key" not in failed.text

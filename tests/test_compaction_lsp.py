@@ -1,11 +1,14 @@
 """Compaction, receipts and the overflow error in the language server (issue 29), per client
 capability set: `rutter/session/compact` and `rutter/session/receiptRead` answer with the CLI's
-JSON documents, the same operation key answers the same compaction, and failures
+JSON documents, the same operation key answers the same compaction, failures
 (`nothing_to_compact`, `context_overflow` with its figures) are JSON-RPC errors carrying the
-typed error."""
+typed error, and a slow summarizer holds no other request of the editor."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,9 +16,10 @@ import pytest
 from rutter_core.app.continuity import AddMessageParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.pins import AddPinParams
-from tests.test_assembly_lsp import Session, failure
-from tests.test_assembly_lsp import session as lsp_session
-from tests.test_lsp_helpers import request
+from tests.assembly_lsp_session import Session, failure
+from tests.assembly_lsp_session import session as lsp_session
+from tests.lsp_client import request, wait_until
+from tests.model_endpoints import BODY_MARKER, SUMMARY, model_server
 
 session = lsp_session
 """The module-scoped language server session of the assembly tests, one per client."""
@@ -85,3 +89,75 @@ async def test_overflow_is_a_typed_error_with_its_figures(session: Session) -> N
         ("instruction", "AGENTS.md"), ("pin", pin.pin_id),
     ]  # fmt: skip
     assert error["details"]["needed"] == sum(r["tokens"] for r in error["details"]["required"])
+
+
+# A summarizer that blocks until the test releases it: it says it started, reads its prompt,
+# then waits for the file `gate` in its directory.
+GATED = """
+import pathlib, sys, time
+here = pathlib.Path(sys.argv[1])
+sys.stdin.read()
+(here / "started").write_text("1")
+while not (here / "gate").exists():
+    time.sleep(0.05)
+print("written after the gate opened")
+"""
+
+
+async def test_a_slow_summarizer_holds_no_other_request(session: Session, tmp_path: Path) -> None:
+    run, other = session.new_run(), session.new_run()
+    seed(session, run.thread_id, [("user", f"request {n}") for n in range(6)])
+    script = tmp_path / "gated.py"
+    script.write_text(GATED, encoding="utf-8")
+    params = {
+        "thread_id": run.thread_id, "summarizer": "command",
+        "summarizer_command": [sys.executable, str(script), str(tmp_path)],
+        "operation_key": f"gated-{run.run_id}",
+    }  # fmt: skip
+    compacting = asyncio.ensure_future(request(session.client, "rutter/session/compact", params))
+    try:
+        await wait_until((tmp_path / "started").exists, what="the summarizer")
+        # While it waits, the store answers: another run's context (a write), and a second
+        # compaction of the same thread, refused because the first is running.
+        assembled = await request(
+            session.client, "rutter/contextAssemble", {"run_id": other.run_id}
+        )
+        assert [e["kind"] for e in assembled["entries"]] == ["instruction"]
+        code, busy = await failure(session, "rutter/session/compact", {"thread_id": run.thread_id})
+        assert (code, busy["code"]) == (-32803 + 1, "compaction_in_progress") or busy["code"] == (
+            "compaction_in_progress"
+        )
+        assert busy["details"]["operation_key"] == f"gated-{run.run_id}"
+        assert not compacting.done()  # still waiting for the gate
+    finally:
+        (tmp_path / "gate").write_text("open")
+    done = await compacting
+    assert (done["status"], done["summarizer"]) == ("completed", "command")
+    assert done["summary"]["text"] == "written after the gate opened"
+    assert done["compacted_message_count"] == 2
+
+
+async def test_a_model_summarizer_from_the_editor(session: Session) -> None:
+    run = session.new_run()
+    seed(session, run.thread_id, [("user", f"request {n}") for n in range(6)])
+    with model_server() as endpoint:
+        params = {
+            "thread_id": run.thread_id, "summarizer": "anthropic",
+            "summarizer_base_url": endpoint.anthropic_url, "summarizer_model": "m",
+            "summarizer_key_env": "", "operation_key": f"model-{run.run_id}",
+        }  # fmt: skip
+        done = await request(session.client, "rutter/session/compact", params)
+        assert (done["summarizer"], done["summary"]["text"]) == ("anthropic", SUMMARY)
+        assert await request(session.client, "rutter/session/compact", params) == done
+        assert endpoint.calls == 1
+        assert "x-api-key" not in endpoint.requests[0].headers
+        endpoint.mode = "429"
+        seed(session, run.thread_id, [("user", "one more")])
+        _, error = await failure(
+            session, "rutter/session/compact", {**params, "operation_key": f"m2-{run.run_id}"}
+        )
+        assert (error["code"], error["details"]["reason"]) == ("summarizer_failed", "rate_limited")
+        assert error["hint"] == {
+            "fix": "wait_for_summarizer", "summarizer": "anthropic", "retry_after": 7,
+        }  # fmt: skip
+        assert BODY_MARKER not in str(error)

@@ -29,6 +29,8 @@ CONFIG_FILES = {
     "cursor": ".cursor/mcp.json",
 }
 SERVERS_KEY = {"codex": "mcp_servers", "vscode": "servers"}
+HOOK_FILES = {"claude-code": ".claude/settings.json", "gemini": ".gemini/settings.json"}
+"""Where the agents with a session-start hook keep it (Gemini CLI: beside its MCP servers)."""
 
 
 @dataclass
@@ -80,6 +82,20 @@ def entry_in(agent: str, path: Path) -> dict[str, Any]:
     return entry
 
 
+def hook_in(path: Path) -> dict[str, Any]:
+    """rutter's session-start hook in a settings file (the one running `hook session-start`)."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    found = [
+        hook
+        for group in document["hooks"]["SessionStart"]
+        for hook in group["hooks"]
+        if " hook session-start " in hook["command"]
+    ]
+    assert len(found) == 1, document
+    entry: dict[str, Any] = found[0]
+    return entry
+
+
 def leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
 
@@ -94,16 +110,25 @@ def test_project_scope_writes_the_agents_file_at_the_workspace_root(
     answer = setup.json("connect", agent)
     path = setup.root / CONFIG_FILES[agent]
     store = f"sqlite:///{setup.store_home / 'rutter.db'}"
+    hook = None
+    if agent in HOOK_FILES:
+        hook_path = setup.root / HOOK_FILES[agent]
+        hook = {
+            "event": "SessionStart", "path": str(hook_path), "entry": hook_in(hook_path),
+            "changed": True, "replaced": False, "written": True,
+        }  # fmt: skip
     assert answer == {
         "agent": agent, "scope": "project", "path": str(path), "server": "rutter",
         "entry": entry_in(agent, path), "changed": True, "replaced": False, "written": True,
-        "dry_run": False, "store": store, "workspace_id": "demo",
+        "dry_run": False, "store": store, "workspace_id": "demo", "hook": hook,
     }  # fmt: skip
     entry = answer["entry"]
     assert Path(entry["command"]).is_absolute()
     assert entry["args"][-3:] == ["--database-url", store, "mcp"]
     again = setup.json("connect", agent)
     assert (again["changed"], again["written"]) == (False, False)
+    if hook is not None:
+        assert (again["hook"]["changed"], again["hook"]["written"]) == (False, False)
 
 
 def test_user_scope_keeps_the_rest_of_the_users_file(setup: Setup) -> None:
@@ -274,3 +299,95 @@ async def test_the_configured_server_reaches_the_store(setup: Setup, agent: str)
     assert isinstance(document, dict)
     assert document["workspace_id"] == "demo"
     assert [source["path"] for source in document["sources"]] == ["AGENTS.md"]
+
+
+# -- the session-start hook -------------------------------------------------------------------
+
+CLAUDE_SETTINGS: dict[str, Any] = {
+    "permissions": {"allow": ["Bash(go test:*)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
+        ],
+    },
+}
+
+
+def test_claude_codes_hook_goes_into_its_settings_beside_the_other_hooks(setup: Setup) -> None:
+    settings = setup.root / ".claude" / "settings.json"
+    text = json.dumps(CLAUDE_SETTINGS, indent=4) + "\n"
+    write_tree(setup.root, {".claude/settings.json": text})
+    dry = setup.run("connect", "claude-code", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"Would write {settings} (nothing written, --dry-run):" in dry.stdout
+    assert '+                        "type": "command",' in dry.stdout  # its own indentation
+    assert settings.read_text(encoding="utf-8") == text
+    assert not (setup.root / ".mcp.json").exists()
+    answer = setup.json("connect", "claude-code")
+    after = json.loads(settings.read_text(encoding="utf-8"))
+    groups = after["hooks"]["SessionStart"]
+    assert groups[0] == CLAUDE_SETTINGS["hooks"]["SessionStart"][0]  # kept, first
+    assert groups[1] == {"hooks": [answer["hook"]["entry"]]}  # every start: no matcher
+    assert after["hooks"]["PreToolUse"] == CLAUDE_SETTINGS["hooks"]["PreToolUse"]
+    assert after["permissions"] == CLAUDE_SETTINGS["permissions"]
+    store = f"sqlite:///{setup.store_home / 'rutter.db'}"
+    command = answer["hook"]["entry"]["command"]
+    assert f"--database-url {store} hook session-start --agent claude-code" in command
+    # Idempotent: the same hook again changes nothing; a moved store needs --force.
+    assert setup.json("connect", "claude-code")["hook"]["changed"] is False
+    moved = setup.error("--database-url", f"sqlite:///{setup.tmp / 'moved.db'}",
+                        "connect", "claude-code", code=4)  # fmt: skip
+    assert moved["code"] == "config_conflict"
+    assert json.loads(settings.read_text(encoding="utf-8")) == after
+    # --no-hook leaves the settings alone.
+    other = setup.json("connect", "claude-code", "--no-hook", "--scope", "user")
+    assert other["hook"] is None
+    assert not (setup.home / ".claude" / "settings.json").exists()
+
+
+def test_gemini_gets_server_and_hook_in_one_settings_file(setup: Setup) -> None:
+    settings = setup.root / ".gemini" / "settings.json"
+    before: dict[str, Any] = {
+        "theme": "GitHub",
+        "mcpServers": {"docs": {"command": "npx", "args": ["docs-mcp"]}},
+        "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [
+            {"name": "scan", "type": "command", "command": "scan.sh"}]}]},
+    }  # fmt: skip
+    write_tree(setup.root, {".gemini/settings.json": json.dumps(before, indent=2)})
+    answer = setup.json("connect", "gemini")
+    assert (answer["path"], answer["hook"]["path"]) == (str(settings), str(settings))
+    assert (answer["written"], answer["hook"]["written"]) == (True, True)
+    after = json.loads(settings.read_text(encoding="utf-8"))
+    assert after["theme"] == "GitHub"
+    assert after["mcpServers"]["docs"] == before["mcpServers"]["docs"]
+    assert after["hooks"]["BeforeTool"] == before["hooks"]["BeforeTool"]
+    assert after["hooks"]["SessionStart"] == [{"hooks": [answer["hook"]["entry"]]}]
+    assert answer["hook"]["entry"]["name"] == "rutter-session-start"
+    again = setup.json("connect", "gemini")
+    assert (again["changed"], again["hook"]["changed"], again["written"]) == (False, False, False)
+
+
+@pytest.mark.parametrize("agent", sorted(HOOK_FILES))
+def test_the_installed_hook_run_as_the_agent_runs_it_gives_the_context(
+    setup: Setup, agent: str
+) -> None:
+    """The hook's command through a shell, with the agent's JSON on stdin and none of the
+    test's environment (no RUTTER_*, an empty HOME): the store named in the command is read."""
+    setup.json("connect", agent)
+    command = hook_in(setup.root / HOOK_FILES[agent])["command"]
+    empty_home = setup.tmp / "agent-home"
+    empty_home.mkdir(exist_ok=True)
+    hook_input = {
+        "session_id": f"{agent}-session-1", "transcript_path": str(setup.tmp / "t.jsonl"),
+        "cwd": str(setup.root / "src"), "hook_event_name": "SessionStart", "source": "startup",
+    }  # fmt: skip
+    result = subprocess.run(
+        ["/bin/sh", "-c", command], input=json.dumps(hook_input), capture_output=True,
+        text=True, env={"HOME": str(empty_home), "PATH": "/usr/bin:/bin"}, cwd=setup.root,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    assert "## instruction AGENTS.md (version 1)\n\nroot rules\n" in output["additionalContext"]

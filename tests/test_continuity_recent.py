@@ -22,7 +22,7 @@ from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.kernel.errors import RejectedError
 from rutter_core.store import Store
 from tests.conftest import write_tree
-from tests.test_session_tree import Setup
+from tests.session_tree_setup import Setup
 from tests.testing import git
 
 # The tests whose store is the `store` fixture run on SQLite and on PostgreSQL.

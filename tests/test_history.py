@@ -41,7 +41,7 @@ from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store, open_store
 from rutter_core.store.schema import memory_text_shards
 from tests.conftest import write_tree
-from tests.test_pins_migration import main_store
+from tests.schema5_store import main_store
 from tests.testing import refused
 
 # The tests whose store is the `store` fixture run on SQLite and on PostgreSQL.

@@ -23,7 +23,7 @@ from rutter_core.app.memory import CreateMemoryParams, SetMemoryStatusParams
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     capabilities,
@@ -36,7 +36,7 @@ from tests.test_lsp_helpers import (
     stop,
     uri,
 )
-from tests.test_mcp import Env, call, failure, mcp_client
+from tests.mcp_client import Env, call, failure, mcp_client
 from tests.testing import Cli
 
 SENTINEL = "sentinel-history-argument-77c1"

@@ -210,8 +210,9 @@ def test_memories_are_created_read_edited_disabled_exported_and_deleted(env: Env
     empty = server.control_call("DELETE", f"memories/{memory['id']}", {})
     assert (empty.status, empty.code) == (422, "invalid_params")
     assert empty.json["error"]["details"]["problems"] == [
-        {"field": "expected_version", "type": "missing"}
+        {"field": "expected_version", "rule": "missing"}
     ]
+    assert empty.json["error"]["message"] == "invalid params: missing field 'expected_version'"
     deleted = server.control_call("DELETE", f"memories/{memory['id']}", {"expected_version": 3})
     assert deleted.status == 200, deleted.text
     assert deleted.json == {

@@ -10,7 +10,7 @@ import logging
 from pathlib import Path
 
 from rutter_lsp.logs import LOGGER_NAME, QuietClientErrors
-from tests.test_lsp_malformed import error_code, frame, session
+from tests.lsp_wire import error_code, frame, session
 
 CANCEL_WARNING = "Cancel notification for unknown message id"
 

@@ -25,7 +25,7 @@ from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.walk import discover
 from rutter_lsp.settings import plain
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     add_served_folder,

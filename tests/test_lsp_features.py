@@ -24,7 +24,7 @@ from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
 from rutter_lsp.settings import plain
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     by_code,
@@ -330,22 +330,33 @@ async def test_failures_are_jsonrpc_errors_with_the_error_document(session: Sess
 
 
 @pytest.mark.parametrize(
-    ("params", "problem"),
+    ("params", "problem", "listed"),
     [
-        ({}, "missing field 'textDocument'"),
-        ({"uri": "file:///x.go"}, "an unknown field"),
-        ({"textDocument": {"uri": "file:///x.go", "version": 1}}, "unknown field"),
-        ({"textDocument": {"uri": 3}}, "'textDocument.uri'"),
+        ({}, "missing field 'textDocument'", {"field": "textDocument", "rule": "missing"}),
+        ({"uri": "file:///x.go"}, "unknown field 'uri'", {"field": "uri", "rule": "unknown_field"}),
+        (
+            {"textDocument": {"uri": "file:///x.go", "version": 1}},
+            "unknown field 'textDocument.version'",
+            {"field": "textDocument.version", "rule": "unknown_field"},
+        ),
+        (
+            {"textDocument": {"uri": 3}},
+            "'textDocument.uri'",
+            {"field": "textDocument.uri", "rule": "string_type"},
+        ),
     ],
 )
 async def test_malformed_request_is_invalid_params(
-    session: Session, params: dict[str, Any], problem: str
+    session: Session, params: dict[str, Any], problem: str, listed: dict[str, Any]
 ) -> None:
     refused = await failure(request(session.client, "rutter/effectiveInstructions", params))
     assert refused.code == types.ErrorCodes.InvalidParams
     body = document(refused)
     assert body["code"] == "invalid_params"
     assert problem in body["message"]
+    # Listed as every surface lists them: field and rule, never the value.
+    assert listed in body["details"]["problems"]
+    assert "file:///x.go" not in str(body)
 
 
 async def test_an_unknown_field_is_not_named(session: Session) -> None:
@@ -356,6 +367,7 @@ async def test_an_unknown_field_is_not_named(session: Session) -> None:
     body = document(refused)
     assert body["code"] == "invalid_params"
     assert "an unknown field" in body["message"]
+    assert body["details"]["problems"] == [{"field": None, "rule": "unknown_field"}]
     assert key not in str(body)
 
 

@@ -14,7 +14,7 @@ import pytest_asyncio
 from lsprotocol import types
 
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     capabilities,

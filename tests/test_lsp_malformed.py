@@ -6,71 +6,17 @@ Each session is the real server as a subprocess (`python -m rutter_lsp`) fed raw
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-SECRET_MARKER = "marker-the-client-typed-4711"
-
-
-def frame(message: dict[str, Any] | bytes, *, length: int | None = None) -> bytes:
-    body = message if isinstance(message, bytes) else json.dumps(message).encode()
-    return f"Content-Length: {len(body) if length is None else length}\r\n\r\n".encode() + body
-
-
-def messages_out(data: bytes) -> list[dict[str, Any]]:
-    found = []
-    while data:
-        header, _, rest = data.partition(b"\r\n\r\n")
-        length = next(
-            int(line.split(b":")[1])
-            for line in header.split(b"\r\n")
-            if line.lower().startswith(b"content-length")
-        )
-        found.append(json.loads(rest[:length]))
-        data = rest[length:]
-    return found
-
-
-INITIALIZE = frame(
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-     "params": {"processId": None, "rootUri": None, "capabilities": {}}}
-) + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})  # fmt: skip
-SHUTDOWN = frame({"jsonrpc": "2.0", "id": 99, "method": "shutdown"})
-EXIT = frame({"jsonrpc": "2.0", "method": "exit"})
-
-
-def session(
-    tmp_path: Path, middle: bytes
-) -> tuple[dict[Any, dict[str, Any]], list[dict[str, Any]], str]:
-    """Run initialize, `middle`, shutdown and exit; the answers by id, the answers without
-    an id, and stderr."""
-    env = {**os.environ, "RUTTER_HOME": str(tmp_path / "home")}
-    env.pop("RUTTER_DATABASE_URL", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "rutter_lsp"],
-        input=INITIALIZE + middle + SHUTDOWN + EXIT,
-        capture_output=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    answers = [m for m in messages_out(done.stdout) if "method" not in m]
-    by_id = {m["id"]: m for m in answers if m.get("id") is not None}
-    without_id = [m for m in answers if m.get("id") is None]
-    stderr = done.stderr.decode("utf-8", "replace")
-    assert 99 in by_id, f"shutdown was never answered: the framing did not recover\n{stderr}"
-    assert done.returncode == 0
-    return by_id, without_id, stderr
-
-
-def error_code(answer: dict[str, Any]) -> int:
-    assert "error" in answer, answer
-    return int(answer["error"]["code"])
+from tests.lsp_wire import (
+    SECRET_MARKER,
+    error_code,
+    frame,
+    session,
+)
 
 
 def test_a_body_that_is_not_json_is_a_parse_error(tmp_path: Path) -> None:
@@ -112,21 +58,37 @@ def test_a_batch_is_an_invalid_request(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "params",
+    ("params", "problem"),
     [
-        {"textDocument": {"uri": "file:///x.py"}, "position": "top"},
-        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": "one", "character": 0}},
-        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": -1, "character": 0}},
-        {"textDocument": {"uri": "file:///x.py"}},
+        (
+            {"textDocument": {"uri": "file:///x.py"}, "position": "top"},
+            {"field": "position.line", "rule": "type_or_range"},
+        ),
+        (
+            {"textDocument": {"uri": "file:///x.py"}, "position": {"line": "one", "character": 0}},
+            {"field": "position.line", "rule": "int_type"},
+        ),
+        (
+            {"textDocument": {"uri": "file:///x.py"}, "position": {"line": -1, "character": 0}},
+            {"field": "position", "rule": "type_or_range"},
+        ),
+        ({"textDocument": {"uri": "file:///x.py"}}, {"field": "position", "rule": "missing"}),
     ],
 )
 def test_params_that_do_not_fit_a_typed_method_are_invalid_params(
-    tmp_path: Path, params: dict[str, Any]
+    tmp_path: Path, params: dict[str, Any], problem: dict[str, Any]
 ) -> None:
     request = {"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": params}
     by_id, _, stderr = session(tmp_path, frame(request))
     assert error_code(by_id[4]) == -32602
     assert "Traceback" not in stderr
+    # The error document every surface gives `invalid_params`: its problems by field and rule.
+    data = by_id[4]["error"]["data"]
+    assert data["code"] == "invalid_params"
+    assert data["message"] == by_id[4]["error"]["message"]
+    assert problem in data["details"]["problems"]
+    assert "top" not in json.dumps(data)
+    assert "one" not in json.dumps(data)
 
 
 def test_a_rutter_request_with_invalid_params_logs_no_traceback_and_no_content(

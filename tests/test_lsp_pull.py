@@ -17,7 +17,7 @@ from lsprotocol import types
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import list_workspaces
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     capabilities,
     effective,
     folder,

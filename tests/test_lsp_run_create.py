@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.test_lsp_helpers import execute, request, wait_until
-from tests.test_lsp_runs import TREE, Session, session, wait_until_async
+from tests.lsp_client import execute, request, wait_until
+from tests.runs_lsp_session import TREE, Session, session, wait_until_async
 
 __all__ = ["session"]
 

@@ -24,7 +24,7 @@ import pytest
 from mcp import MCPError
 
 from tests.conftest import write_tree
-from tests.test_mcp import Env, mcp_client
+from tests.mcp_client import Env, mcp_client
 from tests.testing import Cli
 
 MARK = "Zq-MCP-ECHO-MARK-77"
@@ -299,6 +299,8 @@ async def test_errors_name_the_field_and_the_rule_never_the_value(env: Env) -> N
     assert "unknown field 'runId'" in camel["message"]
     assert "AKIA" not in json.dumps(secret_key)
     assert "an unknown field" in secret_key["message"]
+    assert secret_key["details"]["problems"] == [{"field": None, "rule": "unknown_field"}]
+    assert {"field": "limit", "rule": "int_type"} in typed["details"]["problems"]
     assert "k" * 33 not in json.dumps(long_key)
     assert tool["code"] == "unknown_tool"
     assert "ghp_" not in json.dumps(tool)

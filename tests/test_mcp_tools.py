@@ -13,9 +13,9 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # the SDK's own
 from mcp import Client
 
-from tests.test_mcp import SENTINEL, TOOLS, Env, call, env, failure, mcp_client
+from tests.mcp_client import SENTINEL, TOOLS, Env, call, env, failure, mcp_client
 
-__all__ = ["env"]  # the fixture, shared with tests.test_mcp
+__all__ = ["env"]  # the fixture, from tests.mcp_client
 
 pytestmark = [pytest.mark.asyncio]
 

@@ -25,7 +25,7 @@ from pygls.exceptions import JsonRpcException
 from rutter_core.memory.service import create_memory
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     Prompter,
     RutterClient,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import write_tree
-from tests.test_neovim import NVIM, PLUGIN, run_nvim
+from tests.neovim_client import NVIM, PLUGIN, run_nvim
 
 AGENTS = ["codex", "claude", "gemini", "copilot", "cursor"]
 NAMES = ["Codex", "Claude Code", "Gemini CLI", "Copilot", "Cursor"]

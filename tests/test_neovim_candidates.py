@@ -17,7 +17,7 @@ from rutter_core.app.runs import CreateRunParams, SetRunStatusParams
 from rutter_core.memory.service import list_memories
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
-from tests.test_neovim import github_token, run_nvim, ws
+from tests.neovim_client import github_token, run_nvim, ws
 
 __all__ = ["ws"]
 

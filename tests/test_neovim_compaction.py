@@ -16,7 +16,7 @@ from rutter_core.continuity.compaction import service
 from rutter_core.continuity.compaction.request import CompactionRequest
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_neovim import run_nvim
+from tests.neovim_client import run_nvim
 from tests.testing import Cli
 
 

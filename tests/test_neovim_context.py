@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import write_tree
-from tests.test_neovim import run_nvim
+from tests.neovim_client import run_nvim
 from tests.testing import Cli
 
 

@@ -17,7 +17,7 @@ from rutter_core.app.continuity import AddMessageParams
 from rutter_core.app.facade import Rutter
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_neovim import run_nvim
+from tests.neovim_client import run_nvim
 from tests.testing import Cli
 
 LONG_LINE = "长文本 line\n"

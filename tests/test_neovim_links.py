@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.test_neovim import TARGET, core_snapshot, rows, run_nvim, ws
+from tests.neovim_client import TARGET, core_snapshot, rows, run_nvim, ws
 
 __all__ = ["ws"]  # the fixture, shared with test_neovim
 

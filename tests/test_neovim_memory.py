@@ -14,7 +14,7 @@ from pathlib import Path
 from rutter_core.memory.service import create_memory, get_memory, list_memories
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
-from tests.test_neovim import github_token, run_nvim, ws
+from tests.neovim_client import github_token, run_nvim, ws
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 

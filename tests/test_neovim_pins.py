@@ -13,7 +13,7 @@ from rutter_core.app.pins import ListPinsParams, ListProposalsParams, ProposePin
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
-from tests.test_neovim import run_nvim, ws
+from tests.neovim_client import run_nvim, ws
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 

@@ -16,7 +16,7 @@ from rutter_core.memory.service import get_memory
 from rutter_core.runs.service import create_run, latest_revision
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
-from tests.test_neovim import TARGET, run_nvim, ws
+from tests.neovim_client import TARGET, run_nvim, ws
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import write_tree
-from tests.test_neovim import run_nvim, ws  # noqa: F401  (the fixture)
+from tests.neovim_client import run_nvim, ws  # noqa: F401  (the fixture)
 
 
 def test_agent_diagnostics_in_neovim(tmp_path: Path, ws: Path) -> None:  # noqa: F811

@@ -19,7 +19,7 @@ from rutter_core.discovery.fsread import FileReader
 from rutter_core.runs.service import create_run, list_runs
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
-from tests.test_neovim import TARGET, run_nvim, ws
+from tests.neovim_client import TARGET, run_nvim, ws
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 

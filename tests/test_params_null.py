@@ -24,7 +24,7 @@ from rutter_core.app.pins import AddPinParams, ListPinsParams
 from rutter_core.app.transcripts import ImportTranscriptParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     capabilities,
@@ -35,7 +35,7 @@ from tests.test_lsp_helpers import (
     stop,
     uri,
 )
-from tests.test_mcp import Env, call, failure, mcp_client
+from tests.mcp_client import Env, call, failure, mcp_client
 from tests.testing import Cli
 
 REQUIRED: dict[type[Params], dict[str, Any]] = {

@@ -20,7 +20,7 @@ from rutter_core.app.pins import ProposePinParams
 from rutter_core.app.runs import CreatedRun, CreateRunParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     capabilities,

@@ -17,32 +17,11 @@ from rutter_core.app.runs import ListRunsParams
 from rutter_core.kernel.errors import ConflictError, StoreError
 from rutter_core.store import MIGRATIONS, Migration, migration_checksum, open_store
 from rutter_core.store.migrations import TableRebuild
-from tests.conftest import write_tree
-
-DUMP = Path(__file__).parent / "fixtures" / "schema5" / "store.sql"
-TABLES = (
-    "workspaces", "missions", "threads", "sessions", "runs", "continuity_nodes",
-    "run_instruction_snapshots", "memories", "messages", "notes", "continuity_snapshots",
-)  # fmt: skip
-NOW = "2026-12-03T10:00:00Z"
-
-
-def main_store(tmp_path: Path) -> Path:
-    root = (tmp_path / "demo").resolve()
-    write_tree(
-        root,
-        {
-            "AGENTS.md": "Run the tests before committing.\n",
-            "services/api/AGENTS.md": "API rules.\n",
-        },
-    )
-    db = tmp_path / "rutter.db"
-    conn = sqlite3.connect(db)
-    try:
-        conn.executescript(DUMP.read_text(encoding="utf-8").replace("@WORKSPACE_ROOT@", str(root)))
-    finally:
-        conn.close()
-    return db
+from tests.schema5_store import (
+    NOW,
+    TABLES,
+    main_store,
+)
 
 
 def raw(db: Path, sql: str, *params: object) -> list[tuple[object, ...]]:

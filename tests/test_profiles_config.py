@@ -272,7 +272,7 @@ def test_one_round_reads_the_settings_once_and_the_next_round_again(
 async def test_the_mcp_server_reads_the_homes_from_its_environment(
     tmp_path: Path, workspace_root: Path, home: Path
 ) -> None:
-    from tests.test_mcp import Env, call, mcp_client
+    from tests.mcp_client import Env, call, mcp_client
 
     write_tree(workspace_root, {"AGENTS.md": "a" * 300 + "\n", "src/a.go": ""})
     (home / ".codex" / "config.toml").write_text("project_doc_max_bytes = 120\n")

@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     by_code,
     capabilities,

@@ -18,7 +18,7 @@ from rutter_core.app.continuity import AddNoteParams, CheckpointParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.runs import CreateRunParams
 from rutter_core.store import open_store
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     ServedRepo,
     execute,

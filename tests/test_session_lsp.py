@@ -17,7 +17,7 @@ import pytest_asyncio
 from rutter_core.app.facade import Rutter
 from rutter_core.app.runs import CreatedRun, CreateRunParams
 from rutter_core.store import open_store
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     ServedRepo,
     execute,

@@ -6,97 +6,33 @@ body nowhere, a tampered node listed without its content, and the comparison's f
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from rutter_core.app.branches import CompareParams, ForkParams, ResumeParams, TreeParams
 from rutter_core.app.compaction import CompactParams
-from rutter_core.app.continuity import (
-    AddMessageParams,
-    AddNoteParams,
-    CheckpointParams,
-    ContinuityNode,
-)
-from rutter_core.app.facade import Rutter
+from rutter_core.app.continuity import AddMessageParams, AddNoteParams
 from rutter_core.app.memory import (
-    CreateMemoryParams,
     DeleteMemoryParams,
     EditMemoryParams,
     SetMemoryStatusParams,
 )
 from rutter_core.app.runs import CreateRunParams, SetRunStatusParams
-from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.kernel.errors import NotFoundError, RejectedError, UsageError
-from rutter_core.store import Store
-from tests.conftest import write_tree
+from tests.session_tree_setup import (
+    Setup,
+    setup,
+)
 from tests.testing import SteppedClock, git, refused, tamper
+
+__all__ = ["setup"]  # the fixture
 
 TREE_KEYS = {"protocol_version", "workspace_id", "run_id", "session_id", "root_node_id",
              "computed_at", "truncated", "nodes"}  # fmt: skip
 NODE_KEYS = {"node_id", "parent_node_id", "kind", "projected", "run_id", "session_id",
              "thread_id", "run_status", "title", "created_by", "created_at", "fingerprint",
              "drift", "error", "compaction"}  # fmt: skip
-
-
-@dataclass
-class Setup:
-    rutter: Rutter
-    store: Store
-    root: Path
-    run_id: str
-    session_id: str
-    thread_id: str
-    root_node_id: str
-
-    def checkpoint(self, title: str = "t", run_id: str | None = None) -> ContinuityNode:
-        params = CheckpointParams(run_id=run_id or self.run_id, title=title)
-        return self.rutter.continuity.checkpoint(params, actor="cli")
-
-    def tree(self, **params: Any) -> dict[str, Any]:
-        params = params or {"run_id": self.run_id}
-        document: dict[str, Any] = self.rutter.branches.tree(TreeParams(**params)).to_json()
-        return document
-
-    def nodes(self, **params: Any) -> dict[str, dict[str, Any]]:
-        return {node["node_id"]: node for node in self.tree(**params)["nodes"]}
-
-    def compare(self, a: str, b: str) -> dict[str, Any]:
-        document: dict[str, Any] = self.rutter.branches.compare(
-            CompareParams(node_a=a, node_b=b)
-        ).to_json()
-        return document
-
-    def remember(self, content: str) -> Any:
-        params = CreateMemoryParams(
-            scope="project", workspace_id="demo", title=content[:16], content=content
-        )
-        return self.rutter.memory.create(params, actor="cli")
-
-
-@pytest.fixture
-def setup(store: Store, workspace_root: Path) -> Setup:
-    write_tree(workspace_root, {"AGENTS.md": "root rules\n", "src/AGENTS.md": "src rules\n"})
-    git(workspace_root, "init", "-q", "-b", "main")
-    git(workspace_root, "add", ".")
-    git(workspace_root, "commit", "-q", "-m", "first")
-    rutter = Rutter(store)
-    rutter.workspaces.register(
-        RegisterWorkspaceParams(workspace_id="demo", root=str(workspace_root), cwd="/")
-    )
-    created = rutter.runs.create(
-        CreateRunParams(goal="review", workspace_id="demo", target="src"), actor="cli"
-    )
-    return Setup(
-        rutter, store, workspace_root, created.run_id, created.session_id, created.thread_id,
-        created.root_node_id,
-    )  # fmt: skip
-
-
-# -- shape and links ------------------------------------------------------------------------------
 
 
 def test_the_tree_lists_stored_and_projected_nodes_with_their_links(

@@ -34,6 +34,7 @@ from rutter_core.store import (
 )
 from rutter_core.store.dialects import EMBEDDED
 from rutter_core.store.migrations import canonical_statement
+from tests.store_shapes import OPENER
 from tests.testing import Cli
 
 RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -577,27 +578,13 @@ def test_migration_list_must_be_ordered(db_path: Path) -> None:
         open_store(sqlite_url(db_path), migrations=[two, one])
 
 
-# Imports happen before the start signal so that the opens themselves overlap.
-_OPENER = """
-import sys, time
-from pathlib import Path
-from rutter_core.store import open_store
-Path(sys.argv[3]).touch()
-go = Path(sys.argv[2])
-while not go.exists():
-    time.sleep(0.0005)
-with open_store(sys.argv[1]) as store, store.read() as conn:
-    conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar()
-"""
-
-
 def test_concurrent_first_opens_apply_each_migration_once(tmp_path: Path) -> None:
     db_path = tmp_path / "fresh" / "rutter.db"
     go = tmp_path / "go"
     ready = [tmp_path / f"ready-{i}" for i in range(8)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _OPENER, sqlite_url(db_path), str(go), str(flag)],
+            [sys.executable, "-c", OPENER, sqlite_url(db_path), str(go), str(flag)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )

@@ -28,9 +28,8 @@ from rutter_core.store.migrations.migration import migration_checksum
 from rutter_core.store.schema import full_text_tables, metadata
 from tests.conftest import write_tree
 from tests.postgres import PostgresServer
-from tests.test_store import _OPENER
-from tests.test_store_schema import _declared
-from tests.test_workspace_lifecycle import OWNED, populate, register, rutter
+from tests.store_shapes import OPENER, declared
+from tests.workspace_population import OWNED, populate, register, rutter
 
 pytestmark = pytest.mark.postgres
 
@@ -323,7 +322,7 @@ def test_the_schema_module_is_the_shape_the_migrations_build_on_postgresql(
             columns = [(c["name"], str(c["type"])) for c in inspector.get_columns(name)]
             assert columns == [("entry_id", "BIGINT"), ("body", "TEXT")]
         for table in metadata.sorted_tables:
-            assert _built_on_postgresql(conn, table.name) == _declared(table), table.name
+            assert _built_on_postgresql(conn, table.name) == declared(table), table.name
 
 
 def test_eight_processes_opening_a_new_database_at_once_apply_each_migration_once(
@@ -333,7 +332,7 @@ def test_eight_processes_opening_a_new_database_at_once_apply_each_migration_onc
     ready = [tmp_path / f"ready-{i}" for i in range(8)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _OPENER, postgres_url, str(go), str(flag)],
+            [sys.executable, "-c", OPENER, postgres_url, str(go), str(flag)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Column, Index, Integer, String, Table, inspect
-from sqlalchemy.sql.elements import UnaryExpression
+from sqlalchemy import inspect
 
 from rutter_core.store import MIGRATIONS, Store, migration_checksum
 from rutter_core.store.schema import full_text_tables, metadata
+from tests.store_shapes import declared
 
 # Stores record these when they apply a migration and refuse to open when the code's checksum
 # differs: a released migration can never change. 1-3 recorded before the store became a
@@ -99,42 +99,8 @@ def test_the_http_tokens_migration_keeps_its_checksum() -> None:
     )
 
 
-def _type(column: Column[Any]) -> str:
-    return "INTEGER" if isinstance(column.type, Integer) else "TEXT"
-
-
 def _reflected_type(column: dict[str, Any]) -> str:
     return str(column["type"])
-
-
-def _index_columns(index: Index) -> list[tuple[str, bool]]:
-    """(column, descending) for each indexed expression."""
-    columns = []
-    for expression in index.expressions:
-        if isinstance(expression, UnaryExpression):
-            columns.append((str(expression.element.name), True))
-        else:
-            assert isinstance(expression, Column | str)
-            columns.append((expression if isinstance(expression, str) else expression.name, False))
-    return columns
-
-
-def _declared(table: Table) -> dict[str, Any]:
-    assert all(isinstance(c.type, Integer | String) for c in table.columns)
-    return {
-        "columns": [(c.name, _type(c), c.nullable) for c in table.columns],
-        "primary_key": [c.name for c in table.primary_key.columns],
-        "foreign_keys": sorted(
-            (fk.parent.name, fk.column.table.name, fk.column.name) for fk in table.foreign_keys
-        ),
-        "unique": sorted([c.name] for c in table.columns if c.unique),
-        "indexes": sorted(
-            (i.name, _index_columns(i), bool(i.unique), i.info.get("where"))
-            for i in table.indexes
-            if i.name is not None
-        ),
-        "append_only": bool(table.info.get("append_only")),
-    }
 
 
 def _built(conn: Any, raw: sqlite3.Connection, name: str) -> dict[str, Any]:
@@ -187,7 +153,7 @@ def test_schema_module_is_the_shape_the_migrations_build(store: Store, db_path: 
                     ["body"],
                 )
             for table in metadata.sorted_tables:
-                assert _built(conn, raw, table.name) == _declared(table), table.name
+                assert _built(conn, raw, table.name) == declared(table), table.name
     finally:
         raw.close()
 
@@ -200,6 +166,6 @@ def test_the_comparison_sees_a_difference(store: Store, db_path: Path) -> None:
     try:
         with store.read() as conn:
             runs = metadata.tables["runs"]
-            assert _built(conn, raw, "runs") != _declared(runs)
+            assert _built(conn, raw, "runs") != declared(runs)
     finally:
         raw.close()

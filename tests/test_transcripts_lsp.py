@@ -18,7 +18,7 @@ from rutter_core.app.continuity import ListMessagesParams
 from rutter_core.app.facade import Rutter
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     RutterClient,
     capabilities,

@@ -34,7 +34,7 @@ from rutter_core.memory.service import MAX_LIST_LIMIT
 from rutter_core.runs.model import RunMode, RunStatus, RunStatusChange
 from tests.conftest import write_tree
 from tests.http_server import Answer, Server, serving
-from tests.test_lsp_helpers import RutterClient, capabilities, folder, request, start, stop
+from tests.lsp_client import RutterClient, capabilities, folder, request, start, stop
 from tests.testing import Cli
 from tools import reference
 

@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types
 
 from tests.conftest import write_tree
-from tests.test_lsp_helpers import (
+from tests.lsp_client import (
     CLIENTS,
     capabilities,
     effective,

@@ -168,13 +168,15 @@ def run_cli(
 class Cli:
     """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`."""
 
-    def __init__(self, home: Path, cwd: Path) -> None:
+    def __init__(self, home: Path, cwd: Path, extra_env: Mapping[str, str] | None = None) -> None:
         self.home = home
         self.cwd = cwd
+        self.extra_env = dict(extra_env or {})
+        """Set in every command's environment (after `cli_env`'s own), e.g. a summarizer's."""
 
     def env(self, **extra: str) -> dict[str, str]:
-        """The environment a command runs with (see `cli_env`)."""
-        return cli_env(self.home, **extra)
+        """The environment a command runs with (see `cli_env`), with `extra_env`."""
+        return cli_env(self.home, **{**self.extra_env, **extra})
 
     def __call__(
         self, *args: str, cwd: Path | None = None, stdin: bytes | str = b""

@@ -1,6 +1,7 @@
-"""Each coding agent's own MCP configuration, and rutter's entry merged into it: pure (text in,
-text out; no file, no environment), so every format and every refusal is tested without I/O.
-`rutter_cli.connect` reads and writes the files.
+"""Each coding agent's own MCP configuration, and rutter's entry merged into it; for the agents
+with a session-start hook (Claude Code, Gemini CLI), rutter's hook merged into their settings:
+pure (text in, text out; no file, no environment), so every format and every refusal is tested
+without I/O. `rutter_cli.connect` reads and writes the files.
 
 The entry is named `rutter`. Everything else in the document is kept: other servers and keys
 with their values and order; in TOML (Codex) every byte outside rutter's own table. A JSON
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -188,23 +190,28 @@ def _unique_keys(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     return document
 
 
-def _merge_json(existing: str | None, key: str, entry: dict[str, Any], *, force: bool) -> Merged:
+def _load_json(existing: str | None) -> tuple[dict[str, Any], str, str]:
+    """The document (empty for no file), its indentation and its line end."""
     if existing is None or not existing.strip():
-        document: dict[str, Any] = {}
-        indent: str = "  "
-        newline = "\n"
-    else:
-        try:
-            parsed = json.loads(existing, object_pairs_hook=_unique_keys)
-        except json.JSONDecodeError as exc:
-            # Position only: the message of a decode error may quote the text.
-            where = f"line {exc.lineno}, column {exc.colno}"
-            raise _invalid("JSON", f"not valid JSON at {where}") from exc
-        if not isinstance(parsed, dict):
-            raise _invalid("JSON", "the document is not an object")
-        document = parsed
-        indent = _json_indent(existing)
-        newline = "\r\n" if "\r\n" in existing else "\n"
+        return {}, "  ", "\n"
+    try:
+        parsed = json.loads(existing, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        # Position only: the message of a decode error may quote the text.
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise _invalid("JSON", f"not valid JSON at {where}") from exc
+    if not isinstance(parsed, dict):
+        raise _invalid("JSON", "the document is not an object")
+    return parsed, _json_indent(existing), "\r\n" if "\r\n" in existing else "\n"
+
+
+def _dump_json(document: dict[str, Any], indent: str, newline: str) -> str:
+    text = json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
+    return text.replace("\n", newline)
+
+
+def _merge_json(existing: str | None, key: str, entry: dict[str, Any], *, force: bool) -> Merged:
+    document, indent, newline = _load_json(existing)
     servers = document.get(key)
     if servers is None:
         servers = {}
@@ -216,14 +223,111 @@ def _merge_json(existing: str | None, key: str, entry: dict[str, Any], *, force:
     if current is not None and not force:
         raise _conflict(key)
     document[key] = {**servers, SERVER_NAME: entry}  # an existing entry keeps its place
-    text = json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
-    return Merged(text.replace("\n", newline), changed=True, replaced=current is not None)
+    return Merged(_dump_json(document, indent, newline), changed=True, replaced=current is not None)
 
 
 def _json_indent(text: str) -> str:
     """The indentation of the first indented line (the document's own), else two spaces."""
     match = re.search(r"\n([ \t]+)\S", text)
     return match.group(1) if match else "  "
+
+
+# -- the session-start hook (Claude Code, Gemini CLI) -------------------------------------------
+
+HOOK_EVENT: Final = "SessionStart"
+HOOK_NAME: Final = "rutter-session-start"
+"""Gemini CLI's name of the hook (its `/hooks enable|disable NAME`)."""
+HOOK_ARGS: Final = ("hook", "session-start")
+"""The subcommand that makes a hook rutter's own, wherever its executable is."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookFormat:
+    locations: Mapping[Scope, Location]
+    """The settings file holding the agent's hooks, per scope."""
+    named: bool
+    """Whether the hook carries a `name` (Gemini CLI)."""
+
+
+HOOK_FORMATS: Final[dict[Agent, HookFormat]] = {
+    # Hooks are settings, not MCP configuration: `.claude/settings.json`, not `.mcp.json`.
+    "claude-code": HookFormat(
+        {
+            "project": Location("project", (".claude", "settings.json")),
+            "user": Location("home", (".claude", "settings.json")),
+        },
+        named=False,
+    ),
+    # The same settings file as the MCP servers.
+    "gemini": HookFormat(FORMATS["gemini"].locations, named=True),
+}
+"""The agents with a session-start hook whose output joins the session's context."""
+
+
+def hook_location(agent: Agent, scope: Scope) -> Location | None:
+    """Where `agent` keeps its hooks for `scope`; None when it has no session-start hook."""
+    form = HOOK_FORMATS.get(agent)
+    return None if form is None else form.locations[scope]
+
+
+def hook_entry(agent: Agent, command: str) -> dict[str, Any]:
+    """rutter's session-start hook in `agent`'s format: a shell command."""
+    entry: dict[str, Any] = {"name": HOOK_NAME} if HOOK_FORMATS[agent].named else {}
+    entry["type"] = "command"
+    entry["command"] = command
+    return entry
+
+
+def _is_rutter_hook(hook: object) -> bool:
+    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return False
+    try:
+        words = shlex.split(hook["command"])
+    except ValueError:
+        return False
+    return any(tuple(words[i : i + 2]) == HOOK_ARGS for i in range(len(words) - 1))
+
+
+def merge_hook(existing: str | None, entry: Mapping[str, Any], *, force: bool) -> Merged:
+    """`existing` (a JSON settings document, None when there is none) with `entry` as rutter's
+    session-start hook: in place of rutter's hook when there is one (a hook running
+    `rutter hook session-start`), else in a group of its own appended to
+    `hooks.SessionStart`, which runs for every start (no matcher). Every other hook, group and
+    setting is kept. A different rutter hook is replaced only with `force`."""
+    document, indent, newline = _load_json(existing)
+    hooks = document.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise _invalid("JSON", "hooks is not an object")
+    groups = hooks.get(HOOK_EVENT, [])
+    if not isinstance(groups, list) or not all(isinstance(group, dict) for group in groups):
+        raise _invalid("JSON", f"hooks.{HOOK_EVENT} is not a list of objects")
+    found: tuple[int, int] | None = None
+    for g, group in enumerate(groups):
+        listed = group.get("hooks")
+        if not isinstance(listed, list):
+            raise _invalid("JSON", f"a group of hooks.{HOOK_EVENT} has no list of hooks")
+        for h, hook in enumerate(listed):
+            if found is None and _is_rutter_hook(hook):
+                found = (g, h)
+    entry = dict(entry)
+    if found is not None:
+        g, h = found
+        current = groups[g]["hooks"][h]
+        if current == entry:
+            return Merged(existing or "", changed=False, replaced=False)
+        if not force:
+            raise ConflictError(
+                "config_conflict",
+                f"the settings already have a different rutter hook in hooks.{HOOK_EVENT}",
+                details={"hook": HOOK_EVENT},
+                hint=Hint("force_connect"),
+            )
+        groups = [dict(group) for group in groups]
+        groups[g]["hooks"] = [*groups[g]["hooks"][:h], entry, *groups[g]["hooks"][h + 1 :]]
+    else:
+        groups = [*groups, {"hooks": [entry]}]
+    document["hooks"] = {**hooks, HOOK_EVENT: groups}  # an existing key keeps its place
+    return Merged(_dump_json(document, indent, newline), changed=True, replaced=found is not None)
 
 
 # -- TOML (Codex) ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit
 from rutter_cli.render_assembly import render_assembly, render_audit, render_report
 from rutter_core.app.assembly import AssembleParams, AuditParams, ReportParams
 
@@ -43,10 +43,7 @@ def context_assemble(
         assembly = rutter.assembly.assemble(
             AssembleParams(run_id=run_id, budget=budget), actor=ACTOR
         )
-    if as_json:
-        print_json(assembly.to_json())
-        return
-    render_assembly(make_console(), assembly)
+    emit(assembly, as_json=as_json, for_people=lambda console: render_assembly(console, assembly))
 
 
 def context_audit(
@@ -63,10 +60,7 @@ def context_audit(
     digests, estimated tokens) and what it left out, and why. Never a text."""
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.assembly.audit(AuditParams(run_id=run_id, limit=limit))
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_audit(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_audit(console, found))
 
 
 def context_report(
@@ -94,10 +88,7 @@ def context_report(
     )
     with cli_app(ctx) as rutter:
         made = rutter.assembly.report(params, actor=ACTOR)
-    if as_json:
-        print_json(made.to_json())
-        return
-    render_report(make_console(), made)
+    emit(made, as_json=as_json, for_people=lambda console: render_report(console, made))
 
 
 __all__ = ["context_assemble", "context_audit", "context_report"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
@@ -53,30 +53,20 @@ def settings_of(ctx: typer.Context) -> CliSettings:
 def cli_app(ctx: typer.Context, *, read_only: bool = False) -> Iterator[Rutter]:
     """The app facade over the store the global options name: what every command calls.
     `read_only`: the command only reads, so a store that does not exist yet is not created
-    for it (it answers as from an empty store)."""
-    from rutter_core.app.facade import Rutter
-
-    with cli_store(ctx, read_only=read_only) as store:
-        yield Rutter(store)
-
-
-@contextmanager
-def cli_store(ctx: typer.Context, *, read_only: bool = False) -> Iterator[Store]:
-    """The store the global options and the environment name, closed after the command. A
+    for it (it answers as from an empty store). The store is closed after the command. A
     failure to find something names the store that was searched, since the wrong store (an
     agent started with another environment) is the usual cause."""
+    from rutter_core.app.facade import open_rutter
     from rutter_core.kernel.errors import RutterError
-    from rutter_core.store import open_store, resolve_database_url
 
-    url = resolve_database_url(database_url=settings_of(ctx).database_url, env=os.environ)
-    store = open_store(url, create=not read_only)
+    rutter = open_rutter(settings_of(ctx).database_url, os.environ, create=not read_only)
     try:
-        yield store
+        yield rutter
     except RutterError as error:
-        name_store(error, store)
+        name_store(error, rutter.store)
         raise
     finally:
-        store.close()
+        rutter.store.close()
 
 
 STORE_SYMPTOMS: Final = frozenset({"workspace_required", "not_registered"})
@@ -99,6 +89,17 @@ def name_store(error: RutterError, store: Store) -> None:
 
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+
+
+def emit(result: Any, *, as_json: bool, for_people: Callable[[Console], object]) -> None:
+    """A command's one output: with `--json`, `result`'s document on stdout (a result model's
+    `to_json()`, or the document itself); else `for_people` renders it on a console made for
+    people (`make_console`)."""
+    if as_json:
+        to_json = getattr(result, "to_json", None)
+        print_json(to_json() if callable(to_json) else result)
+        return
+    for_people(make_console())
 
 
 def make_console() -> Console:

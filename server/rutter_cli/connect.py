@@ -11,16 +11,17 @@ old file's permissions. Only `typer` is imported before the command runs.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast, get_args
 
 import typer
 
-from rutter_cli.common import JsonFlag, WorkspaceOption
+from rutter_cli.common import JsonFlag, WorkspaceOption, emit
 
 if TYPE_CHECKING:
-    from rutter_cli.agent_config import Launch, Location, Scope
+    from rutter_cli.agent_config import Launch, Location, Merged, Scope
     from rutter_core.app.facade import Rutter
 
 
@@ -46,11 +47,27 @@ def connect_command(
         bool,
         typer.Option("--force", help="Replace a different `rutter` entry already there."),
     ] = False,
+    no_hook: Annotated[
+        bool,
+        typer.Option(
+            "--no-hook",
+            help="Add no session-start hook (Claude Code, Gemini CLI): the MCP server only.",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """The command's help is `rutter_cli.main.COMMANDS["connect"]`."""
-    from rutter_cli.agent_config import FORMATS, Scope, location, merge, server_entry
-    from rutter_cli.common import cli_app, print_json
+    from rutter_cli.agent_config import (
+        FORMATS,
+        Scope,
+        hook_entry,
+        hook_location,
+        location,
+        merge,
+        merge_hook,
+        server_entry,
+    )
+    from rutter_cli.common import cli_app
     from rutter_core.kernel.errors import UsageError
     from rutter_core.store import resolve_database_url, shareable_database_url
 
@@ -79,14 +96,37 @@ def connect_command(
             project = _project(rutter, workspace_id, cwd)
     base = _base_directory(where, project)
     path = base.joinpath(*where.parts)
-    launch = _launch(store_url, cwd=str(project.root) if project else None)
+    launch = _launch(store_url, ("mcp",), cwd=str(project.root) if project else None)
     entry = server_entry(chosen, launch)
     existing = _read_config(base, where)
     merged = merge(chosen, existing, entry, force=force)
-    written = False
-    if merged.changed and not dry_run:
-        _write_atomically(base, where, merged.text, existing, private=where.base != "project")
+    hook_where = None if no_hook else hook_location(chosen, cast("Scope", scope))
+    hook: dict[str, Any] | None = None
+    hook_plan: _HookPlan | None = None
+    if hook_where is not None:
+        command = _launch(store_url, ("hook", "session-start", "--agent", chosen), cwd=None)
+        hook = hook_entry(chosen, shlex.join((command.command, *command.args)))
+        hook_base = _base_directory(hook_where, project)
+        # Gemini CLI keeps both in one settings file: the hook is merged into the new text.
+        same_file = hook_base.joinpath(*hook_where.parts) == path
+        hook_existing = merged.text if same_file else _read_config(hook_base, hook_where)
+        hook_merged = merge_hook(hook_existing, hook, force=force)  # both checked before writing
+        hook_plan = _HookPlan(hook_base, hook_where, hook_existing, hook_merged, same_file)
+    text = merged.text
+    if hook_plan is not None and hook_plan.same_file and hook_plan.merged.changed:
+        text = hook_plan.merged.text
+    written = hook_written = False
+    if text != (existing or "") and not dry_run:
+        _write_atomically(base, where, text, existing, private=where.base != "project")
         written = True
+        hook_written = hook_plan is not None and hook_plan.same_file and hook_plan.merged.changed
+    separate = hook_plan is not None and not hook_plan.same_file and hook_plan.merged.changed
+    if hook_plan is not None and separate and not dry_run:
+        _write_atomically(
+            hook_plan.base, hook_plan.where, hook_plan.merged.text, hook_plan.existing,
+            private=hook_plan.where.base != "project",
+        )  # fmt: skip
+        hook_written = True
     document: dict[str, Any] = {
         "agent": agent,
         "scope": scope,
@@ -99,11 +139,35 @@ def connect_command(
         "dry_run": dry_run,
         "store": store_url,
         "workspace_id": project.workspace_id if project else None,
+        "hook": None
+        if hook_plan is None
+        else {
+            "event": "SessionStart",
+            "path": str(hook_plan.base.joinpath(*hook_plan.where.parts)),
+            "entry": hook,
+            "changed": hook_plan.merged.changed,
+            "replaced": hook_plan.merged.replaced,
+            "written": hook_written,
+        },
     }
-    if as_json:
-        print_json(document)
-        return
-    _print_for_people(document, existing, merged.text, project)
+    emit(
+        document,
+        as_json=as_json,
+        for_people=lambda _console: _print_for_people(document, existing, text, project, hook_plan),
+    )
+
+
+class _HookPlan:
+    """The session-start hook's settings file, its text, and the text with rutter's hook."""
+
+    def __init__(
+        self, base: Path, where: Location, existing: str | None, merged: Merged, same_file: bool
+    ) -> None:
+        self.base = base
+        self.where = where
+        self.existing = existing
+        self.merged = merged
+        self.same_file = same_file
 
 
 # -- the project ------------------------------------------------------------------------------
@@ -161,13 +225,14 @@ def _base_directory(where: Location, project: Project | None) -> Path:
 # -- the command the agent runs ---------------------------------------------------------------
 
 
-def _launch(store_url: str, *, cwd: str | None) -> Launch:
-    """`rutter --database-url URL mcp` by absolute paths: the `rutter` script installed beside
-    this interpreter, else this interpreter with `-m rutter`. The store is in the arguments,
-    not the environment, since some agents start servers with almost none (Codex)."""
+def _launch(store_url: str, command: tuple[str, ...], *, cwd: str | None) -> Launch:
+    """`rutter --database-url URL COMMAND...` (`mcp`, or the session-start hook) by absolute
+    paths: the `rutter` script installed beside this interpreter, else this interpreter with
+    `-m rutter`. The store is in the arguments, not the environment, since some agents start
+    servers with almost none (Codex)."""
     from rutter_cli.agent_config import Launch
 
-    rest = ("--database-url", store_url, "mcp")
+    rest = ("--database-url", store_url, *command)
     interpreter = Path(sys.executable).absolute()  # not resolved: a venv's python is a link
     script = interpreter.parent / ("rutter.exe" if os.name == "nt" else "rutter")
     if script.is_file() and os.access(script, os.X_OK):
@@ -268,29 +333,53 @@ def _hint(fix: str) -> Any:
 
 
 def _print_for_people(
-    document: dict[str, Any], before: str | None, after: str, project: Project | None
+    document: dict[str, Any],
+    before: str | None,
+    after: str,
+    project: Project | None,
+    hook_plan: _HookPlan | None,
 ) -> None:
-    import difflib
-
     path = document["path"]
+    hook = document["hook"]
     out = sys.stdout
     if not document["changed"]:
         out.write(f"{path} already has this rutter entry: nothing to change.\n")
-    elif document["dry_run"]:
-        out.write(f"Would write {path} (nothing written, --dry-run):\n")
-        diff = difflib.unified_diff(
-            (before or "").splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            fromfile=path if before is not None else "/dev/null",
-            tofile=path,
-        )
-        out.writelines(line if line.endswith("\n") else f"{line}\n" for line in diff)
-    else:
+    elif not document["dry_run"]:
         verb = "Replaced the rutter entry in" if document["replaced"] else "Added rutter to"
         out.write(f"{verb} {path}.\n")
+    if hook is not None:
+        where = hook["path"]
+        if not hook["changed"]:
+            out.write(f"{where} already has rutter's session-start hook: nothing to change.\n")
+        elif not document["dry_run"]:
+            verb = (
+                "Replaced rutter's session-start hook in"
+                if hook["replaced"]
+                else ("Added rutter's session-start hook to")
+            )
+            out.write(f"{verb} {where}.\n")
+    if document["dry_run"]:
+        if after != (before or ""):
+            _print_diff(path, before, after)
+        if hook_plan is not None and not hook_plan.same_file and hook_plan.merged.changed:
+            _print_diff(hook["path"], hook_plan.existing, hook_plan.merged.text)
     out.write(f"Store: {document['store']}\n")
     if project is not None and project.workspace_id is None:
         out.write(
             f"Note: {project.root} is not a registered workspace in this store; register it "
             f"with `rutter workspace register ID {project.root}`.\n"
         )
+
+
+def _print_diff(path: str, before: str | None, after: str) -> None:
+    import difflib
+
+    out = sys.stdout
+    out.write(f"Would write {path} (nothing written, --dry-run):\n")
+    diff = difflib.unified_diff(
+        (before or "").splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=path if before is not None else "/dev/null",
+        tofile=path,
+    )
+    out.writelines(line if line.endswith("\n") else f"{line}\n" for line in diff)

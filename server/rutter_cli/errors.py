@@ -18,6 +18,13 @@ EXIT_CODES: dict[ErrorCategory, int] = {
 }
 
 HintWording = Callable[[Mapping[str, HintValue]], str]
+
+
+def _endpoint_env(params: Mapping[str, HintValue], setting: str) -> str:
+    """The variable a model summarizer's setting is read from (`RUTTER_SUMMARIZER_OPENAI_MODEL`)."""
+    return f"RUTTER_SUMMARIZER_{str(params.get('summarizer', 'openai')).upper()}_{setting}"
+
+
 HINT_WORDING: dict[str, HintWording] = {
     # -- store
     "choose_store": lambda _: (
@@ -100,6 +107,61 @@ HINT_WORDING: dict[str, HintWording] = {
     ),
     "give_summarizer_command": lambda _: (
         "pass --summarizer-command 'PROGRAM ARG...' or set RUTTER_SUMMARIZER_COMMAND"
+    ),
+    "give_summarizer_base_url": lambda p: (
+        f"pass --summarizer-base-url URL or set {_endpoint_env(p, 'BASE_URL')} (an http(s) URL "
+        "without credentials, query or fragment; leave both out for the vendor's)"
+    ),
+    "give_summarizer_model": lambda p: (
+        f"pass --summarizer-model MODEL or set {_endpoint_env(p, 'MODEL')}"
+    ),
+    "give_summarizer_key_env": lambda p: (
+        f"pass --summarizer-key-env NAME or set {_endpoint_env(p, 'KEY_ENV')} to the NAME of the "
+        "variable that holds the key (not the key), or to '' to send none"
+    ),
+    "set_summarizer_key": lambda p: (
+        f"export the key in {p['key_env']}, or name another variable with --summarizer-key-env "
+        f"(or {_endpoint_env(p, 'KEY_ENV')}); '' sends no key"
+    ),
+    "use_https_endpoint": lambda p: (
+        f"use an https URL in --summarizer-base-url (or {_endpoint_env(p, 'BASE_URL')}), a "
+        "loopback address, or send no key (--summarizer-key-env '')"
+    ),
+    "check_summarizer_endpoint": lambda p: (
+        f"check that the endpoint in {_endpoint_env(p, 'BASE_URL')} (or --summarizer-base-url) is "
+        f"up, reachable from here and speaks the {p['summarizer']} protocol, and the model name"
+    ),
+    "check_summarizer_key": lambda p: (
+        f"check the key in {p['key_env']}: is it valid for this endpoint, and allowed the model?"
+    ),
+    "check_summarizer_model": lambda p: (
+        f"check the model name (--summarizer-model or {_endpoint_env(p, 'MODEL')}) and that the "
+        "endpoint serves it; a smaller --input-tokens may help"
+    ),
+    "wait_for_summarizer": lambda p: (
+        (f"wait {p['retry_after']} seconds" if "retry_after" in p else "wait")
+        + " and compact again with a new operation key, or check the account's quota"
+    ),
+    "retry_summarizer_later": lambda _: (
+        "the endpoint failed on its side: compact again later with a new operation key"
+    ),
+    "raise_summarizer_timeout": lambda p: (
+        f"raise --summarizer-timeout (it was {p.get('timeout', '?')} seconds), or compact with "
+        "a smaller --input-tokens"
+    ),
+    "narrow_summarizer_input": lambda _: (
+        "compact with a smaller --input-tokens or a narrower --focus, so the summary fits the "
+        "model's output limit"
+    ),
+    "check_summarizer_output": lambda p: (
+        "the command must print the summary on its stdout"
+        if p.get("summarizer") == "command"
+        else f"check the model (--summarizer-model or {_endpoint_env(p, 'MODEL')}) and what the "
+        "endpoint answers"
+    ),
+    "rotate_summarizer_key": lambda p: (
+        f"the key in {p.get('key_env', 'its variable')} appears in the thread: revoke it, "
+        "then compact with a new one"
     ),
     "copy_fingerprints": lambda params: (
         f"copy it from `rutter context instructions --run {params['run_id']}`"

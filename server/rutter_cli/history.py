@@ -7,13 +7,16 @@ and each command prints one JSON document (`--json`) or text for people.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from rutter_cli.common import JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import JsonFlag, cli_app, emit
 from rutter_core.app.history import HistoryReadParams, HistorySearchParams
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 history_app = typer.Typer(
     help="Search memories and a run's history (notes, messages, receipts, summaries, "
@@ -73,39 +76,39 @@ def history_search(
     )
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.history.search(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    console = make_console()
-    searched = searched_where(run_id, workspace_id, scopes or [])
-    if not found.hits:
-        console.print(f"No hits in {searched}.", highlight=False)
-        if run_id is None:
+
+    def for_people(console: Console) -> None:
+        searched = searched_where(run_id, workspace_id, scopes or [])
+        if not found.hits:
+            console.print(f"No hits in {searched}.", highlight=False)
+            if run_id is None:
+                console.print(
+                    "Without --run only memories are searched: give --run RUN to search that run's "
+                    "notes, messages, receipts, summaries and checkpoints too"
+                    + ("" if workspace_id else ", or --workspace ID for a workspace's memories")
+                    + ".",
+                    highlight=False,
+                )
+        else:
+            count = len(found.hits)
+            more = " (more: see below)" if found.next_cursor is not None else ""
             console.print(
-                "Without --run only memories are searched: give --run RUN to search that run's "
-                "notes, messages, receipts, summaries and checkpoints too"
-                + ("" if workspace_id else ", or --workspace ID for a workspace's memories")
-                + ".",
-                highlight=False,
+                f"{count} hit{'s' if count != 1 else ''} in {searched}{more}:", highlight=False
             )
-    else:
-        count = len(found.hits)
-        more = " (more: see below)" if found.next_cursor is not None else ""
-        console.print(
-            f"{count} hit{'s' if count != 1 else ''} in {searched}{more}:", highlight=False
-        )
-    for number, hit in enumerate(found.hits, 1):
-        where = "" if hit.thread_id is None else f" in thread {hit.thread_id}"
-        when = "" if hit.recorded_at is None else f", {hit.recorded_at}"
-        console.print(
-            f"{number:>2}. [bold]{hit.source_kind}[/bold] {hit.source_id} "
-            f"v{hit.version}{when}{where}",
-            soft_wrap=True,
-        )
-        console.print(f"    {escape(hit.snippet)}", soft_wrap=True, highlight=False)
-        console.print(f"    read: rutter history read {hit.handle}", soft_wrap=True)
-    if found.next_cursor is not None:
-        console.print(f"More: --cursor {found.next_cursor}", soft_wrap=True)
+        for number, hit in enumerate(found.hits, 1):
+            where = "" if hit.thread_id is None else f" in thread {hit.thread_id}"
+            when = "" if hit.recorded_at is None else f", {hit.recorded_at}"
+            console.print(
+                f"{number:>2}. [bold]{hit.source_kind}[/bold] {hit.source_id} "
+                f"v{hit.version}{when}{where}",
+                soft_wrap=True,
+            )
+            console.print(f"    {escape(hit.snippet)}", soft_wrap=True, highlight=False)
+            console.print(f"    read: rutter history read {hit.handle}", soft_wrap=True)
+        if found.next_cursor is not None:
+            console.print(f"More: --cursor {found.next_cursor}", soft_wrap=True)
+
+    emit(found, as_json=as_json, for_people=for_people)
 
 
 def searched_where(run_id: str | None, workspace_id: str | None, scopes: list[str]) -> str:
@@ -131,9 +134,9 @@ def history_read(
     """Read page N of the text HANDLE names, re-checked: changed is exit 4, gone exit 5."""
     with cli_app(ctx, read_only=True) as rutter:
         read = rutter.history.read(HistoryReadParams(handle=handle, page=page))
-    if as_json:
-        print_json(read.to_json())
-        return
-    console = make_console()
-    console.print(escape(read.text), soft_wrap=True)
-    console.print(f"(page {read.page} of {read.pages})", style="dim")
+
+    def for_people(console: Console) -> None:
+        console.print(escape(read.text), soft_wrap=True)
+        console.print(f"(page {read.page} of {read.pages})", style="dim")
+
+    emit(read, as_json=as_json, for_people=for_people)

@@ -6,12 +6,15 @@ when it runs; `rutter http token ...` never does.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json, settings_of
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit, settings_of
 from rutter_core.app.tokens import CreateTokenParams, ListTokensParams, RevokeTokenParams
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HTTP_HELP = "Serve the HTTP API (/api/v1) and manage its bearer tokens."
 
@@ -81,13 +84,14 @@ def token_create(
     """Make a bearer token; its secret is printed this once and stored only as a hash."""
     with cli_app(ctx) as rutter:
         created = rutter.tokens.create(CreateTokenParams(scope=scope), actor=ACTOR)
-    if as_json:
-        print_json(created.to_json())
-        return
-    make_console().print(
-        f"Created {created.scope} token {created.token_id}. Its secret, shown only now:\n"
-        f"{created.secret}"
-    )
+
+    def for_people(console: Console) -> None:
+        console.print(
+            f"Created {created.scope} token {created.token_id}. Its secret, shown only now:\n"
+            f"{created.secret}"
+        )
+
+    emit(created, as_json=as_json, for_people=for_people)
 
 
 @token_app.command("list")
@@ -99,15 +103,17 @@ def token_list(
     """List bearer tokens (never their secrets)."""
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.tokens.list(ListTokensParams(all=include_revoked))
-    if as_json:
-        print_json(found.to_json())
-        return
-    console = make_console()
-    if not found.items:
-        console.print("No HTTP tokens.")
-    for token in found.items:
-        state = "valid" if token.revoked_at is None else f"revoked {token.revoked_at}"
-        console.print(f"{token.token_id}  {token.scope:<7}  created {token.created_at}  {state}")
+
+    def for_people(console: Console) -> None:
+        if not found.items:
+            console.print("No HTTP tokens.")
+        for token in found.items:
+            state = "valid" if token.revoked_at is None else f"revoked {token.revoked_at}"
+            console.print(
+                f"{token.token_id}  {token.scope:<7}  created {token.created_at}  {state}"
+            )
+
+    emit(found, as_json=as_json, for_people=for_people)
 
 
 @token_app.command("revoke")
@@ -119,7 +125,8 @@ def token_revoke(
     """Revoke a bearer token: it authenticates nothing from now on."""
     with cli_app(ctx) as rutter:
         revoked = rutter.tokens.revoke(RevokeTokenParams(token_id=token_id))
-    if as_json:
-        print_json(revoked.to_json())
-        return
-    make_console().print(f"Revoked token {revoked.token_id} ({revoked.scope}).")
+
+    def for_people(console: Console) -> None:
+        console.print(f"Revoked token {revoked.token_id} ({revoked.scope}).")
+
+    emit(revoked, as_json=as_json, for_people=for_people)

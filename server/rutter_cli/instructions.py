@@ -17,8 +17,8 @@ from rutter_cli.common import (
     JsonFlag,
     WorkspaceOption,
     cli_app,
+    emit,
     make_console,
-    print_json,
     settings_of,
 )
 from rutter_cli.errors import EXIT_CODES, message_of
@@ -30,6 +30,8 @@ from rutter_core.app.instructions import (
 from rutter_core.kernel.errors import ErrorCategory, RutterError, UsageError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from rutter_core.app.facade import Rutter
 
 WORST_FIRST: Final = (
@@ -184,16 +186,18 @@ def context_instructions(
     )
     with cli_app(ctx, read_only=True) as rutter:
         snapshot = rutter.instructions.effective(params)
-        if as_json:
-            print_json(snapshot.to_json())
-            return
-        others = other_agents_files(rutter, params, {source.path for source in snapshot.sources})
-    from rutter_cli.render import render_snapshot
-    from rutter_cli.render_profiles import render_other_agents
+        shown = {source.path for source in snapshot.sources}
+        others = None if as_json else other_agents_files(rutter, params, shown)
 
-    console = make_console()
-    render_snapshot(console, snapshot)
-    render_other_agents(console, others, target)
+    def for_people(console: Console) -> None:
+        from rutter_cli.render import render_snapshot
+        from rutter_cli.render_profiles import render_other_agents
+
+        assert others is not None  # read above when not --json
+        render_snapshot(console, snapshot)
+        render_other_agents(console, others, target)
+
+    emit(snapshot, as_json=as_json, for_people=for_people)
 
 
 def other_agents_files(
@@ -236,12 +240,13 @@ def agent_view(
         raise UsageError("usage", f"--as takes one of {', '.join(AGENTS)} or all") from None
     with cli_app(ctx, read_only=True) as rutter:
         views = rutter.profiles.view(params)
-    if as_json:
-        print_json(views.to_json())
-        return
-    from rutter_cli.render_profiles import render_profiles
 
-    render_profiles(make_console(), views, target)
+    def for_people(console: Console) -> None:
+        from rutter_cli.render_profiles import render_profiles
+
+        render_profiles(console, views, target)
+
+    emit(views, as_json=as_json, for_people=for_people)
 
 
 def agent_views(
@@ -313,15 +318,16 @@ def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:
 
     with cli_app(ctx, read_only=True) as rutter:
         review = rutter.runs.review(InspectRunParams(run_id=run_id))
-    if as_json:
-        print_json(review.to_json())
-        return
-    render_inspection(
-        make_console(),
-        review,
-        database_url=settings_of(ctx).database_url,
-        diff_text=review.diff_text,
-    )
+
+    def for_people(console: Console) -> None:
+        render_inspection(
+            console,
+            review,
+            database_url=settings_of(ctx).database_url,
+            diff_text=review.diff_text,
+        )
+
+    emit(review, as_json=as_json, for_people=for_people)
 
 
 def _answer_each(

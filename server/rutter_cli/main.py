@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from rutter_cli.errors import EXIT_CODES
-from rutter_core.kernel.errors import ErrorCategory
+from rutter_core.kernel.errors import ErrorCategory, RutterError
 
 if TYPE_CHECKING:
     import click
@@ -31,18 +31,16 @@ DATABASE_URL_HELP: Final = (
     "SQLAlchemy URL of the store (default: $RUTTER_DATABASE_URL, else SQLite in $RUTTER_HOME)."
 )
 VERSION_HELP: Final = "Print rutter's version and exit."
-DISTRIBUTION: Final = "rutter"
-"""The distribution that installs the `rutter` command: its version is rutter's."""
 
 
 def version_line() -> str:
     """`rutter X.Y.Z`, from the installed package's metadata (read only when asked for)."""
-    from importlib.metadata import PackageNotFoundError, version
+    from rutter_core.app.facade import rutter_version
 
-    try:
-        return f"rutter {version(DISTRIBUTION)}"
-    except PackageNotFoundError:  # run from a source tree that was never installed
+    found = rutter_version()
+    if found is None:  # run from a source tree that was never installed
         return "rutter (version unknown: the package is not installed)"
+    return f"rutter {found}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +63,10 @@ COMMANDS: Final[dict[str, Command]] = {
     ),
     "connect": Command(
         "Add rutter's MCP server to an agent's configuration (claude-code, codex, gemini, "
-        "vscode, cursor), naming this store. Other servers are kept. The project is the "
-        "registered workspace around the current directory (or --workspace), else its git "
-        "repository.",
+        "vscode, cursor), naming this store, and for Claude Code and Gemini CLI a hook that "
+        "gives each session its assembled context. Other servers and hooks are kept. The "
+        "project is the registered workspace around the current directory (or --workspace), "
+        "else its git repository.",
         "connect_command",
         "rutter_cli.connect",
     ),
@@ -164,6 +163,10 @@ GROUPS: Final[dict[str, Group]] = {
     "http": Group(
         "Serve the HTTP API (/api/v1) and manage its bearer tokens.",
         _attribute("rutter_cli.http", "http_app"),
+    ),
+    "hook": Group(
+        "Commands an agent's hooks run (installed by `rutter connect`).",
+        _attribute("rutter_cli.hook", "hook_app"),
     ),
 }
 """Every group under `rutter`, in the order the help lists them (then `serve`)."""
@@ -294,6 +297,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.enable()
 
 
+def _params_refused(exc: Exception) -> RutterError | None:
+    """`exc` as the app layer's `invalid_params` error when a params model refused it (the
+    same error, and the same `details.problems`, as every surface's); pydantic is not imported
+    for it (a command that failed before using it did not load it)."""
+    if "pydantic" not in sys.modules:
+        return None
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return None
+    from rutter_core.app.models import invalid_params
+
+    return invalid_params(exc)
+
+
 def run(args: list[str], *, paused_collector: bool = False) -> int:
     """Build the tree `args` invoke and run it: the exit code, errors reported as the CLI does.
     With `paused_collector` (the process's own run, `main`), the collector paused while the
@@ -301,7 +319,7 @@ def run(args: list[str], *, paused_collector: bool = False) -> int:
     import typer
 
     from rutter_cli.errors import report
-    from rutter_core.kernel.errors import RutterError, UsageError
+    from rutter_core.kernel.errors import UsageError
 
     as_json = "--json" in args
     try:
@@ -330,6 +348,9 @@ def run(args: list[str], *, paused_collector: bool = False) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:  # the last line of defence: typed JSON even for bugs
+        refused = _params_refused(exc)
+        if refused is not None:  # a params model refused what the options gave it
+            return report(refused, as_json=as_json)
         import traceback
 
         traceback.print_exc(file=sys.stderr)

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit, print_json
 from rutter_cli.render_memory import render_deleted, render_memory, render_memory_list
 from rutter_core.app.facade import Rutter
 from rutter_core.app.memory import (
@@ -98,10 +98,11 @@ def _project_workspace(rutter: Rutter, scope: str | None, workspace_id: str | No
 
 
 def _show(record: MemoryRecord, *, as_json: bool, note: str | None = None) -> None:
-    if as_json:
-        print_json(record.to_json())
-        return
-    render_memory(make_console(), record, note=note)
+    emit(
+        record,
+        as_json=as_json,
+        for_people=lambda console: render_memory(console, record, note=note),
+    )
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -185,10 +186,7 @@ def memory_list(
             limit=limit,
         )
         found = rutter.memory.list(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_memory_list(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_memory_list(console, found))
 
 
 @memory_app.command("show")
@@ -308,10 +306,7 @@ def memory_delete(
     with cli_app(ctx) as rutter:
         params = DeleteMemoryParams(id=memory_id, version=version)
         deleted = rutter.memory.delete(params, actor=ACTOR)
-    if as_json:
-        print_json(deleted.to_json())
-        return
-    render_deleted(make_console(), deleted)
+    emit(deleted, as_json=as_json, for_people=lambda console: render_deleted(console, deleted))
 
 
 def _register_candidates() -> None:

@@ -10,11 +10,11 @@ is the registered one containing the current directory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit
 from rutter_cli.render_candidates import render_candidate, render_candidates, render_confirmed
 from rutter_core.app.candidates import (
     ConfirmCandidateParams,
@@ -24,6 +24,9 @@ from rutter_core.app.candidates import (
 )
 from rutter_core.app.facade import Rutter
 from rutter_core.app.workspaces import InferWorkspaceParams
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 candidate_app = typer.Typer(
     help="Review one experience candidate: show it, confirm it into project memory, or ignore it.",
@@ -66,10 +69,7 @@ def memory_candidates(
     with cli_app(ctx, read_only=True) as rutter:
         params = ListCandidatesParams(workspace_id=_workspace(rutter, workspace_id))
         found = rutter.candidates.list(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_candidates(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_candidates(console, found))
 
 
 @candidate_app.command("show")
@@ -83,10 +83,11 @@ def candidate_show(
     with cli_app(ctx, read_only=True) as rutter:
         params = GetCandidateParams(id=candidate_id, workspace_id=workspace_id)
         candidate = rutter.candidates.get(params)
-    if as_json:
-        print_json(candidate.to_json())
-        return
-    render_candidate(make_console(), candidate)
+    emit(
+        candidate,
+        as_json=as_json,
+        for_people=lambda console: render_candidate(console, candidate),
+    )
 
 
 @candidate_app.command("confirm")
@@ -127,10 +128,11 @@ def candidate_confirm(
     )
     with cli_app(ctx) as rutter:
         confirmed = rutter.candidates.confirm(params, actor=ACTOR)
-    if as_json:
-        print_json(confirmed.to_json())
-        return
-    render_confirmed(make_console(), confirmed)
+    emit(
+        confirmed,
+        as_json=as_json,
+        for_people=lambda console: render_confirmed(console, confirmed),
+    )
 
 
 @candidate_app.command("ignore")
@@ -145,7 +147,8 @@ def candidate_ignore(
     params = IgnoreCandidateParams(id=candidate_id, workspace_id=workspace_id, version=version)
     with cli_app(ctx) as rutter:
         ignored = rutter.candidates.ignore(params, actor=ACTOR)
-    if as_json:
-        print_json(ignored.to_json())
-        return
-    render_candidate(make_console(), ignored, note=f"Ignored candidate {ignored.candidate_id}")
+
+    def for_people(console: Console) -> None:
+        render_candidate(console, ignored, note=f"Ignored candidate {ignored.candidate_id}")
+
+    emit(ignored, as_json=as_json, for_people=for_people)

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit
 from rutter_cli.render_pins import (
     render_answered,
     render_pin,
@@ -59,10 +59,7 @@ def pin_add(
     """Pin TEXT to THREAD: every later run of the thread carries it."""
     with cli_app(ctx) as rutter:
         pin = rutter.pins.add(AddPinParams(thread_id=thread_id, text=text), actor=ACTOR)
-    if as_json:
-        print_json(pin.to_json())
-        return
-    render_pin(make_console(), pin, "Pinned")
+    emit(pin, as_json=as_json, for_people=lambda console: render_pin(console, pin, "Pinned"))
 
 
 @pin_app.command("list")
@@ -84,10 +81,7 @@ def pin_list(
         params = ListPinsParams(thread_id=thread_or_run)
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.pins.list(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_pins(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_pins(console, found))
 
 
 @pin_app.command("edit")
@@ -98,10 +92,7 @@ def pin_edit(
     params = EditPinParams(pin_id=pin_id, version=version, text=text)
     with cli_app(ctx) as rutter:
         pin = rutter.pins.edit(params, actor=ACTOR)
-    if as_json:
-        print_json(pin.to_json())
-        return
-    render_pin(make_console(), pin, "Edited")
+    emit(pin, as_json=as_json, for_people=lambda console: render_pin(console, pin, "Edited"))
 
 
 @pin_app.command("remove")
@@ -111,10 +102,7 @@ def pin_remove(
     """Remove PIN: later runs of its thread no longer carry it."""
     with cli_app(ctx) as rutter:
         removed = rutter.pins.remove(RemovePinParams(pin_id=pin_id, version=version), actor=ACTOR)
-    if as_json:
-        print_json(removed.to_json())
-        return
-    render_removed(make_console(), removed)
+    emit(removed, as_json=as_json, for_people=lambda console: render_removed(console, removed))
 
 
 @pin_app.command("proposals")
@@ -137,10 +125,7 @@ def pin_proposals(
     )
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.pins.proposals(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_proposals(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_proposals(console, found))
 
 
 @pin_app.command("answer")
@@ -168,7 +153,4 @@ def pin_answer(
     params = AnswerProposalParams(proposal_id=proposal_id, choice=choice, text=text, pin=pin)
     with cli_app(ctx) as rutter:
         answered = rutter.pins.answer(params, actor=ACTOR)
-    if as_json:
-        print_json(answered.to_json())
-        return
-    render_answered(make_console(), answered)
+    emit(answered, as_json=as_json, for_people=lambda console: render_answered(console, answered))

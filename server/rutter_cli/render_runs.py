@@ -12,6 +12,8 @@ from rich.table import Table
 
 from rutter_core.app.runs import (
     CreatedRun,
+    DeliveryReport,
+    DeliveryReportList,
     LiveFailure,
     RunInspection,
     RunRecord,
@@ -102,6 +104,45 @@ def render_run(console: Console, run: RunRecord) -> None:
     )
     for name, value in rows:
         table.add_row(name, escape(value))
+    console.print(table)
+
+
+def render_delivery_report(console: Console, report: DeliveryReport) -> None:
+    console.print(
+        escape(
+            f"Delivery report {report.report_id} on run {report.run_id}: {report.result}"
+            + (" (summary redacted)" if report.summary_redacted else "")
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(escape(report.summary), highlight=False, soft_wrap=True)
+    if report.references:
+        console.print(
+            escape("references: " + ", ".join(report.references)), highlight=False, soft_wrap=True
+        )
+
+
+def render_delivery_reports(console: Console, found: DeliveryReportList) -> None:
+    if not found.reports:
+        console.print(
+            f"No delivery reports on run {found.run_id} "
+            f"(rutter run report {found.run_id} --result passed|failed --summary TEXT adds one)."
+        )
+        return
+    table = Table()
+    table.add_column("report", no_wrap=True)
+    table.add_column("result", no_wrap=True)
+    table.add_column("reported", no_wrap=True)
+    table.add_column("summary", overflow="fold", ratio=1)
+    for report in found.reports:
+        first = report.summary.splitlines()[0] if report.summary else ""
+        table.add_row(
+            report.report_id,
+            report.result,
+            f"{report.created_at} by {report.created_by}",
+            escape(first),
+        )
     console.print(table)
 
 

@@ -9,13 +9,15 @@ uses the registered workspace containing the current directory (docs/reference/w
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json, settings_of
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit, settings_of
 from rutter_cli.render_runs import (
     render_created,
+    render_delivery_report,
+    render_delivery_reports,
     render_inspection,
     render_run,
     render_runs,
@@ -25,11 +27,16 @@ from rutter_core.app.runs import (
     ConfirmRefreshParams,
     CreateRunParams,
     InspectRunParams,
+    ListDeliveryReportsParams,
     ListRunsParams,
+    ReportDeliveryParams,
     RunInspection,
     SetRunStatusParams,
     ShowRunParams,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 """Who this surface is; set here, never from an option."""
 
@@ -85,10 +92,7 @@ def run_create(
     )
     with cli_app(ctx) as rutter:
         created = rutter.runs.create(params, actor=ACTOR, cwd=Path.cwd())
-    if as_json:
-        print_json(created.to_json())
-        return
-    render_created(make_console(), created)
+    emit(created, as_json=as_json, for_people=lambda console: render_created(console, created))
 
 
 @run_app.command("list")
@@ -108,10 +112,11 @@ def run_list(
     params = ListRunsParams(workspace_id=workspace_id, all=all_runs)
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.runs.list(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_runs(make_console(), found.runs, all_runs=all_runs)
+    emit(
+        found,
+        as_json=as_json,
+        for_people=lambda console: render_runs(console, found.runs, all_runs=all_runs),
+    )
 
 
 @run_app.command("show")
@@ -119,10 +124,7 @@ def run_show(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> No
     """Show one run, with its status and latest pinned revision."""
     with cli_app(ctx, read_only=True) as rutter:
         run = rutter.runs.show(ShowRunParams(run_id=run_id))
-    if as_json:
-        print_json(run.to_json())
-        return
-    render_run(make_console(), run)
+    emit(run, as_json=as_json, for_people=lambda console: render_run(console, run))
 
 
 @run_app.command("status")
@@ -143,13 +145,67 @@ def run_status(
     with cli_app(ctx) as rutter:
         change = rutter.runs.set_status(params, actor=ACTOR)
     run = change.run
-    if as_json:
-        print_json(run.to_json())
-        return
-    if not change.changed:
-        make_console().print(f"Run {run.run_id} is already {run.status}; nothing changed.")
-    else:
-        make_console().print(f"Run {run.run_id}: {change.previous} → {run.status}")
+
+    def for_people(console: Console) -> None:
+        if not change.changed:
+            console.print(f"Run {run.run_id} is already {run.status}; nothing changed.")
+        else:
+            console.print(f"Run {run.run_id}: {change.previous} → {run.status}")
+
+    emit(run, as_json=as_json, for_people=for_people)
+
+
+@run_app.command("report")
+def run_report(
+    ctx: typer.Context,
+    run_id: RunId,
+    result: Annotated[
+        str,
+        typer.Option(
+            "--result",
+            metavar="passed|failed",
+            help="Whether the delivery was checked and passed, or failed.",
+        ),
+    ],
+    summary: Annotated[
+        str,
+        typer.Option(
+            "--summary",
+            metavar="TEXT",
+            help="What was checked and found (stored redacted; at most 4 KiB).",
+        ),
+    ],
+    references: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reference",
+            metavar="R",
+            help="A path, URL or identifier the report rests on (repeatable; at most 32).",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Report on RUN's delivery: checked, and passed or failed.
+
+    The run's newest report that passed is a completion record: the referenced decisions and
+    summaries of its thread become memory candidates. A later failed report takes that back.
+    """
+    params = ReportDeliveryParams(
+        run_id=run_id, result=result, summary=summary, references=tuple(references or ())
+    )
+    with cli_app(ctx) as rutter:
+        report = rutter.runs.report(params, actor=ACTOR)
+    emit(
+        report, as_json=as_json, for_people=lambda console: render_delivery_report(console, report)
+    )
+
+
+@run_app.command("reports")
+def run_reports(ctx: typer.Context, run_id: RunId, as_json: JsonFlag = False) -> None:
+    """List the reports on RUN's delivery, oldest first."""
+    with cli_app(ctx, read_only=True) as rutter:
+        found = rutter.runs.reports(ListDeliveryReportsParams(run_id=run_id))
+    emit(found, as_json=as_json, for_people=lambda console: render_delivery_reports(console, found))
 
 
 # -- context instructions --run ---------------------------------------------------------------
@@ -182,22 +238,22 @@ def run_instructions(
             )
             inspection = runs.confirm_refresh(params, actor=ACTOR)
             refreshed = inspection.refreshed
-    if as_json:
-        print_json(inspection.to_json())
-        return
-    console = make_console()
-    if refreshed is True:
-        console.print(
-            f"Refreshed: run {run_id} now pins revision {inspection.revision} (fingerprint "
-            f"{inspection.pinned_fingerprint}).\n",
-            highlight=False,
-            soft_wrap=True,
-        )
-    elif refreshed is False:
-        console.print(
-            f"Nothing to refresh: run {run_id} already uses the instructions on disk; no "
-            "revision was appended.\n",
-            highlight=False,
-            soft_wrap=True,
-        )
-    render_inspection(console, inspection, database_url=settings_of(ctx).database_url)
+
+    def for_people(console: Console) -> None:
+        if refreshed is True:
+            console.print(
+                f"Refreshed: run {run_id} now pins revision {inspection.revision} (fingerprint "
+                f"{inspection.pinned_fingerprint}).\n",
+                highlight=False,
+                soft_wrap=True,
+            )
+        elif refreshed is False:
+            console.print(
+                f"Nothing to refresh: run {run_id} already uses the instructions on disk; no "
+                "revision was appended.\n",
+                highlight=False,
+                soft_wrap=True,
+            )
+        render_inspection(console, inspection, database_url=settings_of(ctx).database_url)
+
+    emit(inspection, as_json=as_json, for_people=for_people)

@@ -8,11 +8,11 @@ line: there is no `--source`), and prints one JSON document (`--json`) or text f
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit
 from rutter_cli.render_session import (
     render_added_message,
     render_messages,
@@ -32,6 +32,9 @@ from rutter_core.app.continuity import (
     ShowNodeParams,
     SupersedeNoteParams,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 session_app = typer.Typer(
     help="Session continuity: the threads, a thread's messages and notes, checkpoints of runs, "
@@ -82,10 +85,7 @@ def message_add(
     params = AddMessageParams(thread_id=thread_id, role=role, text=text, external_id=external_id)
     with cli_app(ctx) as rutter:
         added = rutter.continuity.add_message(params, source=ACTOR)
-    if as_json:
-        print_json(added.to_json())
-        return
-    render_added_message(make_console(), added)
+    emit(added, as_json=as_json, for_people=lambda console: render_added_message(console, added))
 
 
 @session_app.command("threads")
@@ -103,10 +103,7 @@ def threads_list(
     params = ListThreadsParams(workspace_id=workspace)
     with cli_app(ctx) as rutter:
         found = rutter.continuity.threads(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_threads(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_threads(console, found))
 
 
 @session_app.command("messages")
@@ -126,10 +123,7 @@ def messages_list(
     params = ListMessagesParams(thread_id=thread_id, limit=limit, before_seq=before)
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.continuity.messages(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_messages(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_messages(console, found))
 
 
 @note_app.command("add")
@@ -156,10 +150,11 @@ def note_add(
     )
     with cli_app(ctx) as rutter:
         note = rutter.continuity.add_note(params, actor=ACTOR)
-    if as_json:
-        print_json(note.to_json())
-        return
-    render_note(make_console(), note, headline="Added")
+    emit(
+        note,
+        as_json=as_json,
+        for_people=lambda console: render_note(console, note, headline="Added"),
+    )
 
 
 @note_app.command("edit")
@@ -170,10 +165,11 @@ def note_edit(
     params = EditNoteParams(note_id=note_id, version=version, text=text)
     with cli_app(ctx) as rutter:
         note = rutter.continuity.edit_note(params, actor=ACTOR)
-    if as_json:
-        print_json(note.to_json())
-        return
-    render_note(make_console(), note, headline="Note")
+    emit(
+        note,
+        as_json=as_json,
+        for_people=lambda console: render_note(console, note, headline="Note"),
+    )
 
 
 @note_app.command("supersede")
@@ -191,13 +187,13 @@ def note_supersede(
     params = SupersedeNoteParams(note_id=note_id, version=version, text=text)
     with cli_app(ctx) as rutter:
         result = rutter.continuity.supersede_note(params, actor=ACTOR)
-    if as_json:
-        print_json(result.to_json())
-        return
-    console = make_console()
-    render_note(console, result.note, headline="Superseded")
-    if result.replacement is not None:
-        render_note(console, result.replacement, headline="Replaced by")
+
+    def for_people(console: Console) -> None:
+        render_note(console, result.note, headline="Superseded")
+        if result.replacement is not None:
+            render_note(console, result.replacement, headline="Replaced by")
+
+    emit(result, as_json=as_json, for_people=for_people)
 
 
 @session_app.command("notes")
@@ -211,10 +207,11 @@ def notes_list(
     params = ListNotesParams(thread_id=thread_id, all=all_notes)
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.continuity.notes(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_notes(make_console(), found, all_notes=all_notes)
+    emit(
+        found,
+        as_json=as_json,
+        for_people=lambda console: render_notes(console, found, all_notes=all_notes),
+    )
 
 
 @session_app.command("checkpoint")
@@ -241,10 +238,11 @@ def checkpoint(
     )
     with cli_app(ctx) as rutter:
         node = rutter.continuity.checkpoint(params, actor=ACTOR)
-    if as_json:
-        print_json(node.to_json())
-        return
-    render_node(make_console(), node, headline="Delivery checkpoint" if delivery else "Checkpoint")
+
+    def for_people(console: Console) -> None:
+        render_node(console, node, headline="Delivery checkpoint" if delivery else "Checkpoint")
+
+    emit(node, as_json=as_json, for_people=for_people)
 
 
 @session_app.command("show")
@@ -256,7 +254,8 @@ def node_show(
     """Show a continuity node and its snapshot, verified."""
     with cli_app(ctx, read_only=True) as rutter:
         node = rutter.continuity.node(ShowNodeParams(node_id=node_id))
-    if as_json:
-        print_json(node.to_json())
-        return
-    render_node(make_console(), node, headline="Node")
+    emit(
+        node,
+        as_json=as_json,
+        for_people=lambda console: render_node(console, node, headline="Node"),
+    )

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit
 from rutter_cli.render_branches import render_branched, render_comparison, render_tree
 from rutter_core.app.branches import CompareParams, ForkParams, ResumeParams, TreeParams
 
@@ -48,10 +48,7 @@ def fork(
     params = ForkParams(node_id=node_id, goal=goal, operation_key=operation_key)
     with cli_app(ctx) as rutter:
         branched = rutter.branches.fork(params, actor=ACTOR)
-    if as_json:
-        print_json(branched.to_json())
-        return
-    render_branched(make_console(), branched)
+    emit(branched, as_json=as_json, for_people=lambda console: render_branched(console, branched))
 
 
 def resume(
@@ -64,10 +61,7 @@ def resume(
     params = ResumeParams(node_id=node_id, operation_key=operation_key)
     with cli_app(ctx) as rutter:
         branched = rutter.branches.resume(params, actor=ACTOR)
-    if as_json:
-        print_json(branched.to_json())
-        return
-    render_branched(make_console(), branched)
+    emit(branched, as_json=as_json, for_people=lambda console: render_branched(console, branched))
 
 
 def tree(
@@ -87,10 +81,7 @@ def tree(
         params = TreeParams(run_id=subject)
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.branches.tree(params)
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_tree(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_tree(console, found))
 
 
 def compare(
@@ -104,10 +95,7 @@ def compare(
     """Compare two stored nodes: fingerprints, runs, instructions, git, memory, messages."""
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.branches.compare(CompareParams(node_a=node_a, node_b=node_b))
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_comparison(make_console(), found)
+    emit(found, as_json=as_json, for_people=lambda console: render_comparison(console, found))
 
 
 def register(group: typer.Typer) -> None:

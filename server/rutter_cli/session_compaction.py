@@ -6,7 +6,9 @@ printed (on stdout) is `operation key: KEY`, printed before the summarizer is ca
 person whose terminal closes mid-call still has the key to ask again or to resolve with.
 `--summarizer` and `--summarizer-command` also come from `RUTTER_SUMMARIZER` and
 `RUTTER_SUMMARIZER_COMMAND`; the command is split like a shell would split words, and run
-without one.
+without one. The model summarizers' settings (`--summarizer-base-url`, `--summarizer-model`,
+`--summarizer-key-env`) fall back to `RUTTER_SUMMARIZER_OPENAI_*` / `RUTTER_SUMMARIZER_ANTHROPIC_*`
+in the app layer, which every surface shares.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit
 from rutter_core.app.compaction import Compaction, CompactParams, ResolveCompactionParams
 from rutter_core.app.receipts import ReceiptReadParams
 from rutter_core.kernel.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 compaction_app = typer.Typer(
     help="Compactions awaiting verification: resolve them.", no_args_is_help=True
@@ -42,7 +47,34 @@ SummarizerTimeout = Annotated[
     typer.Option(
         "--summarizer-timeout",
         metavar="SECONDS",
-        help="With --summarizer command: how long it may run (1-3600).",
+        help="With --summarizer command, openai or anthropic: how long it may take (1-3600).",
+    ),
+]
+SummarizerBaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--summarizer-base-url",
+        metavar="URL",
+        help="With --summarizer openai|anthropic: the endpoint (default "
+        "RUTTER_SUMMARIZER_OPENAI_BASE_URL / _ANTHROPIC_BASE_URL, else the vendor's).",
+    ),
+]
+SummarizerModel = Annotated[
+    str | None,
+    typer.Option(
+        "--summarizer-model",
+        metavar="MODEL",
+        help="With --summarizer openai|anthropic: the model (default "
+        "RUTTER_SUMMARIZER_OPENAI_MODEL / _ANTHROPIC_MODEL).",
+    ),
+]
+SummarizerKeyEnv = Annotated[
+    str | None,
+    typer.Option(
+        "--summarizer-key-env",
+        metavar="NAME",
+        help="With --summarizer openai|anthropic: the NAME of the environment variable holding "
+        "the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY; '' sends none).",
     ),
 ]
 
@@ -93,12 +125,16 @@ def compact(
         typer.Option(
             "--summarizer",
             envvar="RUTTER_SUMMARIZER",
-            metavar="extractive|command",
-            help="Who writes the summary: extractive (no model, the default) or command.",
+            metavar="extractive|command|openai|anthropic",
+            help="Who writes the summary: extractive (no model, the default), command (a "
+            "program), openai (an OpenAI-compatible endpoint) or anthropic (the Messages API).",
         ),
     ] = "extractive",
     summarizer_command: SummarizerCommand = None,
     summarizer_timeout: SummarizerTimeout = 120,
+    summarizer_base_url: SummarizerBaseUrl = None,
+    summarizer_model: SummarizerModel = None,
+    summarizer_key_env: SummarizerKeyEnv = None,
     input_tokens: Annotated[
         int,
         typer.Option(
@@ -125,16 +161,16 @@ def compact(
             "summarizer": summarizer,
             "summarizer_command": _argv(summarizer_command) if summarizer == "command" else (),
             "summarizer_timeout": summarizer_timeout,
+            "summarizer_base_url": summarizer_base_url,
+            "summarizer_model": summarizer_model,
+            "summarizer_key_env": summarizer_key_env,
             "input_tokens": input_tokens,
             "operation_key": operation_key,
         }
     )
     with cli_app(ctx) as rutter:
         found = rutter.compaction.compact(params, actor=ACTOR, announce=_announce(as_json))
-    if as_json:
-        print_json(found.to_json())
-        return
-    _render(found)
+    emit(found, as_json=as_json, for_people=lambda _console: _render(found))
 
 
 @compaction_app.command("resolve")
@@ -151,6 +187,9 @@ def resolve(
     ] = False,
     summarizer_command: SummarizerCommand = None,
     summarizer_timeout: SummarizerTimeout = 120,
+    summarizer_base_url: SummarizerBaseUrl = None,
+    summarizer_model: SummarizerModel = None,
+    summarizer_key_env: SummarizerKeyEnv = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Resolve a compaction whose result is unknown (its process stopped mid-call)."""
@@ -165,13 +204,13 @@ def resolve(
         action="abandon" if abandon else "retry",
         summarizer_command=_argv(summarizer_command),
         summarizer_timeout=summarizer_timeout,
+        summarizer_base_url=summarizer_base_url,
+        summarizer_model=summarizer_model,
+        summarizer_key_env=summarizer_key_env,
     )
     with cli_app(ctx) as rutter:
         found = rutter.compaction.resolve(params, actor=ACTOR, announce=_announce(as_json))
-    if as_json:
-        print_json(found.to_json())
-        return
-    _render(found)
+    emit(found, as_json=as_json, for_people=lambda _console: _render(found))
 
 
 receipt_app = typer.Typer(help="Read a tool receipt an assembly delivered.", no_args_is_help=True)
@@ -189,11 +228,12 @@ def receipt_read(
     """Page the tool result RECEIPT names back, re-checked within its run's reach."""
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.receipts.read(ReceiptReadParams(receipt_id=receipt_id, page=page))
-    if as_json:
-        print_json(found.to_json())
-        return
-    sys.stdout.write(f"receipt {found.receipt_id}, page {found.page} of {found.pages}\n")
-    sys.stdout.write(found.text + ("" if found.text.endswith("\n") else "\n"))
+
+    def for_people(_console: Console) -> None:
+        sys.stdout.write(f"receipt {found.receipt_id}, page {found.page} of {found.pages}\n")
+        sys.stdout.write(found.text + ("" if found.text.endswith("\n") else "\n"))
+
+    emit(found, as_json=as_json, for_people=for_people)
 
 
 def register(group: typer.Typer) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rutter_cli.common import ACTOR, JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import ACTOR, JsonFlag, cli_app, emit, make_console
 from rutter_cli.render_transcripts import render_import, render_progress
 
 if TYPE_CHECKING:
@@ -94,10 +94,11 @@ def import_transcript(
             done = rutter.transcripts.import_transcript(params, actor=ACTOR, cwd=Path.cwd())
         else:
             done = _follow(rutter.transcripts, params, console=None if as_json else console)
-    if as_json:
-        print_json(done.to_json())
-        return
-    render_import(console, done, headline="Watched" if watch else "Imported")
+    headline = "Watched" if watch else "Imported"
+    # The console the import's progress went to renders its result too.
+    emit(
+        done, as_json=as_json, for_people=lambda _: render_import(console, done, headline=headline)
+    )
 
 
 def _follow(

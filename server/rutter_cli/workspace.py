@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from rutter_cli.common import JsonFlag, cli_app, make_console, print_json
+from rutter_cli.common import JsonFlag, cli_app, emit
 from rutter_cli.render import render_removed_contents, render_workspaces
 from rutter_core.app.workspaces import (
     ListWorkspacesParams,
@@ -17,6 +17,9 @@ from rutter_core.app.workspaces import (
     RemoveWorkspaceParams,
     ShowWorkspaceParams,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 workspace_app = typer.Typer(
     help="Register, inspect, move and remove workspaces.", no_args_is_help=True
@@ -34,11 +37,12 @@ def workspace_register(
     params = RegisterWorkspaceParams(workspace_id=workspace_id, root=root, cwd=str(Path.cwd()))
     with cli_app(ctx) as rutter:
         registered = rutter.workspaces.register(params)
-    if as_json:
-        print_json(registered.to_json())
-        return
-    verb = "Registered" if registered.created else "Already registered:"
-    make_console().print(f"{verb} workspace {registered.workspace_id} at {registered.root}")
+
+    def for_people(console: Console) -> None:
+        verb = "Registered" if registered.created else "Already registered:"
+        console.print(f"{verb} workspace {registered.workspace_id} at {registered.root}")
+
+    emit(registered, as_json=as_json, for_people=for_people)
 
 
 @workspace_app.command("list")
@@ -46,10 +50,11 @@ def workspace_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List registered workspaces."""
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.workspaces.list(ListWorkspacesParams())
-    if as_json:
-        print_json(found.to_json())
-        return
-    render_workspaces(make_console(), found.workspaces)
+    emit(
+        found,
+        as_json=as_json,
+        for_people=lambda console: render_workspaces(console, found.workspaces),
+    )
 
 
 @workspace_app.command("show")
@@ -61,10 +66,11 @@ def workspace_show(
     """Show one workspace."""
     with cli_app(ctx, read_only=True) as rutter:
         workspace = rutter.workspaces.show(ShowWorkspaceParams(workspace_id=workspace_id))
-    if as_json:
-        print_json(workspace.to_json())
-        return
-    render_workspaces(make_console(), [workspace])
+    emit(
+        workspace,
+        as_json=as_json,
+        for_people=lambda console: render_workspaces(console, [workspace]),
+    )
 
 
 @workspace_app.command("move")
@@ -81,17 +87,17 @@ def workspace_move(
     params = MoveWorkspaceParams(workspace_id=workspace_id, root=new_root, cwd=str(Path.cwd()))
     with cli_app(ctx) as rutter:
         moved = rutter.workspaces.move(params)
-    if as_json:
-        print_json(moved.to_json())
-        return
-    console = make_console()
-    if not moved.moved:
-        console.print(f"Workspace {moved.workspace_id} is already at {escape(moved.root)}")
-        return
-    console.print(
-        f"Moved workspace {moved.workspace_id}: {escape(moved.previous_root)} -> "
-        f"{escape(moved.root)}"
-    )
+
+    def for_people(console: Console) -> None:
+        if not moved.moved:
+            console.print(f"Workspace {moved.workspace_id} is already at {escape(moved.root)}")
+            return
+        console.print(
+            f"Moved workspace {moved.workspace_id}: {escape(moved.previous_root)} -> "
+            f"{escape(moved.root)}"
+        )
+
+    emit(moved, as_json=as_json, for_people=for_people)
 
 
 @workspace_app.command("remove")
@@ -113,10 +119,10 @@ def workspace_remove(
     params = RemoveWorkspaceParams(workspace_id=workspace_id, cascade=cascade)
     with cli_app(ctx) as rutter:
         removed = rutter.workspaces.remove(params)
-    if as_json:
-        print_json(removed.to_json())
-        return
-    console = make_console()
-    console.print(f"Removed workspace {removed.workspace_id} ({escape(removed.root)})")
-    if removed.cascade:
-        console.print(render_removed_contents(removed.deleted))
+
+    def for_people(console: Console) -> None:
+        console.print(f"Removed workspace {removed.workspace_id} ({escape(removed.root)})")
+        if removed.cascade:
+            console.print(render_removed_contents(removed.deleted))
+
+    emit(removed, as_json=as_json, for_people=for_people)

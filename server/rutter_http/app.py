@@ -25,14 +25,13 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 
+from rutter_core.app.models import invalid_params
 from rutter_core.kernel.echo import sent_texts, without_echo
 from rutter_core.kernel.errors import RutterError
 from rutter_http.errors import (
     HttpError,
-    error_document,
     forbidden,
     host_not_allowed,
-    invalid_params,
     status_of,
     unauthorized,
 )
@@ -61,7 +60,7 @@ def _json(document: Any, status: int = 200) -> Response:
 def _failure(
     error: RutterError, headers: dict[str, str] | None = None, sent: set[str] | None = None
 ) -> Response:
-    document = error_document(error) if not sent else without_echo(error, sent)
+    document = without_echo(error, sent or set())
     response = _json(document, status_of(error))
     if error.code == "unauthorized":
         response.headers["WWW-Authenticate"] = "Bearer"

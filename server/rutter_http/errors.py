@@ -8,11 +8,9 @@ shape. Their messages say what is wrong and never repeat what the client sent.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
-from pydantic import ValidationError
-
-from rutter_core.kernel.errors import ErrorCategory, Hint, RutterError, UsageError
+from rutter_core.kernel.errors import ErrorCategory, Hint, RutterError
 
 CATEGORY_STATUS: Final[dict[ErrorCategory, int]] = {
     ErrorCategory.INTERNAL: 500,
@@ -50,10 +48,6 @@ def status_of(error: RutterError) -> int:
     return CODE_STATUS.get(error.code, CATEGORY_STATUS[error.category])
 
 
-def error_document(error: RutterError) -> dict[str, Any]:
-    return {"error": error.to_json()}
-
-
 def unauthorized() -> HttpError:
     return HttpError(
         "unauthorized",
@@ -84,23 +78,4 @@ def host_not_allowed() -> HttpError:
         "the Host header does not name this server: only its address, localhost on loopback, "
         "and the names its operator allows are served",
         hint=Hint("allow_host"),
-    )
-
-
-def invalid_params(error: ValidationError, known: frozenset[str]) -> UsageError:
-    """The params did not validate: each problem's place and kind, never the value sent, and
-    an unknown field only as unknown (its name is the client's text)."""
-    problems: list[dict[str, Any]] = []
-    for each in error.errors(include_url=False, include_input=False, include_context=False):
-        loc = [part for part in each["loc"] if isinstance(part, str | int)]
-        if each["type"] == "extra_forbidden" or (loc and loc[0] not in known):
-            problems.append({"field": None, "type": "unknown_field"})
-            continue
-        problems.append(
-            {"field": ".".join(str(part) for part in loc) or None, "type": each["type"]}
-        )
-    return UsageError(
-        "invalid_params",
-        "the request's fields do not match the operation's schema",
-        details={"problems": problems[:20]},
     )

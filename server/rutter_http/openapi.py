@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from rutter_core.app.facade import rutter_version
 from rutter_http.routes import PREFIX, ROUTES, Route
 
 REF: Final = "#/components/schemas/{model}"
@@ -68,15 +69,6 @@ ERRORS: Final[dict[int, str]] = {
 }
 READ_ERRORS: Final = (400, 401, 404, 422, 503)
 CONTROL_ERRORS: Final = (400, 401, 403, 404, 409, 413, 415, 422, 503)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rutter")
-    except PackageNotFoundError:  # pragma: no cover - a source checkout without metadata
-        return "0"
 
 
 Refs = Mapping[tuple[Any, JsonSchemaMode], dict[str, Any]]
@@ -165,7 +157,7 @@ def openapi_document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "rutter HTTP API",
-            "version": _version(),
+            "version": rutter_version() or "0",
             "description": "Which project instructions apply and why, pinned instructions of "
             "runs, explicit memory, session continuity, pins, history search and read, and context "
             "assembly with its audit. GET routes take a read or a "

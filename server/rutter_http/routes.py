@@ -72,7 +72,11 @@ from rutter_core.app.receipts import ReceiptPage, ReceiptReadParams
 from rutter_core.app.runs import (
     ConfirmedRefresh,
     ConfirmRefreshParams,
+    DeliveryReport,
+    DeliveryReportList,
     InspectRunParams,
+    ListDeliveryReportsParams,
+    ReportDeliveryParams,
     RunInspection,
 )
 from rutter_core.app.tokens import TokenScope
@@ -178,6 +182,12 @@ _STATUS_FIELD: Final[tuple[Any, FieldInfo]] = (
         FieldInfo, Field(None, description="'active' or 'disabled' (alone, with expected_version)")
     ),
 )
+
+
+_SERVER_SETTINGS: Final = (
+    "summarizer_command", "summarizer_base_url", "summarizer_model", "summarizer_key_env",
+)  # fmt: skip
+"""Compaction params only the server's environment gives over HTTP."""
 
 
 def _with_server_command(values: Mapping[str, Any]) -> Any:
@@ -296,6 +306,21 @@ ROUTES: Final[tuple[Route, ...]] = (
         path_fields={"session_id": "session_id"}, drop=("run_id",), tag="continuity",
     ),
     Route(
+        "POST", "/runs/{run_id}/delivery-reports", "create_delivery_report",
+        "Report on a run's delivery: checked, and passed or failed (a passed one is a "
+        "completion record for experience candidates)",
+        ReportDeliveryParams, DeliveryReport,
+        lambda r, v: r.runs.report(ReportDeliveryParams(**v), actor=ACTOR),
+        path_fields={"run_id": "run_id"}, status=201, tag="continuity",
+    ),
+    Route(
+        "GET", "/runs/{run_id}/delivery-reports", "list_delivery_reports",
+        "The reports on a run's delivery, oldest first",
+        ListDeliveryReportsParams, DeliveryReportList,
+        lambda r, v: r.runs.reports(ListDeliveryReportsParams(**v)),
+        path_fields={"run_id": "run_id"}, tag="continuity",
+    ),
+    Route(
         "GET", "/continuity-nodes/{node_id}", "continuity_node",
         "A continuity node with its verified snapshot",
         ShowNodeParams, ContinuityNode,
@@ -386,10 +411,12 @@ ROUTES: Final[tuple[Route, ...]] = (
         "POST", "/threads/{thread_id}/compactions", "compact_thread",
         "Summarize the thread's older messages, keeping the newest 4 (nothing is deleted); the "
         "same operation_key answers the stored result. A command summarizer is the server's "
-        "own (RUTTER_SUMMARIZER_COMMAND): a request never names a program to run",
+        "own (RUTTER_SUMMARIZER_COMMAND), and so are a model summarizer's endpoint, model and "
+        "key (RUTTER_SUMMARIZER_OPENAI_* / RUTTER_SUMMARIZER_ANTHROPIC_*): a request never names "
+        "a program to run, an address to send to or a variable to read",
         CompactParams, Compaction,
         lambda r, v: r.compaction.compact(_with_server_command(v), actor=ACTOR),
-        path_fields={"thread_id": "thread_id"}, drop=("summarizer_command",), status=201,
+        path_fields={"thread_id": "thread_id"}, drop=_SERVER_SETTINGS, status=201,
         tag="continuity", errors=(502,),
     ),
     Route(
@@ -397,7 +424,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "Abandon or retry a compaction whose result is unknown (pending_verification)",
         ResolveCompactionParams, Compaction,
         lambda r, v: r.compaction.resolve(_with_server_command(v), actor=ACTOR),
-        path_fields={"operation_key": "operation_key"}, drop=("summarizer_command",),
+        path_fields={"operation_key": "operation_key"}, drop=_SERVER_SETTINGS,
         tag="continuity", errors=(502,),
     ),
     Route(

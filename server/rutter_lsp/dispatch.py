@@ -12,12 +12,16 @@ the main loop and those run in the background): `Lane.WORKER` when it is one cal
 facade, which `worker_request` runs on the disk worker once the store is open, so the handler
 is a plain function that cannot touch the event loop's state; `Lane.LOOP` when the handler
 itself awaits the client or the session (asks the person, reads the index, sends), handing its
-store and disk work to the worker (`on_worker`).
+store and disk work to the worker (`on_worker`), and a long wait on something outside the store
+to a thread of its own (`on_thread`: a compaction's summarizer).
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
@@ -27,7 +31,7 @@ from rutter_lsp.errors import jsonrpc_error
 from rutter_lsp.settings import plain
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel, ValidationError
+    from pydantic import BaseModel
 
     from rutter_core.app.facade import Rutter
     from rutter_lsp.server import RutterServer
@@ -71,8 +75,11 @@ REQUEST_MODELS: dict[str, type[BaseModel]] = {}
 reference (`tools/reference.py`) reads its schemas from here."""
 
 
-def invalid_params(message: str) -> UsageError:
-    return UsageError("invalid_params", message)
+def not_an_object(says: str) -> UsageError:
+    """Params that are not the one JSON object a request takes (the app layer's one shape)."""
+    from rutter_core.app.models import ParamsProblem, params_error
+
+    return params_error([ParamsProblem(None, "object_type", says)])
 
 
 def object_params(value: Any) -> dict[str, Any]:
@@ -82,20 +89,13 @@ def object_params(value: Any) -> dict[str, Any]:
         if not data:
             return {}
         if len(data) != 1:
-            raise invalid_params("expected one JSON object as the command's argument")
+            raise not_an_object("expected one JSON object as the command's argument")
         data = data[0]
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise invalid_params("expected a JSON object")
+        raise not_an_object("expected a JSON object")
     return data
-
-
-def describe_validation(error: ValidationError) -> str:
-    """What was wrong with the params (the app layer's one wording)."""
-    from rutter_core.app.models import describe_validation as describe
-
-    return describe(error, "params")
 
 
 def decode(model: type[P], raw: Any) -> P:
@@ -106,7 +106,9 @@ def decode(model: type[P], raw: Any) -> P:
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise invalid_params(describe_validation(error)) from None
+        from rutter_core.app.models import invalid_params
+
+        raise invalid_params(error) from None
 
 
 def store_unavailable() -> RutterError:
@@ -130,6 +132,23 @@ async def ready_app(server: RutterServer) -> Rutter:
 async def on_worker(server: RutterServer, fn: Callable[[], T]) -> T:
     """`fn` on the disk worker: store and disk work stay off the event loop."""
     return await server.session.worker.run(fn)
+
+
+async def on_thread(fn: Callable[[], T], *, name: str) -> T:
+    """`fn` on a daemon thread of its own: for a call that may wait long on something outside
+    the store (a summarizer), so neither the event loop nor the disk worker waits with it. `fn`
+    must not touch the store or the session (their work stays on the worker)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn())
+            except BaseException as error:
+                future.set_exception(error)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await asyncio.wrap_future(future)
 
 
 def _command_arguments(args: Sequence[Any]) -> Any:

@@ -44,17 +44,22 @@ class WrongType(TypeError):
     """A JSON value of the wrong type where lsprotocol expects a string, a number or a
     boolean (cattrs would otherwise convert it: `"uri": 5` became the URI `"5"`)."""
 
-    def __init__(self, expected: str) -> None:
+    def __init__(self, expected: str, rule: str) -> None:
         super().__init__(f"must be {expected}")
         self.expected = expected
+        self.rule = rule
+        """The rule's name, as pydantic names it (`string_type`, `int_type`, ...)."""
 
 
-def describe_structure_error(error: BaseException, what: str = "params") -> str:
+def structure_error(error: BaseException) -> RutterError:
     """What did not fit in a message that pygls' converter could not decode, by field (the
-    protocol's camelCase names, relative to `what`), never by value."""
+    protocol's camelCase names, relative to the params), never by value: the app layer's one
+    `invalid_params` error."""
     from cattrs.errors import AttributeValidationNote, IterableValidationNote
 
-    problems: list[str] = []
+    from rutter_core.app.models import ParamsProblem, params_error
+
+    problems: list[ParamsProblem] = []
 
     def walk(exc: BaseException, path: tuple[str, ...]) -> None:
         for note in getattr(exc, "__notes__", ()):
@@ -66,18 +71,21 @@ def describe_structure_error(error: BaseException, what: str = "params") -> str:
             for inner in exc.exceptions:
                 walk(inner, path)
             return
-        if path[:1] == (what,):
+        if path[:1] == ("params",):
             path = path[1:]
-        field = ".".join(path).replace(".[", "[") or what
+        field = ".".join(path).replace(".[", "[") or None
+        named = field or "params"
         if isinstance(exc, KeyError):
-            problems.append(f"missing field {field!r}")
+            problems.append(ParamsProblem(field, "missing", f"missing field {named!r}"))
         elif isinstance(exc, WrongType):
-            problems.append(f"{field!r} must be {exc.expected}")
+            says = f"{named!r} must be {exc.expected}"
+            problems.append(ParamsProblem(field, exc.rule, says))
         else:
-            problems.append(f"{field!r} does not fit its type or range")
+            says = f"{named!r} does not fit its type or range"
+            problems.append(ParamsProblem(field, "type_or_range", says))
 
     walk(error, ())
-    return f"invalid {what}: " + ("; ".join(dict.fromkeys(problems)) or "they do not fit")
+    return params_error(problems)
 
 
 def _wire_name(attribute: str) -> str:

@@ -156,25 +156,25 @@ def _plain_request(data: dict[str, Any], _: type[Any]) -> JsonRPCRequestMessage:
 def _strict_str(value: Any, _: type[Any]) -> str:
     if isinstance(value, str):
         return value
-    raise WrongType("a string")
+    raise WrongType("a string", "string_type")
 
 
 def _strict_int(value: Any, _: type[Any]) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise WrongType("an integer")
+    raise WrongType("an integer", "int_type")
 
 
 def _strict_float(value: Any, _: type[Any]) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
-    raise WrongType("a number")
+    raise WrongType("a number", "float_type")
 
 
 def _strict_bool(value: Any, _: type[Any]) -> bool:
     if isinstance(value, bool):
         return value
-    raise WrongType("true or false")
+    raise WrongType("true or false", "bool_type")
 
 
 def strict_primitives(converter: Converter) -> None:

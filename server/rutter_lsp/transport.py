@@ -18,7 +18,8 @@ through pygls. What it adds, per JSON-RPC 2.0:
   request), with its `id` where one can be read;
 - a request of a method the server does not have is answered with -32601, without its name;
 - a request whose params do not fit its method is answered with -32602 (invalid params),
-  naming the field and the rule (`rutter_lsp.errors.describe_structure_error`);
+  naming the field and the rule (`rutter_lsp.errors.structure_error`: the error document of every
+  surface's `invalid_params` as the error's `data`);
 - a `$/cancelRequest` whose id is neither a string nor an integer is dropped (one log line);
 - framing recovers and never waits for bytes that are not coming (`Framing`): a header line
   is matched wherever `Content-Length:` appears in it (so a body that was shorter than
@@ -47,7 +48,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from rutter_lsp.errors import describe_structure_error
+from rutter_lsp.errors import structure_error
 from rutter_lsp.nesting import MAX_JSON_DEPTH, TOO_DEEP, json_depth_exceeds, outline
 
 if TYPE_CHECKING:
@@ -355,7 +356,8 @@ class MessageLoop:
             message = self._protocol.structure_message(data)
         except JsonRpcInvalidParams as error:
             cause = error.__cause__ or error
-            self._refused(data, is_request, INVALID_PARAMS, describe_structure_error(cause))
+            refusal = structure_error(cause)
+            self._refused(data, is_request, INVALID_PARAMS, refusal.message, refusal.to_json())
             return
         except JsonRpcException as error:
             self._refused(data, is_request, error.code, "the message could not be decoded")
@@ -383,18 +385,34 @@ class MessageLoop:
         else:
             self._answer_error(msg_id, INVALID_REQUEST, f"messages must not {rule}")
 
-    def _refused(self, data: dict[str, Any], is_request: bool, code: int, why: str) -> None:
+    def _refused(
+        self,
+        data: dict[str, Any],
+        is_request: bool,
+        code: int,
+        why: str,
+        document: dict[str, Any] | None = None,
+    ) -> None:
         if is_request:
-            self._answer_error(_readable_id(data), code, why)
+            self._answer_error(_readable_id(data), code, why, document)
         else:
             logger.warning("ignored a notification %s: %s", data.get("method"), why)
 
-    def _answer_error(self, msg_id: int | str | None, code: int, why: str) -> None:
+    def _answer_error(
+        self,
+        msg_id: int | str | None,
+        code: int,
+        why: str,
+        document: dict[str, Any] | None = None,
+    ) -> None:
         logger.warning("answered error %s: %s", code, why)
         writer = self._protocol.writer
         if writer is None:
             return
-        answer = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": why}}
+        error: dict[str, Any] = {"code": code, "message": why}
+        if document is not None:
+            error["data"] = document  # the error document, as every custom request's failure
+        answer = {"jsonrpc": "2.0", "id": msg_id, "error": error}
         # The protocol's writer frames the body (see `rutter_lsp.protocol.set_writer`).
         writer.write(json.dumps(answer).encode("utf-8"))
 

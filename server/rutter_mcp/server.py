@@ -32,6 +32,7 @@ import sys
 import traceback
 from typing import TYPE_CHECKING, Any, cast
 
+from rutter_core.app.facade import rutter_version
 from rutter_core.kernel.errors import RutterError
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ def serve(*, database_url: str | None = None) -> int:
 
     server: Server[Any] = Server(
         SERVER_NAME,
-        version=_version(),
+        version=rutter_version() or "0",
         instructions=instructions(),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
@@ -179,12 +180,3 @@ def serve(*, database_url: str | None = None) -> int:
     finally:
         lazy.close()
     return 0
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rutter")
-    except PackageNotFoundError:  # pragma: no cover - a source checkout without metadata
-        return "0"

@@ -27,8 +27,6 @@ from rutter_core.app.receipts import ReceiptOperations, ReceiptReadParams
 from rutter_core.kernel.errors import UsageError
 
 if TYPE_CHECKING:
-    from pydantic import ValidationError
-
     from rutter_core.app.facade import Rutter
 
 ACTOR: Final = "mcp"
@@ -227,14 +225,6 @@ TOOLS: Final[tuple[Tool, ...]] = (
 TOOLS_BY_NAME: Final = {tool.name: tool for tool in TOOLS}
 
 
-def describe_validation(error: ValidationError) -> str:
-    """What was wrong with the arguments (the app layer's one wording), an unknown key named
-    when it is a short identifier with no secret in it."""
-    from rutter_core.app.models import describe_validation as describe
-
-    return describe(error, "arguments", name_keys=True)
-
-
 def sent_texts_of(name: str, arguments: dict[str, Any] | None) -> set[str]:
     """What no error may repeat: every string of the arguments' values, and the keys and the
     tool name that are not nameable (`nameable_key`; the others an error may name)."""
@@ -253,7 +243,7 @@ def run_tool(rutter: Rutter, name: str, arguments: dict[str, Any] | None) -> dic
     """The tool's JSON document; a `RutterError` for every failure the caller can fix."""
     from pydantic import ValidationError
 
-    from rutter_core.app.models import nameable_key
+    from rutter_core.app.models import invalid_params, nameable_key
     from rutter_core.kernel.numbers import number_out_of_range, numbers_in_range
 
     tool = TOOLS_BY_NAME.get(name)
@@ -273,7 +263,7 @@ def run_tool(rutter: Rutter, name: str, arguments: dict[str, Any] | None) -> dic
     try:
         params = tool.params.model_validate(given)
     except ValidationError as error:
-        raise UsageError("invalid_params", describe_validation(error)) from None
+        raise invalid_params(error) from None
     result = tool.call(rutter, params)
     document: dict[str, Any] = result.to_json()
     return document

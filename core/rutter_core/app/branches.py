@@ -22,36 +22,40 @@ from pydantic import Field, StrictInt, StrictStr
 from sqlalchemy.engine import Connection
 
 from rutter_core.app.continuity import ContinuityParams
+from rutter_core.app.models import ParamsProblem, params_error
 from rutter_core.continuity import tree as trees
-from rutter_core.continuity.branches import (
+from rutter_core.continuity.compaction.request import require_operation_key
+from rutter_core.continuity.model import ContinuityDocument
+from rutter_core.continuity.service import (
+    DEFAULT_RECENT,
+    MAX_RECENT,
     BranchedRun,
+    BranchKind,
+    BranchPoint,
+    ComparedNode,
+    GitIdentity,
+    NodeComparison,
+    PinnedFingerprint,
     PinnedRef,
+    StoredNode,
     branchable_node,
+    compare,
+    compared,
     inherited,
     keyed_branch,
     pinned_of,
+    read_git_identity,
+    read_node,
+    recent_nodes,
     record_keyed_branch,
     refuse_projected,
     require_pinned_match,
 )
-from rutter_core.continuity.checkpoints import read_node
-from rutter_core.continuity.compaction.request import require_operation_key
-from rutter_core.continuity.compare import (
-    ComparedNode,
-    NodeComparison,
-    PinnedFingerprint,
-    compare,
-    compared,
-)
-from rutter_core.continuity.git import GitIdentity, read_git_identity
-from rutter_core.continuity.model import ContinuityDocument
-from rutter_core.continuity.nodes import BranchKind, BranchPoint
-from rutter_core.continuity.recent import DEFAULT_RECENT, MAX_RECENT, StoredNode, recent_nodes
 from rutter_core.continuity.snapshot import ContinuityNode
 from rutter_core.continuity.tree import Drift, SessionTree, TreeNode
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
-from rutter_core.kernel.errors import Hint, RutterError, StoreError, UsageError
+from rutter_core.kernel.errors import Hint, RutterError, StoreError
 from rutter_core.memory.service import referenced_memories
 from rutter_core.runs import service as runs
 from rutter_core.runs.policy import not_pinned, validate_goal
@@ -292,10 +296,9 @@ class _Drifts:
 
 def _subject(conn: Connection, params: TreeParams) -> RunRecord:
     if (params.session_id is None) == (params.run_id is None):
-        raise UsageError(
-            "invalid_params",
-            "name either a session or a run, not both and not neither",
-            hint=Hint("name_session_or_run"),
+        says = "name either a session or a run, not both and not neither"
+        raise params_error(
+            [ParamsProblem(None, "session_or_run", says)], hint=Hint("name_session_or_run")
         )
     if params.session_id is not None:
         return runs.load_run_of_session(conn, params.session_id)

@@ -22,15 +22,6 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from rutter_core.app.models import NullMeansAbsent, Result, allowed, whole_number
-from rutter_core.continuity import messages, notes, recent, thread_list
-from rutter_core.continuity.checkpoints import (
-    CheckpointBasis,
-    append_checkpoint,
-    checkpoint_label,
-    get_node,
-    mark_delivery,
-)
-from rutter_core.continuity.git import read_git_identity
 from rutter_core.continuity.model import (
     DEFAULT_LIST_LIMIT,
     MAX_LIST_LIMIT,
@@ -44,6 +35,22 @@ from rutter_core.continuity.model import (
     SupersededNote,
     ThreadList,
     ThreadSummary,
+)
+from rutter_core.continuity.service import (
+    CheckpointBasis,
+    add_message,
+    add_note,
+    append_checkpoint,
+    checkpoint_label,
+    continuity_revisions,
+    edit_note,
+    get_node,
+    list_messages,
+    list_notes,
+    list_threads,
+    mark_delivery,
+    read_git_identity,
+    supersede_note,
 )
 from rutter_core.continuity.snapshot import (
     SNAPSHOT_MEMORY_REFERENCES,
@@ -174,7 +181,7 @@ class ContinuityOperations:
         self._rutter = rutter
 
     def add_message(self, params: AddMessageParams, *, source: str) -> AddedMessage:
-        return messages.add_message(
+        return add_message(
             self._rutter.store,
             params.thread_id,
             role=params.role,
@@ -184,26 +191,26 @@ class ContinuityOperations:
         )
 
     def threads(self, params: ListThreadsParams) -> ThreadList:
-        return thread_list.list_threads(self._rutter.store, params.workspace_id)
+        return list_threads(self._rutter.store, params.workspace_id)
 
     def messages(self, params: ListMessagesParams) -> MessageList:
-        return messages.list_messages(
+        return list_messages(
             self._rutter.store, params.thread_id, limit=params.limit, before_seq=params.before_seq
         )
 
     def add_note(self, params: AddNoteParams, *, actor: OperatorActor) -> Note:
         # A note's references may become a memory's (experience candidates): the same rules.
         references = normalize_references(params.references)
-        return notes.add_note(
+        return add_note(
             self._rutter.store, params.thread_id, kind=params.kind, text=params.text,
             references=references, actor=actor,
         )  # fmt: skip
 
     def notes(self, params: ListNotesParams) -> NoteList:
-        return notes.list_notes(self._rutter.store, params.thread_id, include_superseded=params.all)
+        return list_notes(self._rutter.store, params.thread_id, include_superseded=params.all)
 
     def edit_note(self, params: EditNoteParams, *, actor: OperatorActor) -> Note:
-        return notes.edit_note(
+        return edit_note(
             self._rutter.store, params.note_id, version=params.version, text=params.text,
             actor=actor,
         )  # fmt: skip
@@ -211,7 +218,7 @@ class ContinuityOperations:
     def supersede_note(
         self, params: SupersedeNoteParams, *, actor: OperatorActor
     ) -> SupersededNote:
-        return notes.supersede_note(
+        return supersede_note(
             self._rutter.store, params.note_id, version=params.version, text=params.text,
             actor=actor,
         )  # fmt: skip
@@ -275,7 +282,7 @@ class ContinuityOperations:
     def revisions(self, params: RevisionsParams) -> ContinuityRevisions:
         """One cheap read: what an editor polls to notice continuity changes of any process."""
         with self._rutter.store.read() as conn:
-            return ContinuityRevisions(revisions=recent.revisions(conn, params.workspace_ids))
+            return ContinuityRevisions(revisions=continuity_revisions(conn, params.workspace_ids))
 
     def node(self, params: ShowNodeParams) -> ContinuityNode:
         """A continuity node, its snapshot verified (`not_found`, `snapshot_tampered`)."""

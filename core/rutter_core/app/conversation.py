@@ -23,7 +23,6 @@ from sqlalchemy.engine import Connection
 from rutter_core.app.receipts import as_receipt
 from rutter_core.assembly.model import MESSAGES_CONSIDERED
 from rutter_core.assembly.plan import Candidate
-from rutter_core.continuity.branches import branch_origin
 from rutter_core.continuity.compaction.latest import (
     covered_through,
     find_message,
@@ -33,6 +32,7 @@ from rutter_core.continuity.compaction.latest import (
 from rutter_core.continuity.model import Message
 from rutter_core.continuity.pins.model import Pin
 from rutter_core.continuity.pins.service import list_pins
+from rutter_core.continuity.service import branch_origin
 
 MAX_RESUME_HOPS: Final = 32
 """How far back a chain of resumes is followed for the task's pins."""

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rutter_core.app.agent_sessions import AgentSessionOperations
     from rutter_core.app.assembly import AssemblyOperations
     from rutter_core.app.branches import BranchOperations
     from rutter_core.app.candidates import CandidateOperations
@@ -115,6 +116,12 @@ class Rutter:
         return TranscriptOperations(self)
 
     @cached_property
+    def agent_sessions(self) -> AgentSessionOperations:
+        from rutter_core.app.agent_sessions import AgentSessionOperations
+
+        return AgentSessionOperations(self)
+
+    @cached_property
     def compaction(self) -> CompactionOperations:
         from rutter_core.app.compaction import CompactionOperations
 
@@ -139,9 +146,34 @@ class Rutter:
         return TokenOperations(self)
 
 
-def open_rutter(database_url: str | None, env: Mapping[str, str]) -> Rutter:
+def open_rutter(
+    database_url: str | None,
+    env: Mapping[str, str],
+    *,
+    create: bool = True,
+    reader: FileReader | None = None,
+) -> Rutter:
     """The facade over the store `database_url` (else the environment's) names, opened and
-    migrated: for a surface that may import the app layer alone (the HTTP server)."""
+    migrated: how every surface opens its store. `create`: a store that does not exist yet is
+    created (else it answers as an empty one: a command that only reads); `reader`: the
+    process's discovery file reader (the language server's), else one made on first use."""
     from rutter_core.store import open_store, resolve_database_url
 
-    return Rutter(open_store(resolve_database_url(database_url=database_url, env=env)))
+    url = resolve_database_url(database_url=database_url, env=env)
+    return Rutter(open_store(url, create=create), reader)
+
+
+DISTRIBUTION = "rutter"
+"""The distribution that installs rutter (its `rutter` command and its servers)."""
+
+
+def rutter_version() -> str | None:
+    """rutter's version from the installed package's metadata (None when run from a source tree
+    that was never installed): what `rutter --version`, the MCP server and the OpenAPI document
+    say."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return None

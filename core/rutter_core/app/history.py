@@ -14,8 +14,7 @@ from pydantic import Field, StrictInt, StrictStr
 from sqlalchemy.engine import Connection
 
 from rutter_core.app.models import Params, allowed, whole_number
-from rutter_core.continuity import indexing
-from rutter_core.continuity.lineage import lineage_threads
+from rutter_core.continuity.service import index_existing, lineage_threads
 from rutter_core.history import service
 from rutter_core.history.model import (
     DEFAULT_LIMIT,
@@ -104,7 +103,7 @@ def _backfill(store: Store) -> None:
     with store.write() as conn:
         if service.backfill_pending(conn):
             memory.index_existing(conn)
-            indexing.index_existing(conn)
+            index_existing(conn)
             service.finish_backfill(conn)
 
 

@@ -10,9 +10,13 @@ memory forever.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, WithJsonSchema, model_validator
+
+from rutter_core.kernel.errors import Hint, UsageError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -110,26 +114,81 @@ def nameable_key(key: str) -> bool:
     return not find_secrets(key)
 
 
-def describe_validation(error: ValidationError, what: str, *, name_keys: bool = False) -> str:
-    """What was wrong with `what` (params, arguments), by field, for the language server's and
-    the MCP server's errors: never a value the client sent. An unknown field is named only with
-    `name_keys` and when `nameable_key` (a key is the client's text too, and may hold anything,
-    a secret included), else only counted as unknown. A known field is named: its name is the
-    model's."""
-    problems: list[str] = []
-    unknown = 0
-    for item in error.errors(include_url=False, include_input=False, include_context=False):
-        where = ".".join(str(part) for part in item["loc"]) or what
-        if item["type"] == "extra_forbidden":
-            key = item["loc"][-1] if item["loc"] else None
-            if name_keys and isinstance(key, str) and nameable_key(key):
-                problems.append(f"unknown field {key!r}")
-            else:
-                unknown += 1
-        elif item["type"] == "missing":
-            problems.append(f"missing field {where!r}")
-        else:
-            problems.append(f"{where!r}: {item['msg']}")
+MAX_PROBLEMS: Final = 20
+"""How many problems an `invalid_params` error lists (the message counts them all)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParamsProblem:
+    """One thing wrong with a request's params: the field (`None` for the params as a whole or
+    an unknown field that may not be named) and the rule it broke (pydantic's error type,
+    `missing`, `unknown_field`, ...); `says` is its part of the message. Never a value."""
+
+    field: str | None
+    rule: str
+    says: str
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"field": self.field, "rule": self.rule}
+
+
+def params_error(problems: Sequence[ParamsProblem], hint: Hint | None = None) -> UsageError:
+    """The one `invalid_params` error of every surface: a message naming each problem's field
+    and rule, and `details.problems` listing them as `{"field", "rule"}` (docs/reference/errors.md).
+    An unknown field that may not be named is only counted."""
+    unique = list(dict.fromkeys(problems))
+    unknown = sum(1 for each in unique if each.rule == "unknown_field" and each.field is None)
+    parts = list(
+        dict.fromkeys(
+            each.says for each in unique if each.rule != "unknown_field" or each.field is not None
+        )
+    )
     if unknown:
-        problems.insert(0, "an unknown field" if unknown == 1 else f"{unknown} unknown fields")
-    return f"invalid {what}: " + "; ".join(problems)
+        parts.insert(0, "an unknown field" if unknown == 1 else f"{unknown} unknown fields")
+    listed = list(dict.fromkeys(tuple(each.to_json().items()) for each in unique))
+    return UsageError(
+        "invalid_params",
+        "invalid params: " + ("; ".join(parts) or "they do not fit"),
+        details={"problems": [dict(each) for each in listed[:MAX_PROBLEMS]]},
+        hint=hint,
+    )
+
+
+def unknown_field(path: Sequence[str | int]) -> ParamsProblem:
+    """An unknown key at `path`: named only when the key is `nameable_key` (a key is the
+    client's text too, and may hold anything, a secret included)."""
+    key = path[-1] if path else None
+    if isinstance(key, str) and nameable_key(key):
+        field = _dotted(path)
+        return ParamsProblem(field, "unknown_field", f"unknown field {field!r}")
+    return ParamsProblem(None, "unknown_field", "an unknown field")
+
+
+def validation_problems(
+    error: ValidationError, known: frozenset[str] | None = None
+) -> list[ParamsProblem]:
+    """What was wrong, by field and rule, never by value. With `known` (the keys a request may
+    send), a top-level key outside it is unknown whatever pydantic called it."""
+    problems: list[ParamsProblem] = []
+    for item in error.errors(include_url=False, include_input=False, include_context=False):
+        loc = [part for part in item["loc"] if isinstance(part, str | int)]
+        if item["type"] == "extra_forbidden" or (known is not None and loc and loc[0] not in known):
+            problems.append(unknown_field(loc))
+            continue
+        field = _dotted(loc) or None
+        if item["type"] == "missing":
+            problems.append(ParamsProblem(field, "missing", f"missing field {field or 'params'!r}"))
+        else:
+            says = f"{field or 'params'!r}: {item['msg']}"
+            problems.append(ParamsProblem(field, item["type"], says))
+    return problems
+
+
+def invalid_params(error: ValidationError, known: frozenset[str] | None = None) -> UsageError:
+    """`error` (a params model refusing a request) as the one `invalid_params` error."""
+    return params_error(validation_problems(error, known))
+
+
+def _dotted(path: Sequence[str | int]) -> str:
+    """`textDocument.uri`, `targets[2]`."""
+    return ".".join(str(part) for part in path).replace(".[", "[")

@@ -20,9 +20,9 @@ from sqlalchemy.engine import Connection
 from rutter_core.app.models import NullMeansAbsent
 from rutter_core.assembly.plan import Candidate
 from rutter_core.assembly.tokens import ESTIMATOR
-from rutter_core.continuity.branches import branch_origin
 from rutter_core.continuity.compaction.latest import find_message
 from rutter_core.continuity.model import ContinuityDocument, Message
+from rutter_core.continuity.service import branch_origin
 from rutter_core.kernel.errors import NotFoundError, UsageError
 from rutter_core.runs import service as runs
 

@@ -26,7 +26,8 @@ from rutter_core.app.models import Params, allowed
 from rutter_core.discovery.targets import typed_target
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.errors import Hint, RutterError, UsageError
-from rutter_core.runs import service
+from rutter_core.memory.policy import normalize_references
+from rutter_core.runs import reports, service
 from rutter_core.runs.model import (
     DEFAULT_MODE,
     DEFAULT_TARGET,
@@ -34,6 +35,9 @@ from rutter_core.runs.model import (
     ActiveRuns,
     ConfirmedRefresh,
     CreatedRun,
+    DeliveryReport,
+    DeliveryReportList,
+    DeliveryResult,
     ListedRun,
     LiveFailure,
     PinnedRevision,
@@ -56,6 +60,8 @@ RunId = Annotated[StrictStr, Field(description="the run's ID (run_...)")]
 # Checked by the runs service (`invalid_mode`, `invalid_status`); stated in the schemas.
 ModeName = Annotated[StrictStr, allowed(RunMode)]
 StatusChangeName = Annotated[StrictStr, allowed(RunStatusChange)]
+# Checked by the deliveries service (`invalid_result`).
+DeliveryResultName = Annotated[StrictStr, allowed(DeliveryResult)]
 
 
 class CreateRunParams(Params):
@@ -106,6 +112,24 @@ class ActiveRunsParams(Params):
     workspace_id: StrictStr | None = Field(
         None, description="only this workspace's active runs (default: every served workspace)"
     )
+
+
+class ReportDeliveryParams(Params):
+    run_id: RunId
+    result: DeliveryResultName = Field(description="passed or failed")
+    summary: StrictStr = Field(
+        description="what was checked and found (stored redacted; at most 4 KiB, one person's "
+        "readable text)"
+    )
+    references: tuple[StrictStr, ...] = Field(
+        (),
+        description="what the report points at: paths, URLs or other identifiers (at most 32; "
+        "checked like a memory's references)",
+    )
+
+
+class ListDeliveryReportsParams(Params):
+    run_id: RunId
 
 
 class ReviewedInspection(RunInspection):
@@ -192,6 +216,18 @@ class RunOperations:
             target=target,
             thread_id=params.thread_id,
         )
+
+    def report(self, params: ReportDeliveryParams, *, actor: OperatorActor) -> DeliveryReport:
+        """Append a report on the run's delivery: a passed one is a completion record for the
+        experience candidates of the run's thread (until a later failed one)."""
+        references = normalize_references(params.references)
+        return reports.report_delivery(
+            self._rutter.store, params.run_id, result=params.result, summary=params.summary,
+            references=references, actor=actor,
+        )  # fmt: skip
+
+    def reports(self, params: ListDeliveryReportsParams) -> DeliveryReportList:
+        return reports.list_delivery_reports(self._rutter.store, params.run_id)
 
     def list(self, params: ListRunsParams) -> RunList:
         """Runs in creation order, the active ones unless `all`. An unknown workspace is
@@ -282,11 +318,15 @@ __all__ = [
     "ConfirmedRefresh",
     "CreateRunParams",
     "CreatedRun",
+    "DeliveryReport",
+    "DeliveryReportList",
     "InspectRunParams",
+    "ListDeliveryReportsParams",
     "ListRunsParams",
     "ListedRun",
     "LiveFailure",
     "PinnedRevision",
+    "ReportDeliveryParams",
     "ReviewedInspection",
     "ReviewedRefresh",
     "RunInspection",

@@ -33,8 +33,7 @@ from pydantic import Field, StrictBool, StrictStr
 
 from rutter_core.app.models import NullMeansAbsent, Result, allowed
 from rutter_core.app.runs import CreateRunParams
-from rutter_core.continuity.policy import require_external_id, require_thread_id
-from rutter_core.continuity.threads import runs_of_thread
+from rutter_core.continuity.service import require_external_id, require_thread_id, runs_of_thread
 from rutter_core.continuity.transcripts import service
 from rutter_core.continuity.transcripts.prepare import Prepared, prepare_entry
 from rutter_core.continuity.transcripts.reading import TranscriptReader

@@ -224,7 +224,7 @@ def _refuse_while_owned(conn: Connection, workspace_id: str) -> None:
     """Runs, sessions and project memories belong to their workspace: while it has any, it
     stays registered. Say how many of each there are, and both ways out."""
     # Imported here: every other workspace command would otherwise pay for loading the areas.
-    from rutter_core.continuity.removal import count_sessions, count_threads_without_session
+    from rutter_core.continuity.service import count_sessions, count_threads_without_session
     from rutter_core.memory.service import count_project_memories
     from rutter_core.runs.service import count_runs
 
@@ -266,7 +266,7 @@ def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:
     continuity's nodes and thread contents name runs, runs name sessions and threads."""
     from rutter_core.assembly.service import remove_workspace_assemblies
     from rutter_core.candidates.service import remove_workspace_candidates
-    from rutter_core.continuity.removal import (
+    from rutter_core.continuity.service import (
         remove_sessions_and_threads,
         remove_thread_contents,
     )

@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection, Row
 
 from rutter_core.store.schema import (
     checkpoint_deliveries,
+    delivery_reports,
     memory_candidates,
     messages,
     notes,
@@ -128,8 +129,10 @@ def find_source(conn: Connection, note_id: str) -> SourceNote | None:
 
 def completions(conn: Connection, thread_ids: Iterable[str]) -> dict[str, list[CompletionRow]]:
     """Every completion record of the threads' runs and imported replies, by thread: completed
-    runs (`run_completed`), delivery checkpoints (`delivery_checkpoint`) and the last imported
-    assistant message of a thread (`reply_completed`). A paused run has none."""
+    runs (`run_completed`), delivery checkpoints (`delivery_checkpoint`), a run whose newest
+    delivery report passed (`delivery_report`: a later failed report takes an earlier pass back)
+    and the last imported assistant message of a thread (`reply_completed`). A paused run has
+    none."""
     wanted = sorted(set(thread_ids))
     found: dict[str, list[CompletionRow]] = {thread_id: [] for thread_id in wanted}
     if not wanted:
@@ -156,6 +159,19 @@ def completions(conn: Connection, thread_ids: Iterable[str]) -> dict[str, list[C
         found[str(mark.thread_id)].append(
             CompletionRow("delivery_checkpoint", str(mark.created_at), str(mark.run_id))
         )
+    reports = conn.execute(
+        select(runs.c.thread_id, delivery_reports.c.run_id, delivery_reports.c.result)
+        .add_columns(delivery_reports.c.created_at)
+        .select_from(delivery_reports.join(runs, runs.c.run_id == delivery_reports.c.run_id))
+        .where(runs.c.thread_id.in_(wanted))
+        .order_by(delivery_reports.c.created_at, delivery_reports.c.report_id)
+    )
+    newest: dict[str, tuple[str, str, str]] = {}  # run -> its newest report's thread, result, time
+    for report in reports:
+        newest[str(report.run_id)] = (str(report.thread_id), report.result, report.created_at)
+    for reported_run, (reported_thread, result, at) in newest.items():
+        if result == "passed":
+            found[reported_thread].append(CompletionRow("delivery_report", at, reported_run))
     replies = conn.execute(
         select(messages.c.thread_id, func.max(messages.c.created_at).label("at"))
         .where(

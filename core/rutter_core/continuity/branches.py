@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pydantic import Field
 from sqlalchemy.engine import Connection
 
-from rutter_core.continuity import branch_rows, repo
+from rutter_core.continuity import repo
 from rutter_core.continuity.checkpoints import read_node, tampered
 from rutter_core.continuity.model import ContinuityDocument
 from rutter_core.continuity.nodes import BranchKind
@@ -131,10 +131,10 @@ def branch_request_digest(node_id: str, kind: BranchKind, goal: str | None) -> s
 
 def keyed_branch(
     conn: Connection, operation_key: str, node_id: str, kind: BranchKind, goal: str | None
-) -> branch_rows.BranchOperation | None:
+) -> repo.BranchOperation | None:
     """The resume or fork already made under `operation_key` (None: none yet); the key used
     for another request is `operation_key_conflict`."""
-    found = branch_rows.find_branch_operation(conn, operation_key)
+    found = repo.find_branch_operation(conn, operation_key)
     if found is None:
         return None
     if found.request_sha256 != branch_request_digest(node_id, kind, goal):
@@ -151,9 +151,9 @@ def record_keyed_branch(
     conn: Connection, operation_key: str, *, node_id: str, kind: BranchKind, goal: str | None,
     run_id: str, marker_node_id: str, actor: str, now: str,
 ) -> None:  # fmt: skip
-    branch_rows.insert_branch_operation(
+    repo.insert_branch_operation(
         conn,
-        branch_rows.BranchOperation(
+        repo.BranchOperation(
             operation_key,
             kind,
             node_id,

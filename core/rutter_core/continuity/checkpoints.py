@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.engine import Connection
 
-from rutter_core.continuity import deliveries, repo
+from rutter_core.continuity import repo
 from rutter_core.continuity.compaction.latest import latest_summary
 from rutter_core.continuity.messages import recent_messages
 from rutter_core.continuity.model import Message
@@ -47,7 +47,7 @@ from rutter_core.continuity.snapshot import (
     SnapshotSummary,
     snapshot_fingerprint,
 )
-from rutter_core.discovery.fingerprint import canonical_json
+from rutter_core.discovery.fingerprint import canonical_text
 from rutter_core.kernel.actors import ACTORS, Actor, is_actor
 from rutter_core.kernel.errors import Hint, NotFoundError, RejectedError
 from rutter_core.kernel.ids import new_id
@@ -159,7 +159,7 @@ def append_checkpoint(
         summary=snapshot.summary,
         protocol_version=PROTOCOL_VERSION,
         title=snapshot.title,
-        snapshot_json=_stored_text(snapshot),
+        snapshot_json=canonical_text(snapshot.to_json()),
         fingerprint=snapshot.fingerprint,
     )
     return ContinuityNode(
@@ -180,7 +180,7 @@ def mark_delivery(conn: Connection, node: ContinuityNode, *, actor: str, now: st
     """Record the checkpoint `node`, just appended in the caller's transaction, as its run's
     delivery: a completion record (experience candidates, docs/reference/memory.md). The node
     and its snapshot are not changed."""
-    deliveries.insert_delivery(conn, node_id=node.node_id, run_id=node.run_id, actor=actor, now=now)
+    repo.insert_delivery(conn, node_id=node.node_id, run_id=node.run_id, actor=actor, now=now)
 
 
 def read_node(conn: Connection, node_id: str) -> ContinuityNode:
@@ -239,7 +239,7 @@ def _verified_snapshot(stored: repo.StoredNode, text: str) -> ContinuitySnapshot
         raise tampered(node_id, "a snapshot is attached to a node that is not a checkpoint")
     try:
         snapshot = ContinuitySnapshot.model_validate_json(text)
-        canonical = _stored_text(snapshot)
+        canonical = canonical_text(snapshot.to_json())
         recomputed = snapshot_fingerprint(snapshot.to_json())
     except (ValueError, ValidationError, RecursionError) as exc:
         # ValidationError and rfc8785's errors are ValueErrors; RecursionError: JSON nested
@@ -257,11 +257,6 @@ def _verified_snapshot(stored: repo.StoredNode, text: str) -> ContinuitySnapshot
     if own != theirs:
         raise tampered(node_id, "the snapshot belongs to another node")
     return snapshot
-
-
-def _stored_text(snapshot: ContinuitySnapshot) -> str:
-    """The stored form of a snapshot: canonical JSON (RFC 8785), a function of it alone."""
-    return canonical_json(snapshot.to_json()).decode("utf-8")
 
 
 def _carried(message: Message) -> SnapshotMessage:

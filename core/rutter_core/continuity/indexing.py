@@ -68,7 +68,7 @@ def unindex_threads(conn: Connection, thread_ids: list[str]) -> None:
 def index_existing(conn: Connection, batch: int = 500) -> None:
     """Index what the threads held before the index existed (an upgraded store), skipping
     what is indexed already, in the caller's write."""
-    from rutter_core.continuity import history_rows
+    from rutter_core.continuity import repo
 
     pending: list[history.ThreadText] = []
 
@@ -78,11 +78,11 @@ def index_existing(conn: Connection, batch: int = 500) -> None:
             history.backfill_thread_texts(conn, pending)
             pending.clear()
 
-    for message_id, thread_id, role, text in list(history_rows.all_messages(conn)):
+    for message_id, thread_id, role, text in list(repo.all_messages(conn)):
         add(history.ThreadText(history.message_kind(role), message_id, thread_id, 1, text))
-    for note_id, thread_id, kind, version, text in list(history_rows.active_notes(conn)):
+    for note_id, thread_id, kind, version, text in list(repo.active_notes(conn)):
         add(history.ThreadText(history.note_kind(kind), note_id, thread_id, version, text))
-    for node_id, thread_id, title, summary in list(history_rows.checkpoints(conn)):
+    for node_id, thread_id, title, summary in list(repo.all_checkpoints(conn)):
         text = title if summary is None else f"{title}\n{summary}"
         add(history.ThreadText("checkpoint", node_id, thread_id, 1, text))
     history.backfill_thread_texts(conn, pending)

@@ -11,13 +11,13 @@ from typing import Final
 
 from sqlalchemy.engine import Connection
 
-from rutter_core.continuity import history_rows
+from rutter_core.continuity import repo
 
 MAX_HOPS: Final = 256
 
 
 def lineage_threads(conn: Connection, run_id: str, thread_id: str) -> tuple[str, ...]:
     """The run's thread, then its ancestors' threads, without repeats, in the caller's
-    transaction (one statement: `history_rows.lineage_threads`)."""
-    found = history_rows.lineage_threads(conn, run_id, MAX_HOPS)
+    transaction (one statement: `repo.lineage_threads`)."""
+    found = repo.lineage_threads(conn, run_id, MAX_HOPS)
     return (thread_id, *(t for t in found if t != thread_id))

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy.engine import Connection
 
-from rutter_core.continuity import branch_rows
-from rutter_core.continuity import workspace_rows as repo
+from rutter_core.continuity import repo
 
 
 def count_sessions(conn: Connection, workspace_id: str) -> int:
@@ -37,7 +36,7 @@ def remove_thread_contents(conn: Connection, workspace_id: str) -> dict[str, int
     # Compactions and the keys of resumes and forks name threads, runs and nodes: they go
     # first (they are not counted apart: a compaction is part of its thread's messages).
     remove_workspace_compactions(conn, workspace_id)
-    branch_rows.delete_workspace_branch_operations(conn, workspace_id)
+    repo.delete_workspace_branch_operations(conn, workspace_id)
     pins, proposals = remove_workspace_pins(conn, workspace_id)
     imports = remove_workspace_imports(conn, workspace_id)
     return {

@@ -6,25 +6,40 @@ root node) is written in the run's own transaction, and a checkpoint reads the t
 appends its node in one. Rows come back as the continuity models, or as stored rows
 (`StoredNode`) that `continuity.checkpoints` verifies before anything uses them.
 
+Its sections, after the threads, sessions, nodes, messages and notes: delivery checkpoints
+(`checkpoint_deliveries`, the completion record of experience candidates), the operation keys of
+resumes and forks (`branch_operations`, so the same key answers the same run), what history
+search reads (a run's lineage in one statement, and what threads hold, read whole for the
+index's backfill: `continuity.indexing.index_existing`), and the rows of a whole workspace,
+counted and deleted for `workspace remove` (the caller has lifted the append-only guards).
+
 Why one module: it is the one place that knows continuity's tables and how their rows map to
 the models; each function is a statement or two over those same tables, and splitting them by
-table would only spread that knowledge over several modules.
+table or by caller would only spread that knowledge over several modules (the sections above
+were once four modules of their own, cut to stay under a line count).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import case, func, insert, select, update
+from sqlalchemy import case, delete, func, insert, select, text, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
-from rutter_core.continuity.indexing import index_checkpoint, index_messages, index_note
+from rutter_core.continuity.indexing import (
+    index_checkpoint,
+    index_messages,
+    index_note,
+    unindex_threads,
+)
 from rutter_core.continuity.model import Message, Note, NoteKind, Role
 from rutter_core.store.schema import (
+    branch_operations,
+    checkpoint_deliveries,
     continuity_nodes,
     continuity_snapshots,
     messages,
@@ -339,7 +354,7 @@ def thread_activity(conn: Connection, workspace_id: str | None) -> list[ThreadAc
     ]
 
 
-# -- messages ---------------------------------------------------------------------------------
+# -- messages ----------------------------------------------------------------------------------
 
 
 def _message(row: Row[Any]) -> Message:
@@ -432,7 +447,7 @@ def count_messages(conn: Connection, thread_id: str) -> int:
     )
 
 
-# -- notes ------------------------------------------------------------------------------------
+# -- notes -------------------------------------------------------------------------------------
 
 
 def _note(row: Row[Any]) -> Note:
@@ -560,7 +575,7 @@ def latest_active_note(conn: Connection, thread_id: str, kind: NoteKind) -> Note
     return None if row is None else _note(row)
 
 
-# -- across a workspace -------------------------------------------------------------------------
+# -- across a workspace ------------------------------------------------------------------------
 
 
 def select_recent_nodes(conn: Connection, workspace_id: str, limit: int) -> list[StoredNode]:
@@ -605,3 +620,178 @@ def continuity_marks(
     for workspace_id, count, versions in conn.execute(note_query):
         found[str(workspace_id)][2:] = [int(count), int(versions)]
     return {ws: (marks[0], marks[1], marks[2], marks[3]) for ws, marks in found.items()}
+
+
+# -- delivery checkpoints: which checkpoints mark their run's delivery (append-only) -----------
+
+
+def insert_delivery(conn: Connection, *, node_id: str, run_id: str, actor: str, now: str) -> None:
+    """Mark the checkpoint `node_id` as its run's delivery, in the caller's transaction."""
+    values = {"node_id": node_id, "run_id": run_id, "created_by": actor, "created_at": now}
+    conn.execute(insert(checkpoint_deliveries).values(**values))
+
+
+# -- the operation keys of resumes and forks (branch_operations, migration 15) -----------------
+
+
+@dataclass(frozen=True, slots=True)
+class BranchOperation:
+    operation_key: str
+    kind: str
+    node_id: str
+    request_sha256: str
+    run_id: str
+    marker_node_id: str
+
+
+def find_branch_operation(conn: Connection, operation_key: str) -> BranchOperation | None:
+    row = conn.execute(
+        select(branch_operations).where(branch_operations.c.operation_key == operation_key)
+    ).first()
+    if row is None:
+        return None
+    return BranchOperation(
+        str(row.operation_key), str(row.kind), str(row.node_id), str(row.request_sha256),
+        str(row.run_id), str(row.marker_node_id),
+    )  # fmt: skip
+
+
+def insert_branch_operation(
+    conn: Connection, found: BranchOperation, *, actor: str, now: str
+) -> None:
+    conn.execute(
+        insert(branch_operations).values(
+            operation_key=found.operation_key, kind=found.kind, node_id=found.node_id,
+            request_sha256=found.request_sha256, run_id=found.run_id,
+            marker_node_id=found.marker_node_id, created_by=actor, created_at=now,
+        )
+    )  # fmt: skip
+
+
+def delete_workspace_branch_operations(conn: Connection, workspace_id: str) -> int:
+    """Delete the operation keys of the resumes and forks of the workspace's runs."""
+    owned = select(sessions.c.session_id).where(sessions.c.workspace_id == workspace_id)
+    nodes = select(continuity_nodes.c.node_id).where(continuity_nodes.c.session_id.in_(owned))
+    done = conn.execute(
+        delete(branch_operations).where(
+            branch_operations.c.node_id.in_(nodes) | branch_operations.c.marker_node_id.in_(nodes)
+        )
+    )
+    return int(done.rowcount or 0)
+
+
+# -- history search: a run's lineage, and what threads hold for the index's backfill -----------
+
+
+_LINEAGE: Final = text(
+    """
+    WITH RECURSIVE chain (run_id, thread_id, depth) AS (
+        SELECT run_id, thread_id, 0 FROM continuity_nodes
+        WHERE run_id = :run_id AND kind IN ('root', 'fork', 'resume')
+        UNION
+        SELECT parent.run_id, parent.thread_id, chain.depth + 1
+        FROM chain
+        JOIN continuity_nodes AS start
+            ON start.run_id = chain.run_id AND start.kind IN ('fork', 'resume')
+        JOIN continuity_nodes AS parent ON parent.node_id = start.parent_node_id
+        WHERE chain.depth < :max_hops
+    )
+    SELECT thread_id, min(depth) AS nearest FROM chain GROUP BY thread_id ORDER BY nearest
+    """
+)
+"""A run's start node (root, fork or resume marker), then the node each branch marker's
+parent is, run after run: the threads met, nearest first."""
+
+
+def lineage_threads(conn: Connection, run_id: str, max_hops: int) -> list[str]:
+    rows = conn.execute(_LINEAGE, {"run_id": run_id, "max_hops": max_hops})
+    return [str(row[0]) for row in rows]
+
+
+def all_messages(conn: Connection) -> Iterator[tuple[str, str, str, str]]:
+    """(message ID, thread ID, role, text) of every message."""
+    rows = conn.execute(
+        select(messages.c.message_id, messages.c.thread_id, messages.c.role, messages.c.text)
+    )
+    for row in rows:
+        yield str(row[0]), str(row[1]), str(row[2]), str(row[3])
+
+
+def active_notes(conn: Connection) -> Iterator[tuple[str, str, str, int, str]]:
+    """(note ID, thread ID, kind, version, text) of every active note."""
+    rows = conn.execute(
+        select(notes.c.note_id, notes.c.thread_id, notes.c.kind, notes.c.version, notes.c.text)
+        .where(notes.c.status == "active")
+    )  # fmt: skip
+    for row in rows:
+        yield str(row[0]), str(row[1]), str(row[2]), int(row[3]), str(row[4])
+
+
+def all_checkpoints(conn: Connection) -> Iterator[tuple[str, str, str, str | None]]:
+    """(node ID, thread ID, title, summary) of every checkpoint snapshot."""
+    rows = conn.execute(
+        select(
+            continuity_snapshots.c.node_id,
+            continuity_nodes.c.thread_id,
+            continuity_snapshots.c.title,
+            continuity_snapshots.c.snapshot_json,
+        ).join(continuity_nodes, continuity_nodes.c.node_id == continuity_snapshots.c.node_id)
+    )
+    for row in rows:
+        summary = json.loads(str(row[3])).get("summary")
+        yield str(row[0]), str(row[1]), str(row[2]), summary if isinstance(summary, str) else None
+
+
+# -- a whole workspace's continuity, counted and deleted for `workspace remove` ----------------
+
+
+def count_sessions(conn: Connection, workspace_id: str) -> int:
+    query = (
+        select(func.count()).select_from(sessions).where(sessions.c.workspace_id == workspace_id)
+    )
+    return int(conn.execute(query).scalar_one())
+
+
+def count_threads_without_session(conn: Connection, workspace_id: str) -> int:
+    """Threads no session continues (an imported transcript's): a run's thread has one."""
+    has_session = select(sessions.c.thread_id).where(sessions.c.thread_id == threads.c.thread_id)
+    query = (
+        select(func.count())
+        .select_from(threads)
+        .where(threads.c.workspace_id == workspace_id, ~has_session.exists())
+    )
+    return int(conn.execute(query).scalar_one())
+
+
+def delete_thread_contents(conn: Connection, workspace_id: str) -> dict[str, int]:
+    """Delete the checkpoint snapshots, nodes, messages and notes of the workspace's threads
+    (the caller has lifted the append-only guards); how many of each."""
+    of_workspace = select(threads.c.thread_id).where(threads.c.workspace_id == workspace_id)
+    unindex_threads(conn, [str(t) for t in conn.execute(of_workspace).scalars()])
+    nodes = select(continuity_nodes.c.node_id).where(continuity_nodes.c.thread_id.in_(of_workspace))
+    # A delivery mark names its node: it goes first (not counted: it is part of its checkpoint).
+    conn.execute(delete(checkpoint_deliveries).where(checkpoint_deliveries.c.node_id.in_(nodes)))
+    done = {
+        "checkpoints": conn.execute(
+            delete(continuity_snapshots).where(continuity_snapshots.c.node_id.in_(nodes))
+        ).rowcount,
+        "messages": conn.execute(
+            delete(messages).where(messages.c.thread_id.in_(of_workspace))
+        ).rowcount,
+        "notes": conn.execute(delete(notes).where(notes.c.thread_id.in_(of_workspace))).rowcount,
+        "nodes": conn.execute(
+            delete(continuity_nodes).where(continuity_nodes.c.thread_id.in_(of_workspace))
+        ).rowcount,
+    }
+    return {name: int(count) for name, count in done.items()}
+
+
+def delete_sessions_and_threads(conn: Connection, workspace_id: str) -> tuple[int, int]:
+    """Delete the workspace's sessions, then its threads (after its runs); how many of each."""
+    removed_sessions = conn.execute(
+        delete(sessions).where(sessions.c.workspace_id == workspace_id)
+    ).rowcount
+    removed_threads = conn.execute(
+        delete(threads).where(threads.c.workspace_id == workspace_id)
+    ).rowcount
+    return int(removed_sessions), int(removed_threads)

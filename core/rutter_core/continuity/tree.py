@@ -89,7 +89,7 @@ class CompactionFacts(ContinuityDocument):
     """What a projected compaction's summary stands for (`rutter session compact`)."""
 
     summarizer: str
-    """`extractive` or `command`."""
+    """`extractive`, `command`, `openai` or `anthropic`."""
     compacted_message_count: int
     """The older messages the summary stands for."""
     unread_message_count: int

@@ -59,6 +59,12 @@ def canonical_json(value: Any, *, plain: bool = False) -> bytes:
     return bytes(rfc8785.dumps(value))
 
 
+def canonical_text(value: Any) -> str:
+    """`canonical_json` as text: the stored form of a snapshot (a run's pinned instructions, a
+    checkpoint's continuity), a function of the value alone."""
+    return canonical_json(value).decode("utf-8")
+
+
 def fingerprint(
     value: Mapping[str, Any], *, exclude: frozenset[str] = frozenset(), plain: bool = False
 ) -> str:

@@ -22,6 +22,7 @@ IdPrefix = Literal[
     "cmp",
     "asm",
     "tok",
+    "dlv",
 ]
 
 WORKSPACE_ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")

@@ -18,6 +18,7 @@ from rutter_core.kernel.errors import RutterError
 
 RunStatus = Literal["created", "running", "paused", "completed", "failed", "cancelled"]
 RunMode = Literal["ask", "auto", "full"]
+DeliveryResult = Literal["passed", "failed"]
 RunStatusChange = Literal["running", "paused", "completed", "failed", "cancelled"]
 """A status a run can be moved to: every one but `created`, which only a new run has."""
 
@@ -108,6 +109,36 @@ class RunRecord(RunDocument):
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_STATUSES
+
+
+MAX_REPORT_SUMMARY_BYTES: Final = 4096
+"""A delivery report's summary, in UTF-8 bytes, before and after redaction."""
+
+
+class DeliveryReport(RunDocument):
+    """A report on a run's delivery (`rutter run report`): whether it was checked and `passed` or
+    `failed`, what was found, and what it points at. Append-only; the run's newest report that
+    passed is a completion record for experience candidates, and a later failed one takes that
+    back. The run itself is unchanged by it."""
+
+    report_id: str
+    run_id: str
+    thread_id: str
+    result: DeliveryResult
+    summary: str
+    """Redacted like every text (`summary_redacted` says whether something was replaced)."""
+    summary_redacted: bool
+    references: tuple[str, ...]
+    """What the report points at (paths, URLs, other identifiers), sorted."""
+    created_by: str
+    created_at: str
+
+
+class DeliveryReportList(RunDocument):
+    """`rutter run reports RUN --json`: the run's delivery reports, oldest first."""
+
+    run_id: str
+    reports: tuple[DeliveryReport, ...]
 
 
 class RunList(RunDocument):

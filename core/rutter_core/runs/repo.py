@@ -1,5 +1,6 @@
-"""The only module that touches the runs' tables: missions, runs and the append-only ledger of
-pinned instruction revisions (`run_instruction_snapshots`).
+"""The only module that touches the runs' tables: missions, runs, the append-only ledger of
+pinned instruction revisions (`run_instruction_snapshots`) and the append-only reports on runs'
+deliveries (`delivery_reports`).
 
 Every function takes the caller's `Connection`: the service decides what one transaction holds.
 Revision rows come back as stored (`StoredRevision`); `integrity` checks them before anything
@@ -11,6 +12,7 @@ of a run joins it for `goal`), and it is created and closed with its runs.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -18,18 +20,20 @@ from sqlalchemy import and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
-from rutter_core.discovery.fingerprint import canonical_json
+from rutter_core.discovery.fingerprint import canonical_text
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.kernel.errors import StoreError
 from rutter_core.runs.model import (
     ACTIVE_STATUSES,
+    DeliveryReport,
+    DeliveryResult,
     RunMode,
     RunRecord,
     RunStatus,
     is_run_mode,
     is_run_status,
 )
-from rutter_core.store.schema import missions, run_instruction_snapshots, runs
+from rutter_core.store.schema import delivery_reports, missions, run_instruction_snapshots, runs
 
 
 def _run_query() -> Select[Any]:
@@ -137,6 +141,8 @@ def delete_workspace_runs(conn: Connection, workspace_id: str) -> tuple[int, int
     """Delete the workspace's revisions (the caller has lifted the append-only guards), runs
     and missions, in that order; how many of each."""
     of_workspace = select(runs.c.run_id).where(runs.c.workspace_id == workspace_id)
+    # A delivery report is part of its run's record: not counted apart.
+    conn.execute(delete(delivery_reports).where(delivery_reports.c.run_id.in_(of_workspace)))
     revisions = conn.execute(
         delete(run_instruction_snapshots).where(
             run_instruction_snapshots.c.run_id.in_(of_workspace)
@@ -276,12 +282,6 @@ def find_revision(conn: Connection, run_id: str, revision: int | None) -> Stored
     )
 
 
-def snapshot_text(snapshot: Snapshot) -> str:
-    """The ledger's text of `snapshot`: canonical JSON (RFC 8785), a function of the snapshot
-    alone, content included."""
-    return canonical_json(snapshot.to_json()).decode("utf-8")
-
-
 def append_revision(
     conn: Connection,
     run_id: str,
@@ -299,10 +299,71 @@ def append_revision(
         insert(run_instruction_snapshots).values(
             run_id=run_id,
             revision=revision,
-            snapshot_json=snapshot_text(snapshot),
+            snapshot_json=canonical_text(snapshot.to_json()),
             fingerprint=snapshot.fingerprint,
             confirmed_by=actor,
             confirmed_at=now,
             replaces_fingerprint=replaces,
         )
     )
+
+
+# -- delivery reports ---------------------------------------------------------------------------
+
+
+def insert_delivery_report(
+    conn: Connection,
+    *,
+    report_id: str,
+    run_id: str,
+    result: DeliveryResult,
+    summary: str,
+    redacted: bool,
+    references: tuple[str, ...],
+    actor: str,
+    now: str,
+) -> DeliveryReport:
+    """Append a report on `run_id`'s delivery, in the caller's transaction."""
+    conn.execute(
+        insert(delivery_reports).values(
+            report_id=report_id,
+            run_id=run_id,
+            result=result,
+            summary=summary,
+            summary_redacted=int(redacted),
+            references_json=json.dumps(list(references), ensure_ascii=False),
+            created_by=actor,
+            created_at=now,
+        )
+    )
+    found = select_delivery_reports(conn, run_id, report_id=report_id)
+    assert len(found) == 1, report_id
+    return found[0]
+
+
+def select_delivery_reports(
+    conn: Connection, run_id: str, *, report_id: str | None = None
+) -> list[DeliveryReport]:
+    """The run's delivery reports, oldest first (the ID breaks a tie: ULIDs sort by time)."""
+    query = (
+        select(delivery_reports, runs.c.thread_id)
+        .join(runs, runs.c.run_id == delivery_reports.c.run_id)
+        .where(delivery_reports.c.run_id == run_id)
+        .order_by(delivery_reports.c.created_at, delivery_reports.c.report_id)
+    )
+    if report_id is not None:
+        query = query.where(delivery_reports.c.report_id == report_id)
+    return [
+        DeliveryReport(
+            report_id=str(row.report_id),
+            run_id=str(row.run_id),
+            thread_id=str(row.thread_id),
+            result=row.result,
+            summary=str(row.summary),
+            summary_redacted=bool(row.summary_redacted),
+            references=tuple(str(item) for item in json.loads(row.references_json)),
+            created_by=str(row.created_by),
+            created_at=str(row.created_at),
+        )
+        for row in conn.execute(query)
+    ]

@@ -348,8 +348,9 @@ compactions = Table(
         info={"where": "status IN ('running', 'pending_verification')"},
     ),
 )
-"""A thread's compactions (migration 15): the summary and the range of messages it covers are
-written together when it completes; messages themselves are never touched."""
+"""A thread's compactions (migration 15; its `summarizer` CHECK widened by migration 19): the
+summary and the range of messages it covers are written together when it completes; messages
+themselves are never touched."""
 
 branch_operations = Table(
     "branch_operations",
@@ -385,6 +386,21 @@ checkpoint_deliveries = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Index("checkpoint_deliveries_by_run", "run_id"),
+    info={"append_only": True},
+)
+
+delivery_reports = Table(
+    "delivery_reports",
+    metadata,
+    Column("report_id", String, primary_key=True),
+    Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
+    Column("result", String, nullable=False),
+    Column("summary", String, nullable=False),
+    Column("summary_redacted", Integer, nullable=False),
+    Column("references_json", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Index("delivery_reports_by_run", "run_id", "created_at"),
     info={"append_only": True},
 )
 

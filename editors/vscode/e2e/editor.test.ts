@@ -29,7 +29,7 @@ import * as memoryView from "./pages/memoryView";
 import * as proposals from "./pages/proposalsView";
 import * as runs from "./pages/runsView";
 import * as sessions from "./pages/sessionView";
-import { Workbench, exactly } from "./pages/workbench";
+import { Workbench, exactly, renderedBlocks } from "./pages/workbench";
 
 const TARGET = "services/api/internal/parser/input.go";
 /** The height of the pictures of documents dense with text (each PNG stays small). */
@@ -117,13 +117,15 @@ describe("the extension in VS Code (code-server)", () => {
     await editor.screenshot("instructions-view");
   }, () => editor);
 
-  step("opens Show Why of a source as a document with the docs' text", async () => {
+  step("opens Show Why of a source rendered, with the docs' text", async () => {
     await workbench.runCommand(instructions.SHOW_WHY_COMMAND);
     await workbench.waitForPick(`6. ${OVERRIDE}`);
     await workbench.pick(`6. ${OVERRIDE}`);
-    await workbench.editor.locator(".view-lines .view-line", { hasText: `# 6. ${OVERRIDE}` }).first().waitFor();
-    const lines = await workbench.editorLines();
-    assert.deepEqual(lines.slice(0, instructions.documentedWhy(stack).length), instructions.documentedWhy(stack));
+    await workbench.previewTab(instructions.whyDocument(6, OVERRIDE)).waitFor();
+    await workbench.preview.locator("h1", { hasText: `6. ${OVERRIDE}` }).waitFor();
+    // What the Markdown preview renders, block by block, is what the docs' source renders to.
+    const expected = renderedBlocks(instructions.documentedWhy(stack));
+    assert.deepEqual((await workbench.previewBlocks()).slice(0, expected.length), expected);
     await editor.screenshot("show-why", DENSE_HEIGHT);
     await workbench.runCommand("View: Close All Editors");
   }, () => editor);
@@ -181,14 +183,15 @@ describe("the extension in VS Code (code-server)", () => {
   step("compares what every agent loads for the file in one document", async () => {
     await workbench.runCommand(agents.COMPARE_COMMAND);
     const name = agents.compareDocument(TARGET);
-    await workbench.activeTab(exactly(name)).waitFor();
+    await workbench.previewTab(name).waitFor();
+    await workbench.preview.locator("table").first().waitFor();
     const all = editor.cliJson<{ profiles: agents.AgentView[] }>(
       "context", "instructions", "--as", "all", "--workspace", WORKSPACE, "--target", TARGET,
     );
-    const text = (await workbench.editorLines()).join("\n");
-    for (const profile of all.profiles) {
-      assert.ok(text.includes(agents.LABELS[profile.agent] ?? profile.agent), `${profile.agent} not in ${name}`);
-    }
+    // Rendered as a table: one column per agent, one row per file any of them loads.
+    const table = await workbench.previewTable();
+    assert.deepEqual(table[0], agents.compareHeader(all.profiles));
+    assert.deepEqual(table.slice(1).map((row) => row[0]), agents.compareFiles(all.profiles));
     await editor.screenshot("compare-agents", DENSE_HEIGHT);
     await workbench.runCommand("View: Close All Editors");
   }, () => editor);
@@ -478,13 +481,22 @@ describe("the extension in VS Code (code-server)", () => {
     const pane = await runs.show(workbench);
     const facts = { run_id: runId, goal: "fix the parser", target_path: TARGET, revision: 2, stale: false };
     await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.ASSEMBLED_ENTRY);
-    await workbench.activeTab(exactly(runs.assembledDocument(runId))).waitFor();
-    await workbench.editor.locator(".view-lines .view-line", { hasText: runs.BUDGET_LINE }).first().waitFor();
-    const text = (await workbench.editorLines()).join("\n");
-    assert.match(text, /included: instruction `AGENTS\.md`/);
+    await workbench.previewTab(runs.assembledDocument(runId)).waitFor();
+    await workbench.preview.locator("li", { hasText: runs.BUDGET_LINE }).first().waitFor();
+    const blocks = await workbench.previewBlocks();
+    assert.equal(blocks[0], `Assembled context of run ${runId}`);
+    assert.ok(blocks.some((block) => /^included: instruction AGENTS\.md v\d+ /.test(block)), blocks.join("\n"));
+    // Shown again, the same preview follows the new text (a new assembly), in the same tab.
+    const first = runs.assemblyIdOf(blocks);
+    await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.ASSEMBLED_ENTRY);
+    await workbench.preview.locator("p", { hasText: runs.ASSEMBLY_LINE }).filter({ hasNotText: first }).waitFor();
+    const newest = editor.cliJson<{ assemblies: { assembly_id: string }[] }>("context", "audit", runId).assemblies[0];
+    assert.equal(runs.assemblyIdOf(await workbench.previewBlocks()), newest?.assembly_id);
+    assert.equal(await workbench.tabs(`[Preview] ${runs.assembledDocument(runId)}`).count(), 1);
     await editor.screenshot("assembled-context", DENSE_HEIGHT);
     await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.AUDIT_ENTRY);
-    await workbench.activeTab(exactly(runs.auditDocument(runId))).waitFor();
+    await workbench.previewTab(runs.auditDocument(runId)).waitFor();
+    await workbench.preview.locator("h1").first().waitFor();
     await editor.screenshot("context-audit");
     await workbench.runCommand("View: Close All Editors");
   }, () => editor);
@@ -554,8 +566,8 @@ describe("the extension in VS Code (code-server)", () => {
     await editor.screenshot("context-overflow");
     await workbench.answerNotification(overflow, runs.RAISE_BUDGET_BUTTON);
     await workbench.answerInput(runs.BUDGET_PROMPT, "60000");
-    await workbench.activeTab(exactly(runs.assembledDocument(made.run_id))).waitFor();
-    await workbench.editor.locator(".view-lines .view-line", { hasText: runs.budgetLine(60000) }).first().waitFor();
+    await workbench.previewTab(runs.assembledDocument(made.run_id)).waitFor();
+    await workbench.preview.locator("li", { hasText: runs.budgetLine(60000) }).first().waitFor();
     await workbench.runCommand("View: Close All Editors");
     // Remove Pins…: all four picked and removed; the context fits the default budget again.
     await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.ASSEMBLED_ENTRY);
@@ -565,8 +577,8 @@ describe("the extension in VS Code (code-server)", () => {
     assert.deepEqual(offered.map((label) => label.slice(0, 1)), ["a", "b", "c", "d"]);
     await editor.screenshot("remove-pins");
     await workbench.pickAll();
-    await workbench.activeTab(exactly(runs.assembledDocument(made.run_id))).waitFor();
-    await workbench.editor.locator(".view-lines .view-line", { hasText: runs.budgetLine(16384) }).first().waitFor();
+    await workbench.previewTab(runs.assembledDocument(made.run_id)).waitFor();
+    await workbench.preview.locator("li", { hasText: runs.budgetLine(16384) }).first().waitFor();
     assert.deepEqual(editor.cliJson<{ pins: unknown[] }>("context", "pin", "list", made.thread_id).pins, []);
     await workbench.runCommand("View: Close All Editors");
   }, () => editor);

@@ -83,7 +83,7 @@ export class AgentsController implements Disposable {
     const target = answer !== undefined && !isErrorAnswer(answer) && shown?.file.uri === file.uri
       ? answer.target_path
       : baseName(file.path);
-    await editor.showReadOnly(`agents-${baseName(target)}.md`, compareText(target, views.profiles), "markdown");
+    await editor.showRendered(`agents-${baseName(target)}.md`, compareText(target, views.profiles));
   }
 
   dispose(): void {

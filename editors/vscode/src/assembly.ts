@@ -251,7 +251,7 @@ export class AssemblyController implements Disposable {
     try {
       const params = budget === undefined ? { run_id: runId } : { run_id: runId, budget };
       const assembly = await server.request<Assembly>(Methods.contextAssemble, params);
-      await editor.showReadOnly(`context-${runId}.md`, assemblyText(assembly), "markdown");
+      await editor.showRendered(`context-${runId}.md`, assemblyText(assembly));
       return assembly;
     } catch (error) {
       const info = typedError(error);
@@ -330,7 +330,7 @@ export class AssemblyController implements Disposable {
     const { editor, server } = this.ports;
     try {
       const audit = await server.request<AuditList>(Methods.contextAudit, { run_id: runId });
-      await editor.showReadOnly(`audit-${runId}.md`, auditText(audit), "markdown");
+      await editor.showRendered(`audit-${runId}.md`, auditText(audit));
     } catch (error) {
       const info = typedError(error);
       editor.showMessage("error", `rutter: cannot list the context audit of run ${runId} (${info.code}): ${info.message}`);

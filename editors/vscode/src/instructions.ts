@@ -152,7 +152,7 @@ export class InstructionsController implements Disposable {
     if (details === undefined) {
       return;
     }
-    await editor.showReadOnly(details.name, details.text, "markdown");
+    await editor.showRendered(details.name, details.text);
   }
 
   /** What the view shows now (for tests and the runs view). */

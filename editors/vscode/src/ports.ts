@@ -175,6 +175,9 @@ export interface EditorPort {
   input(options: InputOptions): Promise<string | undefined>;
   /** Show text in a read-only document (`name` appears in its tab). */
   showReadOnly(name: string, text: string, language: string): Promise<void>;
+  /** Show Markdown text rendered (the editor's Markdown preview) from a read-only document
+   * named `name`; showing the same name again replaces its text and the preview follows. */
+  showRendered(name: string, text: string): Promise<void>;
   /** Show text in a new untitled document the user may save anywhere. */
   showUntitled(text: string, language: string): Promise<void>;
   /** Open a file of the file system (absolute path) in an editor. */

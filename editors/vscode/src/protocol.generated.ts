@@ -209,12 +209,18 @@ export interface CompactParams {
   thread_id: string;
   /** what the summary should keep in view (redacted; at most 2 KiB) */
   focus?: string | null;
-  /** extractive (no model, the default) or command */
+  /** extractive (no model, the default), command (a program), openai (an OpenAI-compatible chat-completions endpoint) or anthropic (the Messages API) */
   summarizer?: string | null;
   /** with summarizer command: the program and its arguments (no shell) */
   summarizer_command?: string[] | null;
-  /** with summarizer command: seconds it may run (1-3600) */
+  /** with summarizer command, openai or anthropic: seconds it may take (1-3600) */
   summarizer_timeout?: number | null;
+  /** with openai or anthropic: the endpoint's base URL (default: RUTTER_SUMMARIZER_OPENAI_BASE_URL / RUTTER_SUMMARIZER_ANTHROPIC_BASE_URL, else the vendor's) */
+  summarizer_base_url?: string | null;
+  /** with openai or anthropic: the model (default: RUTTER_SUMMARIZER_OPENAI_MODEL / RUTTER_SUMMARIZER_ANTHROPIC_MODEL) */
+  summarizer_model?: string | null;
+  /** with openai or anthropic: the NAME of the environment variable holding the key, never the key (default: RUTTER_SUMMARIZER_OPENAI_KEY_ENV / RUTTER_SUMMARIZER_ANTHROPIC_KEY_ENV, else OPENAI_API_KEY / ANTHROPIC_API_KEY; empty: no key is sent) */
+  summarizer_key_env?: string | null;
   /** the summarizer's input window in estimated tokens: older messages beyond it are not read (and counted as unread) */
   input_tokens?: number | null;
   /** the operation's key: the same key again answers the stored result and never calls the summarizer twice (default: the compaction's ID) */
@@ -231,7 +237,7 @@ export interface Compaction {
   kept_message_ids: string[];
   compacted_message_count: number;
   unread_message_count: number;
-  summarizer: "extractive" | "command";
+  summarizer: "extractive" | "command" | "openai" | "anthropic";
 }
 
 /** What a projected compaction's summary stands for (`rutter session compact`). */
@@ -1068,6 +1074,12 @@ export interface ResolveCompactionParams {
   /** with retry of a command compaction: the program and its arguments */
   summarizer_command?: string[] | null;
   summarizer_timeout?: number | null;
+  /** with retry of an openai or anthropic compaction: as for compact */
+  summarizer_base_url?: string | null;
+  /** with retry of an openai or anthropic compaction: as for compact */
+  summarizer_model?: string | null;
+  /** with retry of an openai or anthropic compaction: as for compact */
+  summarizer_key_env?: string | null;
 }
 
 export interface ResumeParams {

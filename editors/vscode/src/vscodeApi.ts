@@ -549,6 +549,22 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
     await vscode.window.showTextDocument(document, { preview: true });
   }
 
+  async showRendered(name: string, text: string): Promise<void> {
+    const uri = vscode.Uri.from({ scheme: REVIEW_SCHEME, path: `/${name}` });
+    this.reviews.put(uri, text);
+    // Loaded first: the preview renders the document VS Code holds, and a content change
+    // (the same name shown again) reaches the preview as a change of that document.
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(document, "markdown");
+    try {
+      // Locked: the preview keeps this document when another Markdown file becomes active.
+      await vscode.commands.executeCommand("markdown.showPreview", uri, [uri], { locked: true });
+    } catch {
+      // The built-in Markdown extension is disabled: the source, read-only, still reads.
+      await vscode.window.showTextDocument(document, { preview: true });
+    }
+  }
+
   async showUntitled(text: string, language: string): Promise<void> {
     const document = await vscode.workspace.openTextDocument({ content: text, language });
     await vscode.window.showTextDocument(document);

@@ -135,6 +135,8 @@ export class FakeEditor implements EditorPort {
   readonly messages: { kind: MessageKind; text: string }[] = [];
   readonly modals: { message: string; detail: string; actions: string[] }[] = [];
   readonly readOnly: Shown[] = [];
+  /** Documents shown rendered (`showRendered`), in order. */
+  readonly rendered: Shown[] = [];
   readonly untitled: { text: string; language: string }[] = [];
   readonly opened: string[] = [];
   readonly openedStore: { scheme: string; path: string }[] = [];
@@ -255,6 +257,11 @@ export class FakeEditor implements EditorPort {
 
   showReadOnly(name: string, text: string, language: string): Promise<void> {
     this.readOnly.push({ name, text, language });
+    return Promise.resolve();
+  }
+
+  showRendered(name: string, text: string): Promise<void> {
+    this.rendered.push({ name, text, language: "markdown" });
     return Promise.resolve();
   }
 

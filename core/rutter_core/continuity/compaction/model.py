@@ -13,8 +13,10 @@ from typing import Final, Literal
 from rutter_core.continuity.model import ContinuityDocument
 from rutter_core.kernel.errors import ErrorCategory, RutterError
 
-SummarizerName = Literal["extractive", "command"]
-SUMMARIZERS: Final[tuple[SummarizerName, ...]] = ("extractive", "command")
+SummarizerName = Literal["extractive", "command", "openai", "anthropic"]
+SUMMARIZERS: Final[tuple[SummarizerName, ...]] = ("extractive", "command", "openai", "anthropic")
+EndpointKind = Literal["openai", "anthropic"]
+ENDPOINT_KINDS: Final[tuple[EndpointKind, ...]] = ("openai", "anthropic")
 CompactionStatus = Literal["running", "completed", "failed", "pending_verification", "abandoned"]
 
 KEPT_MESSAGES: Final = 4
@@ -35,6 +37,10 @@ MAX_COMMAND_TIMEOUT: Final = 3_600
 MAX_COMMAND_OUTPUT_BYTES: Final = 64 * 1024
 """What a command summarizer may print; more is a failure (its summary must fit 16 KiB
 anyway, after trimming)."""
+MAX_ENDPOINT_RESPONSE_BYTES: Final = 1024 * 1024
+"""What a model endpoint's answer may hold (its JSON, headers aside); more is a failure."""
+ENDPOINT_OUTPUT_TOKENS: Final = 4_096
+"""The most tokens a model endpoint is asked to write (`max_tokens`): a summary fits 16 KiB."""
 STALE_AFTER_SECONDS: Final = MAX_COMMAND_TIMEOUT + 300
 """A `running` compaction untouched for longer than any summarizer may run is taken as dead,
 even when its owner's process cannot be checked (another machine)."""
@@ -85,10 +91,13 @@ class LatestSummary(ContinuityDocument):
 __all__ = [
     "DEFAULT_COMMAND_TIMEOUT",
     "DEFAULT_INPUT_TOKENS",
+    "ENDPOINT_KINDS",
+    "ENDPOINT_OUTPUT_TOKENS",
     "EXTRACTIVE_SUMMARY_TOKENS",
     "KEPT_MESSAGES",
     "MAX_COMMAND_OUTPUT_BYTES",
     "MAX_COMMAND_TIMEOUT",
+    "MAX_ENDPOINT_RESPONSE_BYTES",
     "MAX_FOCUS_BYTES",
     "MAX_INPUT_TOKENS",
     "MAX_OPERATION_KEY_CHARS",
@@ -98,6 +107,7 @@ __all__ = [
     "SUMMARIZERS",
     "Compaction",
     "CompactionStatus",
+    "EndpointKind",
     "LatestSummary",
     "SummarizerFailed",
     "SummarizerName",

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
+from rutter_core.continuity.compaction.endpoints import Endpoint
 from rutter_core.continuity.compaction.model import (
     MAX_FOCUS_BYTES,
     MAX_INPUT_TOKENS,
@@ -33,6 +34,8 @@ class CompactionRequest:
     summarizer: SummarizerName
     focus: str | None = None
     command: tuple[str, ...] = ()
+    endpoint: Endpoint | None = None
+    """With `openai` or `anthropic`: where the prompt goes (checked by `check_endpoint`)."""
     input_tokens: int = 24_000
     operation_key: str | None = None
 
@@ -57,7 +60,7 @@ def check_request(request: CompactionRequest) -> CompactionRequest:
     if request.summarizer not in SUMMARIZERS:
         raise UsageError(
             "invalid_summarizer",
-            "the summarizer is extractive or command",
+            "the summarizer is extractive, command, openai or anthropic",
             details={"field": "summarizer", "allowed": list(SUMMARIZERS)},
         )
     if request.summarizer == "command" and not request.command:
@@ -66,6 +69,15 @@ def check_request(request: CompactionRequest) -> CompactionRequest:
             "the command summarizer needs the program to run (and its arguments)",
             details={"field": "summarizer_command"},
             hint=Hint("give_summarizer_command"),
+        )
+    if request.summarizer in ("openai", "anthropic") and (
+        request.endpoint is None or request.endpoint.kind != request.summarizer
+    ):
+        raise UsageError(
+            "summarizer_model_missing",
+            f"the {request.summarizer} summarizer needs its endpoint and model",
+            details={"field": "summarizer_model", "summarizer": request.summarizer},
+            hint=Hint("give_summarizer_model", {"summarizer": request.summarizer}),
         )
     if not MIN_INPUT_TOKENS <= request.input_tokens <= MAX_INPUT_TOKENS:
         raise UsageError(
@@ -87,6 +99,7 @@ def request_digest(request: CompactionRequest) -> str:
                 "summarizer": request.summarizer,
                 "focus": request.focus,
                 "command": list(request.command),
+                **({} if request.endpoint is None else {"endpoint": request.endpoint.record()}),
                 "input_tokens": request.input_tokens,
             },
             sort_keys=True,

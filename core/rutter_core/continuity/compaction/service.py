@@ -21,6 +21,7 @@ exists: the next compaction of the thread (or the same key) finds it, marks it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -61,7 +62,6 @@ from rutter_core.kernel.errors import (
     NotFoundError,
     RejectedError,
     RutterError,
-    UsageError,
 )
 from rutter_core.kernel.ids import new_id
 from rutter_core.store import Store
@@ -266,10 +266,12 @@ def _gather(
         if previous is None
         else {"source": previous.source, "id": previous.id, "sha256": text_sha256(previous.text)},
         "focus_sha256": None if request.focus is None else text_sha256(request.focus),
-        "prompt_sha256": text_sha256(render_prompt(given))
-        if request.summarizer == "command"
-        else None,
+        "prompt_sha256": None
+        if request.summarizer == "extractive"
+        else text_sha256(render_prompt(given)),
     }
+    if request.endpoint is not None:
+        record["endpoint"] = request.endpoint.record()
     return given, record
 
 
@@ -354,11 +356,13 @@ def resolve(
     *,
     actor: str,
     estimate: Estimate,
-    command_given: bool = False,
+    check: Callable[[SummarizerName], object] | None = None,
 ) -> Compaction | Started:
     """An operator's answer to a `pending_verification` compaction: `abandon` it (the thread
     can be compacted again), or `retry` it (the same messages are read and the summarizer
-    called again, under the same key; without the focus, of which only a digest is stored)."""
+    called again, under the same key; without the focus, of which only a digest is stored).
+    `check(summarizer)` raises before anything changes when that summarizer cannot run here
+    (a command or an endpoint not given)."""
     key = require_operation_key(operation_key)
     assert key is not None
     now = now_rfc3339()
@@ -380,13 +384,8 @@ def resolve(
                 "verification can be resolved",
                 details={"compaction_id": found.compaction_id, "status": found.status},
             )
-        if action == "retry" and found.summarizer == "command" and not command_given:
-            raise UsageError(
-                "summarizer_command_missing",
-                "retrying a command compaction needs the program to run again",
-                details={"field": "summarizer_command"},
-                hint=Hint("give_summarizer_command"),
-            )
+        if action == "retry" and check is not None:
+            check(found.summarizer)  # type: ignore[arg-type]  # its summarizer can be built here (a typed error if not)
         if action == "abandon":
             repo.set_status(
                 conn, found.compaction_id, expected=("running", "pending_verification"),

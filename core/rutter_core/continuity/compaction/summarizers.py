@@ -1,6 +1,7 @@
 """Summarizers: what turns a thread's older messages into a summary.
 
-Both get the same `SummarizerInput`: the focus the person gave, the thread's active decision and
+Every summarizer (these two, and the model summarizers of `endpoints`) gets the same
+`SummarizerInput`: the focus the person gave, the thread's active decision and
 summary notes, the previous summary, and the older messages the input window holds (newest
 first while they fit; the others are only counted). Every text in it is stored redacted, and a
 prompt that leaves rutter goes through the redaction engine once more on its way out.
@@ -36,6 +37,7 @@ from rutter_core.continuity.compaction.model import (
 )
 from rutter_core.continuity.model import Message, Note
 from rutter_core.discovery.redaction import redact
+from rutter_core.kernel.errors import Hint
 
 _ITEM_CHARS: Final = 400
 _TOOL_CALL: Final = re.compile(r"\[tool call (\S+)(?: (\S+))?\]")
@@ -312,6 +314,7 @@ def usable_summary(text: str, summarizer: SummarizerName) -> str:
             "the summarizer gave an empty summary; nothing was stored and the thread's "
             "previous summary stays the latest",
             details={"summarizer": summarizer, "reason": "empty_output"},
+            hint=Hint("check_summarizer_output", {"summarizer": summarizer}),
         )
     encoded = kept.encode("utf-8")
     if len(encoded) > MAX_SUMMARY_BYTES - 64:

@@ -9,11 +9,13 @@ commits, and no serialization failure ever needs a retry; a wait longer than the
 from several machines apply each migration once. Append-only tables are guarded by PL/pgSQL
 triggers, full-text search is `pg_trgm` with GIN indexes (ILIKE, so the answers are the same
 whatever the index can use), and the purge is `VACUUM FULL`, which rewrites the tables into new
-files so no deleted text stays in a table file.
+files so no deleted text stays in a table file. The change feed the language server polls is
+the server's current snapshot (`SnapshotFeed`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -23,6 +25,7 @@ from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
 
 from rutter_core.kernel.errors import Hint, StoreError
 from rutter_core.store.dialects.base import (
+    ChangeFeed,
     ConstraintKind,
     Dialect,
     StoreFailure,
@@ -362,3 +365,41 @@ class PostgresqlDialect(Dialect):
             ),
             f"DROP TABLE {table}",
         )
+
+    def change_feed(self, engine: Engine) -> ChangeFeed | None:
+        return SnapshotFeed(engine)
+
+
+class SnapshotFeed:
+    """The server's current snapshot (`pg_current_snapshot()`: the oldest transaction still
+    running, the next transaction ID, the ones in progress) moves when a transaction that
+    writes begins and again when it ends, and never for a read: a read-only transaction is given
+    no transaction ID. So a commit made by anyone, on any machine, changes it, including one
+    that began before a poll and ended after it (it leaves the in-progress list). Transactions
+    in the server's other databases move it too: the feed answers "may have changed", and a
+    subscriber re-reads for nothing, never misses a change.
+
+    One connection is held for the probe alone, outside the pool and in autocommit, so it never
+    sits idle inside a transaction (which would hold back the server's cleanup of dead rows)."""
+
+    def __init__(self, engine: Engine) -> None:
+        connection = engine.raw_connection()
+        driver = connection.driver_connection
+        assert driver is not None
+        driver.rollback()  # whatever the pool's checkout began
+        driver.autocommit = True
+        connection.detach()  # closed at the end, never returned to the pool in autocommit
+        self._connection = connection
+
+    def version(self) -> int:
+        cursor = self._connection.cursor()
+        try:
+            cursor.execute("SELECT pg_current_snapshot()::text")
+            row = cursor.fetchone()
+        finally:
+            cursor.close()
+        snapshot = str(row[0] if row is not None else "")
+        return int.from_bytes(hashlib.blake2b(snapshot.encode(), digest_size=8).digest(), "big")
+
+    def close(self) -> None:
+        self._connection.close()

@@ -23,6 +23,8 @@ from rutter_core.store.migrations import (
     m0013_message_injected,
     m0014_memory_candidates,
     m0015_compactions,
+    m0018_delivery_reports,
+    m0019_compaction_summarizers,
 )
 from rutter_core.store.migrations.migration import (
     FullTextSplit,
@@ -50,6 +52,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0013_message_injected.MIGRATION,
     m0014_memory_candidates.MIGRATION,
     m0015_compactions.MIGRATION,
+    m0018_delivery_reports.MIGRATION,
+    m0019_compaction_summarizers.MIGRATION,
 )
 
 __all__ = [

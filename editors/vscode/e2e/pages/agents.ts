@@ -42,3 +42,23 @@ export function topLabels(rows: TreeRow[]): string[] {
 export function compareDocument(target: string): string {
   return `agents-${target.split("/").pop() ?? target}.md`;
 }
+
+/** The header row of the compare-agents table for `profiles`: File, one column per agent,
+ * Loaded by. */
+export function compareHeader(profiles: AgentView[]): string[] {
+  return ["File", ...profiles.map((profile) => LABELS[profile.agent] ?? profile.agent), "Loaded by"];
+}
+
+/** The files of the compare-agents table, one row each: every file some agent loads, first
+ * seen first (agent by agent, in load order). */
+export function compareFiles(profiles: AgentView[]): string[] {
+  const files: string[] = [];
+  for (const profile of profiles) {
+    for (const source of profile.sources) {
+      if (!files.includes(source.path)) {
+        files.push(source.path);
+      }
+    }
+  }
+  return files;
+}

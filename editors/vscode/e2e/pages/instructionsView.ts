@@ -19,6 +19,11 @@ import { type TreeRow, type Workbench, plain } from "./workbench";
 export const CONTAINER = "rutter";
 export const TITLE = "Instructions";
 export const SHOW_WHY_COMMAND = "Rutter: Show Why";
+
+/** The name (tab label) of the Show Why document of source `ordinal`, `path`. */
+export function whyDocument(ordinal: number, path: string): string {
+  return `why-${ordinal}-${path.replace(/[^A-Za-z0-9._-]+/g, "_")}.md`;
+}
 export const TOGGLE_PIN_COMMAND = "Rutter: Toggle Pin of the Instructions View";
 export const PIN_ACTION = "Pin the Instructions View to This File";
 export const PINNED_MARK = "· pinned";
@@ -68,7 +73,7 @@ export function documentedRows(stack: Stack): TreeRow[] {
 /** The Show Why document of source 6 as docs/editors.md gives it, with the fingerprint of
  * `stack`. */
 export function documentedWhy(stack: Stack): string[] {
-  return docBlock("nothing needs hovering. For source 6 above", "markdown").map((line) =>
+  return docBlock("nothing needs hovering. Its source, for source 6 above", "markdown").map((line) =>
     line.replace(DOC_FINGERPRINT, stack.fingerprint.slice(0, 12)),
   );
 }

@@ -1,13 +1,13 @@
 /**
  * The parts of VS Code's workbench a person uses, driven the way they would: the command
  * palette, Quick Open, quick picks and input boxes, the editor (typing, hover, code lens, quick
- * fixes), the Problems panel, dialogs and the side bar's views.
+ * fixes), the Markdown preview, the Problems panel, dialogs and the side bar's views.
  *
  * Nothing here knows rutter; the rutter views have their own page objects beside this one.
  * Every wait is for something to appear or go away (PATIENCE bounds it), never for a time.
  */
 
-import type { Locator, Page } from "playwright-core";
+import type { FrameLocator, Locator, Page } from "playwright-core";
 
 import { PATIENCE } from "../harness";
 
@@ -148,6 +148,48 @@ export class Workbench {
 
   get editor(): Locator {
     return this.page.locator(".editor-group-container.active .monaco-editor").first();
+  }
+
+  // --- The Markdown preview (a webview) ---
+
+  /** Every tab (of any editor group) labelled `label` exactly. */
+  tabs(label: string): Locator {
+    return this.page.locator(".tabs-container .tab", {
+      has: this.page.locator(".label-name", { hasText: exactly(label) }),
+    });
+  }
+
+  /** The tab of the (locked) Markdown preview of the document named `name`. */
+  previewTab(name: string): Locator {
+    return this.activeTab(exactly(`[Preview] ${name}`));
+  }
+
+  /** The content of the visible webview (the active tab's Markdown preview): VS Code puts
+   * each webview in an iframe whose own iframe `#active-frame` holds the page. */
+  get preview(): FrameLocator {
+    return this.page
+      .locator("iframe.webview.ready:visible")
+      .first()
+      .contentFrame()
+      .locator("iframe#active-frame")
+      .contentFrame();
+  }
+
+  /** The blocks the preview renders (headings, paragraphs, list items, table rows), in
+   * order, each as its text with whitespace folded (a table row: its cells, space-separated). */
+  async previewBlocks(): Promise<string[]> {
+    const blocks = this.preview.locator("body").locator("h1, h2, h3, h4, h5, h6, p, li, tr");
+    return (await blocks.allInnerTexts()).map((text) => text.replace(/\s+/g, " ").trim());
+  }
+
+  /** The cells of the preview's first table, row by row (the header row first). */
+  async previewTable(): Promise<string[][]> {
+    const rows = this.preview.locator("table").first().locator("tr");
+    const result: string[][] = [];
+    for (const row of await rows.all()) {
+      result.push((await row.locator("th, td").allInnerTexts()).map((text) => text.trim()));
+    }
+    return result;
   }
 
   /** The text lines the active editor shows. */
@@ -400,6 +442,22 @@ export interface TreeRow {
   description: string;
   /** 1 for a top-level row. */
   level: number;
+}
+
+/** The blocks a Markdown renderer shows for `lines` written one block a line (a heading, a
+ * list item or a one-line paragraph): markers, emphasis and code ticks gone, blanks skipped. */
+export function renderedBlocks(lines: string[]): string[] {
+  return lines
+    .filter((line) => line.trim() !== "")
+    .map((line) =>
+      line
+        .replace(/^#{1,6}\s+/, "")
+        .replace(/^\s*[-*]\s+/, "")
+        .replace(/\*\*/g, "")
+        .replace(/`/g, "")
+        .replace(/\s+/g, " ")
+        .trim(),
+    );
 }
 
 export function exactly(text: string): RegExp {

@@ -124,18 +124,18 @@ describe("compaction and a context overflow against the real server", () => {
     assert.match(overflow?.text ?? "", new RegExp(`^rutter: the required context of run ${bulk.run_id} needs \\d+ tokens and the budget is 16384; `));
     assert.match(overflow?.text ?? "", /Required: instruction AGENTS\.md \(\d+ tokens\), instruction bulk\/AGENTS\.md \(\d+ tokens\), pin pin_\w+ \(\d+ tokens\)/);
     assert.match(overflow?.text ?? "", /Fix: remove pins, raise the budget, choose a model with a larger window\.$/);
-    assert.equal(editor.readOnly.at(-1)?.name, `context-${bulk.run_id}.md`);
-    assert.match(editor.readOnly.at(-1)?.text ?? "", /^- Budget: \d+ of 60000 tokens used/m);
+    assert.equal(editor.rendered.at(-1)?.name, `context-${bulk.run_id}.md`);
+    assert.match(editor.rendered.at(-1)?.text ?? "", /^- Budget: \d+ of 60000 tokens used/m);
 
     // Remove Pins…: all four picked, removed, and the context fits the default budget again.
     editor.notifyAnswers.push(REMOVE_PINS);
     editor.manyPickAnswers.push((items) => items.map((item) => item.value));
-    const before = editor.readOnly.length;
+    const before = editor.rendered.length;
     await editor.run("rutter.showAssembledContext", bulk.run_id);
     assert.equal(editor.manyPicks.at(-1)?.items.length, 4);
     const pins = JSON.parse(cli("context", "pin", "list", bulk.thread_id, "--json")) as { pins: unknown[] };
     assert.deepEqual(pins.pins, []);
-    assert.equal(editor.readOnly.length, before + 1);
-    assert.match(editor.readOnly.at(-1)?.text ?? "", /^- Budget: \d+ of 16384 tokens used/m);
+    assert.equal(editor.rendered.length, before + 1);
+    assert.match(editor.rendered.at(-1)?.text ?? "", /^- Budget: \d+ of 16384 tokens used/m);
   });
 });

@@ -180,7 +180,8 @@ describe("Compare Agents for This File", () => {
     await settle();
     await editor.run(AgentCommands.compare);
     assert.equal(profilesAsked(server).at(-1), "all");
-    const shown = editor.readOnly.at(-1);
+    const shown = editor.rendered.at(-1);
+    assert.deepEqual(editor.readOnly, [], "rendered, not opened as source");
     assert.equal(shown?.name, "agents-main.go.md");
     assert.equal(shown?.language, "markdown");
     assert.match(shown?.text ?? "", /^# What each agent loads for services\/api\/main\.go/);

@@ -124,8 +124,9 @@ describe("Show Assembled Context / Show Context Audit", () => {
     await settle();
     await editor.run(AssemblyCommands.assemble, { id: "run/run_1" });
     assert.deepEqual(server.sent.filter((sent) => sent.method === Methods.contextAssemble).map((sent) => sent.params), [{ run_id: "run_1" }]);
-    assert.equal(editor.readOnly.at(-1)?.name, "context-run_1.md");
-    assert.match(editor.readOnly.at(-1)?.text ?? "", /^# Assembled context of run run_1/);
+    assert.equal(editor.rendered.at(-1)?.name, "context-run_1.md");
+    assert.match(editor.rendered.at(-1)?.text ?? "", /^# Assembled context of run run_1/);
+    assert.deepEqual(editor.readOnly, [], "rendered, not opened as source");
   });
 
   it("picks the run from the palette, then opens the audit", async () => {
@@ -135,7 +136,7 @@ describe("Show Assembled Context / Show Context Audit", () => {
     await editor.run(AssemblyCommands.audit);
     assert.deepEqual(editor.picks[0]?.items.map((item) => item.label), ["tidy"]);
     assert.deepEqual(server.sent.filter((sent) => sent.method === Methods.contextAudit).map((sent) => sent.params), [{ run_id: "run_1" }]);
-    assert.equal(editor.readOnly.at(-1)?.name, "audit-run_1.md");
+    assert.equal(editor.rendered.at(-1)?.name, "audit-run_1.md");
   });
 
   it("shows the typed reason of a refusal and opens nothing", async () => {
@@ -143,7 +144,7 @@ describe("Show Assembled Context / Show Context Audit", () => {
     await settle();
     await editor.run(AssemblyCommands.assemble, "run_9");
     await editor.run(AssemblyCommands.audit, "run_9");
-    assert.deepEqual(editor.readOnly, []);
+    assert.deepEqual(editor.rendered, []);
     assert.deepEqual(editor.messages.map((message) => message.text), [
       "rutter: cannot assemble the context of run run_9 (not_found): no run run_9",
       "rutter: cannot list the context audit of run run_9 (not_found): no run run_9",
@@ -246,7 +247,7 @@ describe("a context overflow and its fixes", () => {
     assert.deepEqual(removed, ["pin_big"]);
     assert.deepEqual(server.sent.filter((sent) => sent.method === Methods.pinRemove).map((sent) => sent.params), [{ pin_id: "pin_big", version: 3 }]);
     assert.deepEqual(assembled(server), [{ run_id: "run_1" }, { run_id: "run_1", budget: 1000 }]);
-    assert.equal(editor.readOnly.at(-1)?.name, "context-run_1.md");
+    assert.equal(editor.rendered.at(-1)?.name, "context-run_1.md");
   });
 
   it("Raise Budget…: asks the budget (the tokens needed offered), then assembles again with it", async () => {
@@ -258,7 +259,8 @@ describe("a context overflow and its fixes", () => {
     assert.equal(editor.inputs[0]?.value, "1300");
     assert.equal(editor.inputs[0]?.validate, budgetError);
     assert.deepEqual(assembled(server), [{ run_id: "run_1" }, { run_id: "run_1", budget: 1500 }]);
-    assert.equal(editor.readOnly.at(-1)?.name, "context-run_1.md");
+    assert.equal(editor.rendered.at(-1)?.name, "context-run_1.md");
+    assert.deepEqual(editor.readOnly, [], "rendered, not opened as source");
   });
 
   it("offers only Raise Budget… when no pin is required, again after a budget still too small, and nothing when dismissed", async () => {
@@ -271,6 +273,7 @@ describe("a context overflow and its fixes", () => {
     assert.deepEqual(editor.notifications.map((shown) => shown.actions), [[RAISE_BUDGET], [RAISE_BUDGET]]);
     assert.match(editor.notifications[0]?.text ?? "", /Fix: raise the budget, choose a model with a larger window\./);
     assert.deepEqual(assembled(server), [{ run_id: "run_1" }, { run_id: "run_1", budget: 1200 }]);
+    assert.deepEqual(editor.rendered, []);
     assert.deepEqual(editor.readOnly, []);
     assert.deepEqual(editor.messages, []);
   });

@@ -218,21 +218,22 @@ describe("Show Why", () => {
     await settle();
     const row = editor.tree("rutter.instructions")[2];
     await editor.run(SHOW_WHY_COMMAND, row);
-    assert.equal(editor.readOnly[0]?.name, "why-2-a_AGENTS.md.md");
-    assert.equal(editor.readOnly[0]?.language, "markdown");
-    assert.match(editor.readOnly[0]?.text ?? "", /^# 2\. a\/AGENTS\.md\n/);
-    assert.match(editor.readOnly[0]?.text ?? "", /## Why it applies\n\nwhy a\/AGENTS\.md\n/);
+    assert.equal(editor.rendered[0]?.name, "why-2-a_AGENTS.md.md");
+    assert.equal(editor.rendered[0]?.language, "markdown");
+    assert.deepEqual(editor.readOnly, [], "rendered, not opened as source");
+    assert.match(editor.rendered[0]?.text ?? "", /^# 2\. a\/AGENTS\.md\n/);
+    assert.match(editor.rendered[0]?.text ?? "", /## Why it applies\n\nwhy a\/AGENTS\.md\n/);
 
     editor.pickAnswers = [(items) => items[0]?.value];
     await editor.run(SHOW_WHY_COMMAND);
     assert.deepEqual(editor.picks[0]?.items.map((item) => item.label), ["1. AGENTS.md", "2. a/AGENTS.md"]);
-    assert.equal(editor.readOnly[1]?.name, "why-1-AGENTS.md.md");
+    assert.equal(editor.rendered[1]?.name, "why-1-AGENTS.md.md");
 
     // The header row has nothing more to say; a dismissed pick opens nothing.
     await editor.run(SHOW_WHY_COMMAND, editor.tree("rutter.instructions")[0]);
     editor.pickAnswers = [() => undefined];
     await editor.run(SHOW_WHY_COMMAND);
-    assert.equal(editor.readOnly.length, 2);
+    assert.equal(editor.rendered.length, 2);
   });
 
   it("says so when no source is shown", async () => {
@@ -240,7 +241,7 @@ describe("Show Why", () => {
     editor.setActiveFile(FILE);
     await settle();
     await editor.run(SHOW_WHY_COMMAND);
-    assert.equal(editor.readOnly.length, 0);
+    assert.equal(editor.rendered.length, 0);
     assert.match(editor.messages.at(-1)?.text ?? "", /no instruction source is shown/);
   });
 });

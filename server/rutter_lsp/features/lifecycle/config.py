@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from rutter_core.kernel.errors import RutterError
-from rutter_core.store import Store, open_store, resolve_database_url
+from rutter_core.store import Store, resolve_database_url
 from rutter_lsp.settings import SECTION, Settings, parse_settings, plain
 
 if TYPE_CHECKING:
@@ -52,7 +52,11 @@ async def fetch(server: RutterServer, pushed: Any = None) -> Settings:
 
 
 def _open(url: str) -> Store:
-    return open_store(url)
+    """The store `url` names, opened as every surface opens it (`open_rutter`); the session
+    builds its facade over it with its own file reader."""
+    from rutter_core.app.facade import open_rutter
+
+    return open_rutter(url, os.environ).store
 
 
 async def load(server: RutterServer, *, initial: bool = False, pushed: Any = None) -> bool:

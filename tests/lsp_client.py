@@ -158,10 +158,14 @@ async def start(
     *,
     initialization_options: Any = None,
     configuration: dict[str, Any] | None = None,
+    database_url: str | None = None,
 ) -> RutterClient:
-    """A server subprocess with `home` as RUTTER_HOME, initialized with `folders`."""
+    """A server subprocess with `home` as RUTTER_HOME (and `database_url` as
+    RUTTER_DATABASE_URL when given), initialized with `folders`."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("RUTTER_")}
     env["RUTTER_HOME"] = str(home)
+    if database_url is not None:
+        env["RUTTER_DATABASE_URL"] = database_url
     config = ClientServerConfig(
         server_command=SERVER_COMMAND, client_factory=make_client, server_env=env
     )

@@ -1,0 +1,151 @@
+"""An agent's session as it starts (docs/agents.md, "The context at session start"): the run
+that works for it and what that run's agent is given now. `rutter hook session-start` calls it
+from the agent's own session-start hook (Claude Code, Gemini CLI).
+
+The agent's session ID is the key, the same one a transcript import uses: the thread that holds
+the session (`transcript_imports`, source `import:<agent>`) is found or started, so the same
+session ID always answers the same thread, and importing the session's transcript later appends
+its messages to that thread. The thread's newest run is reused; a thread without one gets a new
+run continuing it, its instructions pinned from the workspace root (`runs.create`). The thread is
+bound in its own write transaction before the run is created: a run that cannot be created (its
+instructions fail closed) leaves the binding, and the next session start creates the run.
+
+Which workspace: the thread's, when the session was seen before; else the deepest registered
+workspace around the directory the agent runs in (`workspace_required` when there is none).
+Then the run's context is assembled (and stored in its audit) within the budget.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Final, Literal, get_args
+
+from pydantic import Field, StrictStr
+
+from rutter_core.app.assembly import AssembleParams, Budget
+from rutter_core.app.models import NullMeansAbsent, Result, allowed
+from rutter_core.app.runs import CreateRunParams
+from rutter_core.assembly.model import Assembly
+from rutter_core.continuity.model import IMPORT_PREFIX
+from rutter_core.continuity.service import require_external_id, runs_of_thread
+from rutter_core.continuity.transcripts import service
+from rutter_core.kernel.actors import OperatorActor
+from rutter_core.kernel.clock import now_rfc3339
+from rutter_core.kernel.errors import UsageError
+from rutter_core.workspaces.service import infer_workspace
+
+if TYPE_CHECKING:
+    from rutter_core.app.facade import Rutter
+
+HookAgent = Literal["claude-code", "gemini"]
+"""The agents whose session-start hook rutter answers."""
+HOOK_AGENTS: Final[tuple[HookAgent, ...]] = get_args(HookAgent)
+
+DEFAULT_SESSION_BUDGET: Final = 2048
+"""The default budget of a session-start context in tokens: about 8,000 characters of English,
+under the 10,000 characters Claude Code puts into the context as they are (a longer text is
+written to a file, and the model is given its path and a preview)."""
+
+
+class SessionStartParams(NullMeansAbsent):
+    agent: Annotated[StrictStr, allowed(HookAgent)] = Field(
+        description="whose session: claude-code or gemini"
+    )
+    session_id: StrictStr = Field(description="the agent's own session ID")
+    directory: StrictStr = Field(description="the directory the agent runs in (absolute)")
+    budget: Budget | None = Field(
+        None, description=f"the budget in tokens (default {DEFAULT_SESSION_BUDGET})"
+    )
+
+
+class SessionStart(Result):
+    """The run working for an agent's session, and what its agent is given now."""
+
+    agent: HookAgent
+    session_id: str
+    workspace_id: str
+    thread_id: str
+    thread_created: bool
+    run_id: str
+    run_created: bool
+    assembly: Assembly
+
+
+class AgentSessionOperations:
+    def __init__(self, rutter: Rutter) -> None:
+        self._rutter = rutter
+
+    def start(
+        self, params: SessionStartParams, *, actor: OperatorActor, cwd: Path | None = None
+    ) -> SessionStart:
+        """The session's thread and run (found, else made) and its assembled context
+        (`invalid_agent`, `invalid_external_id`, `invalid_path`, `workspace_required`, and the
+        run's and the assembly's own refusals)."""
+        if params.agent not in HOOK_AGENTS:
+            raise UsageError(
+                "invalid_agent",
+                f"the session-start hook answers {', '.join(HOOK_AGENTS)}",
+                details={"allowed": list(HOOK_AGENTS)},
+            )
+        session_id = require_external_id(params.session_id)
+        assert session_id is not None
+        directory = Path(params.directory)
+        if "\x00" in params.directory or not directory.is_absolute():
+            raise UsageError(
+                "invalid_path",
+                "the agent's directory is not an absolute path",
+                details={"field": "directory"},
+            )
+        source = f"{IMPORT_PREFIX}{params.agent}"
+        store = self._rutter.store
+        with store.read() as conn:
+            known = service.known_thread(conn, source, session_id)
+        if known is not None:
+            workspace_id = known.workspace_id
+        else:
+            workspace_id = infer_workspace(store, directory).workspace_id
+        with store.write() as conn:
+            thread_id, thread_created = service.bind_thread(
+                conn, source=source, session_id=session_id, chosen_thread=None,
+                workspace_id=workspace_id, actor=actor, now=now_rfc3339(),
+            )  # fmt: skip
+        with store.read() as conn:
+            runs = runs_of_thread(conn, thread_id)
+        run_created = not runs
+        if runs:
+            run_id = runs[0]
+        else:
+            created = self._rutter.runs.create(
+                CreateRunParams(
+                    goal=f"The {params.agent} session {session_id}",
+                    workspace_id=workspace_id,
+                    thread_id=thread_id,
+                ),
+                actor=actor,
+                cwd=cwd,
+            )
+            run_id = created.run_id
+        budget = params.budget if params.budget is not None else DEFAULT_SESSION_BUDGET
+        assembly = self._rutter.assembly.assemble(
+            AssembleParams(run_id=run_id, budget=budget), actor=actor
+        )
+        return SessionStart(
+            agent=params.agent,  # checked above
+            session_id=session_id,
+            workspace_id=workspace_id,
+            thread_id=thread_id,
+            thread_created=thread_created,
+            run_id=run_id,
+            run_created=run_created,
+            assembly=assembly,
+        )
+
+
+__all__ = [
+    "DEFAULT_SESSION_BUDGET",
+    "HOOK_AGENTS",
+    "AgentSessionOperations",
+    "HookAgent",
+    "SessionStart",
+    "SessionStartParams",
+]
