@@ -370,6 +370,20 @@ def test_unknown_records_and_routes_are_404_and_a_wrong_method_405(env: Env) -> 
     assert "POST" in wrong.headers["allow"]
 
 
+def test_allow_lists_the_methods_of_the_path_named_and_head_answers_as_get(env: Env) -> None:
+    server = env.server
+    both = server.request("PUT", "memories", {}, token=server.control)
+    assert both.headers["allow"] == "GET, HEAD, POST"
+    # `/memories/export` is its own path, though `/memories/{memory_id}` would match it too
+    export = server.request("OPTIONS", "memories/export", token=server.control)
+    assert (export.status, export.headers["allow"]) == (405, "GET, HEAD")
+    memory = _memory(env, "head")
+    head = server.request("HEAD", f"memories/{memory['id']}", token=server.read)
+    assert (head.status, head.text) == (200, "")
+    assert head.headers["content-type"] == "application/json"
+    assert server.request("HEAD", "memories/x").status == 401
+
+
 def test_no_error_repeats_what_the_client_sent(env: Env) -> None:
     server = env.server
     run, node = env.run["run_id"], env.run["root_node_id"]
@@ -579,8 +593,8 @@ def test_the_command_line_imports_no_http_server_until_rutter_http_serves() -> N
         "from rutter_cli.main import main\n"
         "main(['--help'])\n"
         "main(['http', 'token', '--help'])\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rutter_http', 'starlette', "
-        "'uvicorn')))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rutter_http', 'fastapi', "
+        "'starlette', 'uvicorn')))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True

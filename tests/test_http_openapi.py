@@ -14,7 +14,7 @@ DOCUMENT = Path(__file__).resolve().parent.parent / "docs" / "openapi.json"
 
 
 def test_the_checked_in_document_is_the_one_the_models_build() -> None:
-    # Regenerate with: python -m rutter_http.openapi > docs/openapi.json
+    # Regenerate with: python tools/reference.py
     assert json.loads(DOCUMENT.read_text(encoding="utf-8")) == openapi_document()
 
 

@@ -1,6 +1,6 @@
 """`rutter http`: serve the HTTP API, and make, list and revoke its bearer tokens.
 
-`rutter http --bind HOST:PORT` imports the server (`rutter_http`, Starlette and uvicorn) only
+`rutter http --bind HOST:PORT` imports the server (`rutter_http`, FastAPI and uvicorn) only
 when it runs; `rutter http token ...` never does.
 """
 

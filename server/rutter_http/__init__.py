@@ -1,2 +1,2 @@
 """The HTTP API (docs/reference/surfaces.md): `rutter http --bind HOST:PORT` serves `/api/v1` with
-its OpenAPI document. Starlette and uvicorn; imported only by `rutter http` itself."""
+its OpenAPI document. FastAPI and uvicorn; imported only by `rutter http` itself."""

@@ -1,10 +1,21 @@
-"""The Starlette application: one endpoint per entry of `routes.ROUTES`, each doing, in order,
-the bearer (401 none or unknown or revoked, 403 a read bearer on a mutation), the body (413
-over 1 MiB, counted before it is all read; 400 not strict JSON), the fields (422 unknown or
-mistyped, from the derived wire model), then the app call in a worker thread, whose typed
-failures are mapped once (`errors.status_of`). Nothing a client sent is echoed in an error.
-Before any of it, on every path, the `Host` header must name this server (`hosts`: 400). A
-client that goes away before its body is complete is one line in the log.
+"""The FastAPI application: one path operation per entry of `routes.ROUTES`, its answer the
+app's result model (`response_model`), its failures the error document, its OpenAPI FastAPI's
+(`openapi`). Each operation runs its dependencies in order:
+
+1. the bearer (`Api.reader` / `Api.controller`, through FastAPI's `HTTPBearer`): 401 none or
+   unknown or revoked, 403 a read bearer on a mutation;
+2. the request's values (`Api.values`): the path parameters, then the JSON body (413 over
+   1 MiB, counted before it is all read; 415 not JSON; 400 not strict JSON) or the query
+   string (400 a parameter given twice), then the fields (422 unknown or mistyped, from the
+   derived wire model);
+
+then the app call in a worker thread. FastAPI's own body and query parsing is not used: it
+reads the body before any dependency runs (so before the bearer) and its validation errors
+repeat the input. Every failure is a `RutterError`, mapped once (`errors.status_of`) by the
+exception handlers below; nothing a client sent is echoed (`sent` holds its strings). Before
+any of it, on every path, unknown ones included, the `Host` header must name this server
+(`HostCheck`, a middleware: 400). A client that goes away before its body is complete is one
+line in the log.
 """
 
 from __future__ import annotations
@@ -12,22 +23,25 @@ from __future__ import annotations
 import json
 import sys
 import traceback
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import anyio
+from fastapi import Depends, FastAPI, Request, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ValidationError
-from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route as StarletteRoute
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
+from starlette.routing import Match
 
 from rutter_core.app.models import invalid_params
+from rutter_core.app.tokens import TokenScope
 from rutter_core.kernel.echo import sent_texts, without_echo
-from rutter_core.kernel.errors import RutterError
+from rutter_core.kernel.errors import RutterError, UsageError
 from rutter_http.errors import (
     HttpError,
     forbidden,
@@ -36,7 +50,7 @@ from rutter_http.errors import (
     unauthorized,
 )
 from rutter_http.hosts import HostRule
-from rutter_http.openapi import openapi_document
+from rutter_http.openapi import BEARER, openapi_document, route_options
 from rutter_http.routes import PREFIX, ROUTES, Route
 from rutter_http.strict import check_length, parse_object, read_body, well_formed_text
 from rutter_http.wire import query_values
@@ -49,7 +63,7 @@ if TYPE_CHECKING:
 WORKERS: Final = 8
 """Operations running at once (each in a thread: the store and discovery block)."""
 
-Endpoint = Callable[[Request], Coroutine[Any, Any, Response]]
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]
 
 
 def _json(document: Any, status: int = 200) -> Response:
@@ -69,21 +83,13 @@ def _failure(
     return response
 
 
-def _document(result: BaseModel) -> Any:
-    to_json = getattr(result, "to_json", None)
-    return to_json() if callable(to_json) else result.model_dump(mode="json")
-
-
-def _bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization")
-    if header is None:
-        return None
-    scheme, _, secret = header.partition(" ")
-    return secret.strip() if scheme.lower() == "bearer" and secret.strip() else None
+class ClientGone(Exception):
+    """The client disconnected before its body was complete (logged; nobody to answer)."""
 
 
 class Api:
-    """The endpoints over one facade (the store stays open while the server runs)."""
+    """The dependencies and endpoints over one facade (the store stays open while the server
+    runs)."""
 
     def __init__(self, rutter: Rutter) -> None:
         self.rutter = rutter
@@ -92,94 +98,148 @@ class Api:
     async def run(self, call: Callable[[], Any]) -> Any:
         return await anyio.to_thread.run_sync(call, limiter=self.limiter)
 
-    def endpoint(self, route: Route) -> Endpoint:
-        wire = route.wire()
-        known = frozenset(wire.model_fields)
-
-        async def handle(request: Request) -> Response:
-            sent: set[str] = set()
-            try:
-                result = await self._handle(route, wire, known, request, sent)
-            except RutterError as error:
-                return _failure(error, sent=sent)
-            except ClientDisconnect:  # nobody to answer: the log says so, once
-                sys.stderr.write(
-                    f"rutter http: {route.method} {PREFIX}{route.path}: the client disconnected "
-                    "before its request body was complete\n"
-                )
-                sys.stderr.flush()
-                return Response(status_code=400)
-            except Exception:  # a bug: typed for the client, the trace in the log only
-                traceback.print_exc(file=sys.stderr)
-                return _failure(RutterError("internal", "unexpected failure"))
-            return _json(_document(result), route.status)
-
-        return handle
-
-    async def _handle(
-        self,
-        route: Route,
-        wire: type[BaseModel],
-        known: frozenset[str],
-        request: Request,
-        sent: set[str],
-    ) -> BaseModel:
-        """The operation's result; `sent` collects the client's strings as they are read
-        (so no error repeats them)."""
-        secret = _bearer(request)
-        scope = None if secret is None else await self.run(
+    async def _scope(self, credentials: HTTPAuthorizationCredentials | None) -> TokenScope:
+        secret = None if credentials is None else credentials.credentials
+        scope: TokenScope | None = None if secret is None else await self.run(
             lambda: self.rutter.tokens.authenticate(secret)
         )  # fmt: skip
         if scope is None:
             raise unauthorized()
-        if route.scope == "control" and scope != "control":
+        return scope
+
+    async def reader(self, credentials: Credentials) -> None:
+        """A read or a control bearer (401 otherwise)."""
+        await self._scope(credentials)
+
+    async def controller(self, credentials: Credentials) -> None:
+        """A control bearer (401 none, 403 a read one)."""
+        if await self._scope(credentials) != "control":
             raise forbidden()
-        path = dict(request.path_params)
-        if not all(well_formed_text(value) for value in path.values()):
-            raise HttpError("invalid_path", "a path parameter is not well-formed text")
-        sent |= sent_texts(path)
-        if route.has_body:
-            check_length(request.headers.get("content-length"))
-            media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if media != "application/json":
-                raise HttpError(
-                    "unsupported_media_type", "the request body must be application/json"
-                )
-            raw: dict[str, Any] = parse_object(await read_body(request.stream()))
+
+    def values(self, route: Route) -> Callable[[Request], Awaitable[dict[str, Any]]]:
+        """The dependency giving `route`'s params values, read and validated strictly."""
+        wire = route.wire()
+        known = frozenset(wire.model_fields)
+
+        async def values(request: Request) -> dict[str, Any]:
+            sent: set[str] = set()
+            request.state.sent = sent  # what no error may repeat, as it is read
+            path = dict(request.path_params)
+            if not all(well_formed_text(value) for value in path.values()):
+                raise HttpError("invalid_path", "a path parameter is not well-formed text")
+            sent |= sent_texts(path)
+            raw = await (_body(route, request) if route.has_body else _query(wire, request))
             sent |= sent_texts(raw)
-        else:
-            pairs = request.query_params.multi_items()
-            if not all(well_formed_text(k) and well_formed_text(v) for k, v in pairs):
-                raise HttpError("invalid_query", "the query string is not well-formed text")
-            sent |= sent_texts(pairs)
-            raw = query_values(wire, pairs)
-        try:
-            validated = wire.model_validate(raw)
-            values = route.values(path, validated)
-        except ValidationError as error:
-            raise invalid_params(error, known) from None
-        try:
-            result: BaseModel = await self.run(lambda: route.call(self.rutter, values))
-        except ValidationError as error:  # the params model's own checks (e.g. one of two)
-            raise invalid_params(error, known) from None
-        return result
+            try:
+                return route.values(path, wire.model_validate(raw))
+            except ValidationError as error:
+                raise invalid_params(error, known) from None
+
+        return values
+
+    def endpoint(self, route: Route) -> Callable[..., Awaitable[BaseModel]]:
+        known = frozenset(route.wire().model_fields)
+        read = self.values(route)
+
+        # A default, not `Annotated`: `read` is local, and annotations are strings here.
+        async def endpoint(values: dict[str, Any] = Depends(read)) -> BaseModel:  # noqa: B008
+            try:
+                result: BaseModel = await self.run(lambda: route.call(self.rutter, values))
+            except ValidationError as error:  # the params model's own checks (one of two)
+                raise invalid_params(error, known) from None
+            except RutterError:
+                raise
+            except Exception:  # a bug: typed for the client, the trace in the log only
+                traceback.print_exc(file=sys.stderr)
+                raise RutterError("internal", "unexpected failure") from None
+            return result
+
+        return endpoint
+
+    def route(self, route: Route) -> APIRoute:
+        bearer = self.reader if route.scope == "read" else self.controller
+        options = route_options(route)
+        if route.method == "GET":  # HEAD is answered as GET (without the body)
+            options["methods"] = ["GET", "HEAD"]
+        return APIRoute(
+            f"{PREFIX}{route.path}",
+            self.endpoint(route),
+            dependencies=[Depends(bearer)],
+            include_in_schema=False,  # the document is `openapi.openapi_document`
+            **options,
+        )
 
 
-async def _not_found(_request: Request, _exc: Exception) -> Response:
-    return _failure(HttpError("route_not_found", "no such route under /api/v1"), None)
+async def _body(route: Route, request: Request) -> dict[str, Any]:
+    check_length(request.headers.get("content-length"))
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise HttpError("unsupported_media_type", "the request body must be application/json")
+    try:
+        return parse_object(await read_body(request.stream()))
+    except ClientDisconnect:  # nobody to answer: the log says so, once
+        sys.stderr.write(
+            f"rutter http: {route.method} {PREFIX}{route.path}: the client disconnected "
+            "before its request body was complete\n"
+        )
+        sys.stderr.flush()
+        raise ClientGone from None
 
 
-def _http_exception(_request: Request, exc: Exception) -> Response:
-    if isinstance(exc, HTTPException) and exc.status_code == 405:
-        allow = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow")
+async def _query(wire: type[BaseModel], request: Request) -> dict[str, Any]:
+    pairs = request.query_params.multi_items()
+    if not all(well_formed_text(k) and well_formed_text(v) for k, v in pairs):
+        raise HttpError("invalid_query", "the query string is not well-formed text")
+    request.state.sent |= sent_texts(pairs)
+    return query_values(wire, pairs)
+
+
+# -- exception handlers: every failure is the error document -----------------------------------
+
+
+async def _rutter_error(request: Request, exc: Exception) -> Response:
+    error = exc if isinstance(exc, RutterError) else RutterError("internal", "unexpected failure")
+    return _failure(error, sent=getattr(request.state, "sent", None))
+
+
+async def _client_gone(_request: Request, _exc: Exception) -> Response:
+    return Response(status_code=400)
+
+
+async def _not_validated(request: Request, _exc: Exception) -> Response:
+    """FastAPI's own validation (no operation declares a parameter it would parse): its
+    errors hold the input, so only the code is said."""
+    return _failure(
+        UsageError("invalid_params", "the request's fields do not match the operation's schema")
+    )
+
+
+async def _unexpected(_request: Request, _exc: Exception) -> Response:
+    return _failure(RutterError("internal", "unexpected failure"))
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status == 405:
         return _failure(
             HttpError("method_not_allowed", "this route does not take that method"),
-            {"Allow": allow} if allow else None,
+            {"Allow": _allowed(request)},
         )
-    status = exc.status_code if isinstance(exc, HTTPException) else 500
     if status == 404:
         return _failure(HttpError("route_not_found", "no such route under /api/v1"))
     return _failure(HttpError("bad_request", "the request cannot be served"))
+
+
+def _allowed(request: Request) -> str:
+    """The methods of the path the request names: the first route whose path matches (as the
+    router tries them) and the others of that path (one route per method)."""
+    routes = [each for each in request.app.router.routes if isinstance(each, APIRoute)]
+    probe = {**request.scope, "method": "GET"}
+    first = next((each for each in routes if each.matches(probe)[0] is not Match.NONE), None)
+    if first is None:
+        return ""
+    methods = {m for each in routes if each.path == first.path for m in each.methods or ()}
+    return ", ".join(sorted(methods))
 
 
 class HostCheck:
@@ -200,41 +260,33 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
-def build_app(rutter: Rutter, hosts: HostRule) -> Starlette:
+def build_app(rutter: Rutter, hosts: HostRule) -> FastAPI:
     """The application serving `rutter`'s store (closed when the application stops) to the
     requests whose `Host` the rule admits."""
     api = Api(rutter)
-    document = openapi_document()
-
-    async def openapi(_request: Request) -> Response:
-        return JSONResponse(document)
-
-    routes = [StarletteRoute(f"{PREFIX}/openapi.json", openapi, methods=["GET"])]
-    by_path: dict[str, dict[str, Endpoint]] = {}
-    for route in ROUTES:
-        by_path.setdefault(route.path, {})[route.method] = api.endpoint(route)
-    for path, endpoints in by_path.items():
-        routes.append(
-            StarletteRoute(f"{PREFIX}{path}", _by_method(endpoints), methods=list(endpoints))
-        )
 
     @asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
             rutter.store.close()
 
-    return Starlette(
-        routes=routes,
-        middleware=[Middleware(HostCheck, rule=hosts)],
-        exception_handlers={HTTPException: _http_exception, 404: _not_found},
+    app = FastAPI(
+        routes=[api.route(route) for route in ROUTES],
+        openapi_url=f"{PREFIX}/openapi.json",
+        docs_url=None,
+        redoc_url=None,
         lifespan=lifespan,
+        exception_handlers={
+            RutterError: _rutter_error,
+            ClientGone: _client_gone,
+            RequestValidationError: _not_validated,
+            HTTPException: _http_exception,
+            Exception: _unexpected,
+        },
     )
-
-
-def _by_method(endpoints: dict[str, Endpoint]) -> Endpoint:
-    async def dispatch(request: Request) -> Response:
-        return await endpoints["GET" if request.method == "HEAD" else request.method](request)
-
-    return dispatch
+    # Generated on the first request for it (cached): it takes FastAPI a few tenths of a second.
+    app.openapi = openapi_document  # type: ignore[method-assign]
+    app.add_middleware(HostCheck, rule=hosts)
+    return app

@@ -37,7 +37,12 @@ from rutter_core.app.candidates import (
 )
 from rutter_core.app.compaction import Compaction, CompactParams, ResolveCompactionParams
 from rutter_core.app.continuity import CheckpointParams, ContinuityNode, ShowNodeParams
-from rutter_core.app.history import HistoryReadParams, HistorySearchParams
+from rutter_core.app.history import (
+    HistoryHits,
+    HistoryPage,
+    HistoryReadParams,
+    HistorySearchParams,
+)
 from rutter_core.app.instructions import EffectiveInstructionsParams, Snapshot
 from rutter_core.app.memory import (
     CreateMemoryParams,
@@ -80,7 +85,6 @@ from rutter_core.app.runs import (
     RunInspection,
 )
 from rutter_core.app.tokens import TokenScope
-from rutter_core.history.model import HistoryHits, HistoryPage
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.errors import Hint, UsageError
 from rutter_http.wire import wire_model

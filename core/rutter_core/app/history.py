@@ -138,3 +138,12 @@ def _visibility_or_none(
         return _visibility_or_raise(conn, run_id, workspace_id)
     except (NotFoundError, UsageError):
         return None
+
+
+__all__ = [
+    "HistoryHits",
+    "HistoryOperations",
+    "HistoryPage",
+    "HistoryReadParams",
+    "HistorySearchParams",
+]
