@@ -18,6 +18,7 @@ from rutter_core.store.changes import StoreChanges
 from rutter_core.store.dialects import ChangeFeed
 from rutter_core.store.dialects.sqlite import SqliteDialect
 from tests.conftest import NAMES_DESCRIPTORS, synced_files
+from tests.testing import sqlite_file
 
 T0 = "2026-01-01T00:00:00Z"
 RUN = "run_" + "0" * 26
@@ -28,7 +29,7 @@ FP1, FP2 = "1" * 64, "2" * 64
 @pytest.fixture
 def db_path(store: Store) -> Path:
     """The file of the shared `store` fixture."""
-    return Path(str(store.engine.url.database))
+    return sqlite_file(store)
 
 
 def raw(db_path: Path) -> sqlite3.Connection:

@@ -231,6 +231,7 @@ HINT_WORDING: dict[str, HintWording] = {
     "choose_token_scope": lambda _: "pass --scope read or --scope control",
     "list_tokens": lambda _: "see the tokens with `rutter http token list --all`",
     "give_bind": lambda _: "pass --bind HOST:PORT, e.g. --bind 127.0.0.1:8787",
+    "give_workers": lambda _: "pass --workers N, e.g. --workers 2 (one per core)",
     "choose_free_port": lambda _: (
         "choose another port (--bind 127.0.0.1:0 picks a free one), or an address of this machine"
     ),

@@ -232,7 +232,8 @@ class BranchOperations:
             facts = _gather(conn, collected.nodes, now, params.workspace_id)
         drifts = _Drifts(facts, self._rutter.reader)
         stored = [drifts.tree_node(raw) for raw in collected.nodes]
-        nodes = trees.ordered([*stored, *trees.projected_nodes(collected.decisions, stored)])
+        projected = trees.projected_nodes(collected.decisions, stored, collected.compactions)
+        nodes = trees.ordered([*stored, *projected])
         return SessionTree(
             workspace_id=run.workspace_id, run_id=run.run_id, session_id=run.session_id,
             root_node_id=nodes[0].node_id, computed_at=now, truncated=collected.truncated,

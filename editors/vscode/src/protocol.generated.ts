@@ -240,6 +240,15 @@ export interface Compaction {
   summarizer: "extractive" | "command" | "openai" | "anthropic";
 }
 
+/** What a projected compaction's summary stands for (`rutter session compact`). */
+export interface CompactionFacts {
+  summarizer: string;
+  compacted_message_count: number;
+  unread_message_count: number;
+  kept_message_count: number;
+  summary_tokens: number | null;
+}
+
 export interface CompareParams {
   /** the first node (A) */
   node_a: string;
@@ -1304,6 +1313,7 @@ export interface TreeNode {
   fingerprint: string | null;
   drift: Drift | null;
   error: Record<string, unknown> | null;
+  compaction?: CompactionFacts | null;
 }
 
 export interface TreeParams {

@@ -15,6 +15,7 @@ from rutter_core.kernel.errors import Hint, StoreError
 from rutter_core.store.dialects.base import (
     ChangeFeed,
     Dialect,
+    PoolKind,
     StoreFailure,
     TransactionKind,
     UniqueKey,
@@ -64,6 +65,7 @@ __all__ = [
     "EMBEDDED",
     "ChangeFeed",
     "Dialect",
+    "PoolKind",
     "StoreFailure",
     "TransactionKind",
     "UniqueKey",
