@@ -74,6 +74,10 @@ HINT_WORDING: dict[str, HintWording] = {
         "if its directory moved, point it there with "
         f"`rutter workspace move {params['workspace_id']} NEWROOT`; otherwise choose another ID"
     ),
+    "set_workspace_project": lambda params: (
+        "change the project a registration is a location of with "
+        f"`rutter workspace project set {params['workspace_id']} NAME` (or `--remote`)"
+    ),
     "use_or_remove_holder": lambda params: (
         f"use that ID, or free the root with `rutter workspace remove {params['workspace_id']}` "
         "(it says what belongs to it)"

@@ -23,6 +23,7 @@ from rutter_core.store.migrations import (
     m0013_message_injected,
     m0014_memory_candidates,
     m0015_compactions,
+    m0016_projects,
     m0018_delivery_reports,
     m0019_compaction_summarizers,
 )
@@ -52,6 +53,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0013_message_injected.MIGRATION,
     m0014_memory_candidates.MIGRATION,
     m0015_compactions.MIGRATION,
+    m0016_projects.MIGRATION,
     m0018_delivery_reports.MIGRATION,
     m0019_compaction_summarizers.MIGRATION,
 )
