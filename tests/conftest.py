@@ -55,6 +55,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             pytest.param("sqlite", id="sqlite"),
             pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
         ],
+        # Module scope: a module-scoped fixture (a served store, `module_store_url`) may depend
+        # on the engine too; the module's tests then run grouped by engine.
+        scope="module",
     )
 
 
@@ -85,9 +88,19 @@ def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
     database = postgres_server.create_database()
     yield postgres_server.url(database)
     postgres_server.drop_database(database)
+    stray = Path(database)
+    if stray.exists():
+        # sqlite3.connect(store.engine.url.database) on this store creates an empty file by
+        # that name here, and a check on it passes without looking at the store at all.
+        stray.unlink()
+        pytest.fail(
+            f"the test opened the PostgreSQL database's name {database!r} as a SQLite file in "
+            "the working directory: read the store through `tests.testing.raw_rows`/"
+            "`sqlite_file`, or mark the test sqlite_only"
+        )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def store_dialect() -> str:
     """The engine of the test's store: SQLite, unless the test is marked `both_dialects`."""
     return "sqlite"
@@ -99,6 +112,20 @@ def store_url(store_dialect: str, tmp_path: Path, request: pytest.FixtureRequest
     if store_dialect == "postgresql":
         return str(request.getfixturevalue("postgres_url"))
     return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture(scope="module")
+def module_store_url(
+    store_dialect: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[str]:
+    """`store_url` for a module's tests together (a store a served module shares)."""
+    if store_dialect != "postgresql":
+        yield f"sqlite:///{tmp_path_factory.mktemp('store') / 'store.db'}"
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    database = server.create_database()
+    yield server.url(database)
+    server.drop_database(database)
 
 
 @pytest.fixture

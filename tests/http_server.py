@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
 import subprocess
 import sys
@@ -81,19 +80,16 @@ class Server:
         return self.request(method, path, body, token=self.control)
 
 
-def server_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
-    env["RUTTER_HOME"] = str(home)
-    return env
-
-
 def wait_serving(log: Path, process: subprocess.Popen[bytes]) -> int:
     """The port the server says it serves on (it binds port 0: the system picks a free one),
     once that line is in its log."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-            match = re.match(r"rutter http: serving https?://127\.0\.0\.1:(\d+)/api/v1$", line)
+            match = re.match(
+                r"rutter http: serving https?://127\.0\.0\.1:(\d+)/api/v1( with \d+ workers)?$",
+                line,
+            )
             if match:
                 return int(match.group(1))
         if process.poll() is not None:
@@ -107,11 +103,12 @@ def serving(cli: Cli, *args: str) -> Iterator[Server]:
     """`rutter http` on the store of `cli`, with a control and a read token made for it."""
     control = cli.json("http", "token", "create", "--scope", "control")["secret"]
     read = cli.json("http", "token", "create", "--scope", "read")["secret"]
+    cli.home.mkdir(parents=True, exist_ok=True)
     log = cli.home / f"http-{time.monotonic_ns()}.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "rutter", "http", "--bind", "127.0.0.1:0", *args],
-            env={**server_env(cli.home), **cli.extra_env},
+            env=cli.env(),
             cwd=cli.cwd,
             stdout=subprocess.DEVNULL,
             stderr=sink,
@@ -143,13 +140,15 @@ def served_run(
     tree: Mapping[str, str | bytes],
     prepare: Callable[[Cli, dict[str, Any]], None] | None = None,
     env: Mapping[str, str] | None = None,
+    *,
+    database_url: str | None = None,
 ) -> Iterator[ServedRun]:
     """`tree` written as workspace `demo` under `base`, a run created in it, `prepare(cli, run)`
-    run, then `rutter http` serving that store until the block ends (`env` set for the CLI and
-    the server)."""
+    run, then `rutter http` serving that store (`database_url`'s, else the home's) until the
+    block ends (`env` set for the CLI and the server)."""
     root = (base / "ws").resolve()
     write_tree(root, dict(tree))
-    cli = Cli(base / "home", root, env)
+    cli = Cli(base / "home", root, env, database_url=database_url)
     cli.json("workspace", "register", "demo", str(root))
     run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
     if prepare is not None:

@@ -5,7 +5,6 @@ a tool's answer or refusal as its document (`call`, `failure`)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,7 +17,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import write_tree
-from tests.testing import Cli
+from tests.testing import Cli, raw_rows
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SENTINEL = "sentinel-mcp-argument-41d9"
@@ -39,11 +38,9 @@ class Env:
     run: dict[str, Any]
 
     def count(self, table: str) -> int:
-        conn = sqlite3.connect(self.cli.home / "rutter.db")
-        try:
-            return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-        finally:
-            conn.close()
+        """Rows in `table` of the store, read behind the server's back (`raw_rows`, either
+        engine; never a new empty file)."""
+        return int(raw_rows(self.cli.store_url, f"SELECT count(*) FROM {table}")[0][0])
 
 
 @pytest.fixture
@@ -63,12 +60,12 @@ def env(tmp_path: Path, workspace_root: Path) -> Env:
 @asynccontextmanager
 async def mcp_client(env: Env, extra_env: dict[str, str] | None = None) -> AsyncIterator[Client]:
     """The SDK's client on `rutter mcp` started by it in the workspace's `src/` (as an agent
-    starts its MCP servers in the project), on the test's store (`extra_env`: more of the
-    server's environment)."""
+    starts its MCP servers in the project), on the test's store (the CLI's home and its
+    `extra_env`, e.g. RUTTER_DATABASE_URL; `extra_env`: more of the server's environment)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "rutter", "mcp"],
-        env={"RUTTER_HOME": str(env.cli.home), **(extra_env or {})},
+        env={"RUTTER_HOME": str(env.cli.home), **env.cli.extra_env, **(extra_env or {})},
         cwd=env.root / "src",
     )
     async with Client(params, read_timeout_seconds=60) as client:

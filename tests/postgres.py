@@ -134,8 +134,10 @@ def _dying_with_us(prefix: list[str]) -> list[str]:
     return [*(prefix or ["setpriv"]), "--pdeathsig=QUIT"]
 
 
-def start() -> PostgresServer:
-    """initdb into a new temporary directory and start a server on a socket in it."""
+def start(*, fsync: bool = False) -> PostgresServer:
+    """initdb into a new temporary directory and start a server on a socket in it; without
+    `fsync` (the tests) it never waits for the disk, with it (the benchmarks) it does, as a
+    real server does."""
     superuser, run_as = _server_user()
     root = Path(tempfile.mkdtemp(prefix="rutter-pg-"))
     data, sockets = root / "data", root / "socket"
@@ -181,7 +183,7 @@ def start() -> PostgresServer:
                 "-k",
                 str(sockets),
                 "-c",
-                "fsync=off",
+                f"fsync={'on' if fsync else 'off'}",
                 "-c",
                 "max_connections=100",
             ],

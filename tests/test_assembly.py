@@ -35,6 +35,7 @@ from rutter_core.kernel.errors import (
 )
 from rutter_core.store import Store
 from tests.conftest import write_tree
+from tests.testing import sqlite_file
 
 # The tests whose store is the `store` fixture run on SQLite and on PostgreSQL,
 # but those that read or write the SQLite file itself (`sqlite_only`).
@@ -92,7 +93,7 @@ def decisions(document: dict[str, Any], kind: str | None = None) -> list[tuple[s
 
 
 def raw(store: Store, sql: str, *params: object) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(str(store.engine.url.database))
+    conn = sqlite3.connect(str(sqlite_file(store)))
     try:
         with conn:
             return [tuple(row) for row in conn.execute(sql, params)]
@@ -339,7 +340,7 @@ def test_the_audit_keeps_identities_after_an_edit_and_a_delete_but_never_a_body(
     (document_json,) = raw(store, "SELECT document_json FROM context_assemblies")[0]
     assert secret_body not in document_json
     assert INSTRUCTION.strip() not in document_json
-    database = Path(str(store.engine.url.database))
+    database = sqlite_file(store)
     for path in database.parent.glob(database.name + "*"):
         assert secret_body.encode() not in path.read_bytes(), path.name
     # The rows are append-only.

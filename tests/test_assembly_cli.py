@@ -16,9 +16,13 @@ ENTRY_KEYS = {"kind", "id", "version", "scope", "sha256", "tokens", "decision", 
 SENTINEL = "sentinel-cli-assembly-body-91c2"
 
 
+# Assembly through the CLI on both engines (the store is what it reads and audits).
+pytestmark = pytest.mark.both_dialects
+
+
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "home", tmp_path)
+def cli(tmp_path: Path, store_url: str) -> Cli:
+    return Cli(tmp_path / "home", tmp_path, database_url=store_url)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from rutter_core.kernel.errors import NotFoundError, RejectedError, StoreError
 from rutter_core.runs.service import import_run
 from rutter_core.store import Store
 from tests.conftest import write_tree
-from tests.testing import git, refused, tamper
+from tests.testing import git, refused, sqlite_file, tamper
 
 AUTHORITY = {"approvals", "capability_grants", "credentials", "debug_sessions",
              "execution_leases", "network_authorization", "processes", "terminal_leases",
@@ -250,7 +250,7 @@ def test_no_authority_carries_over(setup: Setup) -> None:
     assert node.snapshot.mode == "full"
     # Raw rows written behind rutter's back into what the source run has: a later session and
     # the run itself marked by hand (what a migration of a richer store might bring).
-    raw = sqlite3.connect(Path(str(setup.store.engine.url.database)))
+    raw = sqlite3.connect(sqlite_file(setup.store))
     try:
         raw.execute(
             "UPDATE runs SET profile = 'root-shell', updated_by = 'http_control' WHERE run_id = ?",

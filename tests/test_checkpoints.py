@@ -36,7 +36,7 @@ from rutter_core.kernel.errors import NotFoundError, RejectedError
 from rutter_core.runs.service import import_run
 from rutter_core.store import Store
 from tests.conftest import write_tree
-from tests.testing import SteppedClock, git, refused
+from tests.testing import SteppedClock, git, refused, sqlite_file
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 SNAPSHOT_KEYS = {
@@ -404,7 +404,7 @@ def test_reading_a_node_verifies_it(setup: Setup) -> None:
 
 def tamper(store: Store, *statements: str) -> None:
     """Rewrite rows as someone with the file could: triggers dropped, plain sqlite3."""
-    conn = sqlite3.connect(Path(str(store.engine.url.database)))
+    conn = sqlite3.connect(sqlite_file(store))
     try:
         for table in ("continuity_nodes", "continuity_snapshots"):
             for verb in ("update", "delete", "existing_key"):

@@ -152,6 +152,13 @@ def test_extractive_compaction_keeps_four_and_deletes_nothing(
     assert first.startswith("operation key: cmp_")
     assert any("1 older messages summarized" in line for line in rest)
 
+    # The session tree projects each completed compaction with what it covers.
+    tree = cli("session", "tree", run["run_id"])
+    assert tree.returncode == 0, tree.stderr
+    line = next(line for line in tree.stdout.splitlines() if found["compaction_id"] in line)
+    assert f"compaction {found['compaction_id']} (projected)" in line
+    assert "10 messages summarized (0 not read) by extractive" in line
+
 
 def test_unread_messages_are_counted_when_the_window_is_full(
     cli: Cli, app: Rutter, run: dict[str, Any]

@@ -34,6 +34,7 @@ from rutter_core.kernel.errors import (
 )
 from rutter_core.store import Store
 from tests.conftest import write_tree
+from tests.testing import sqlite_file
 
 # The tests whose store is the `store` fixture run on SQLite and on PostgreSQL,
 # but those that read or write the SQLite file itself (`sqlite_only`).
@@ -92,7 +93,7 @@ def refused(error: type[RutterError], code: str, call: Any) -> RutterError:
 
 
 def db_text(store: Store) -> str:
-    path = Path(str(store.engine.url.database))
+    path = sqlite_file(store)
     conn = sqlite3.connect(path)
     try:
         rows = conn.execute("SELECT text FROM messages UNION ALL SELECT text FROM notes").fetchall()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,10 +22,14 @@ import pytest
 
 from tests.conftest import write_tree
 from tests.http_server import API, Server, serving
-from tests.testing import Cli
+from tests.testing import Cli, raw_rows
 
 ECHO = "<echo-marker-7f3e ünïcødé>"
 """Sent in every field of the echo test: no error may repeat it."""
+
+
+# The store's engine matters to every route: each test on a served store runs on both.
+pytestmark = pytest.mark.both_dialects
 
 
 @dataclass
@@ -34,21 +37,23 @@ class Env:
     server: Server
     root: Path
     run: dict[str, Any]
+    url: str
 
-    def db(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.server.cli.home / "rutter.db")
+    def rows(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
+        """`sql` on the served store, behind the server's back."""
+        return raw_rows(self.url, sql, *params)
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+def env(tmp_path_factory: pytest.TempPathFactory, module_store_url: str) -> Iterator[Env]:
     base = tmp_path_factory.mktemp("http")
     root = (base / "ws").resolve()
     write_tree(root, {"AGENTS.md": "root rules\n", "src/CLAUDE.md": "src rules\n"})
-    cli = Cli(base / "home", root)
+    cli = Cli(base / "home", root, database_url=module_store_url)
     cli.json("workspace", "register", "demo", str(root))
     run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
     with serving(cli) as server:
-        yield Env(server, root, run)
+        yield Env(server, root, run, module_store_url)
 
 
 def _memory(env: Env, title: str = "Tests") -> dict[str, Any]:
@@ -64,8 +69,10 @@ def _memory(env: Env, title: str = "Tests") -> dict[str, Any]:
 # -- tokens ------------------------------------------------------------------------------------
 
 
-def test_a_token_secret_is_shown_once_and_stored_only_as_its_hash(tmp_path: Path) -> None:
-    cli = Cli(tmp_path / "home", tmp_path)
+def test_a_token_secret_is_shown_once_and_stored_only_as_its_hash(
+    tmp_path: Path, store_url: str, store_dialect: str
+) -> None:
+    cli = Cli(tmp_path / "home", tmp_path, database_url=store_url)
     made = cli.json("http", "token", "create", "--scope", "read")
     assert set(made) == {"token_id", "scope", "owner", "secret"}
     assert made["scope"] == "read"
@@ -81,13 +88,10 @@ def test_a_token_secret_is_shown_once_and_stored_only_as_its_hash(tmp_path: Path
         ]
     }  # fmt: skip
     assert made["secret"] not in json.dumps(listed)
-    conn = sqlite3.connect(tmp_path / "home" / "rutter.db")
-    try:
-        rows = conn.execute("SELECT token_id, secret_sha256 FROM http_tokens").fetchall()
-    finally:
-        conn.close()
+    rows = raw_rows(store_url, "SELECT token_id, secret_sha256 FROM http_tokens")
     assert rows == [(made["token_id"], hashlib.sha256(made["secret"].encode()).hexdigest())]
-    assert made["secret"].encode() not in (tmp_path / "home" / "rutter.db").read_bytes()
+    if store_dialect == "sqlite":  # the whole file (PostgreSQL's: its rows, just above)
+        assert made["secret"].encode() not in (tmp_path / "store.db").read_bytes()
 
     revoked = cli.json("http", "token", "revoke", made["token_id"])
     assert revoked["revoked_at"] is not None
@@ -151,14 +155,10 @@ def test_a_read_bearer_reads_and_is_403_on_every_mutation(env: Env) -> None:
 
 
 def _counts(env: Env) -> dict[str, int]:
-    conn = env.db()
-    try:
-        return {
-            table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-            for table in ("memories", "runs", "continuity_nodes", "pins")
-        }
-    finally:
-        conn.close()
+    return {
+        table: int(str(env.rows(f"SELECT count(*) FROM {table}")[0][0]))
+        for table in ("memories", "runs", "continuity_nodes", "pins")
+    }
 
 
 def test_a_revoked_bearer_is_401_from_the_next_request(env: Env) -> None:
@@ -301,11 +301,7 @@ def test_unknown_and_mistyped_fields_are_422_and_the_actor_is_never_the_clients(
     assert (unknown_query.status, unknown_query.code) == (422, "invalid_params")
     assert server.get("memories?all=maybe").status == 422
     assert _counts(env) == before
-    conn = env.db()
-    try:
-        actors = {row[0] for row in conn.execute("SELECT created_by FROM memories")}
-    finally:
-        conn.close()
+    actors = {row[0] for row in env.rows("SELECT created_by FROM memories")}
     assert actors <= {"http_control"}
 
 
@@ -495,15 +491,11 @@ def test_instructions_checkpoint_tree_fork_resume_and_refresh(env: Env) -> None:
     assert refreshed.status == 200, refreshed.text
     assert refreshed.json["refreshed"] is True
     assert refreshed.json["revision"] == 2
-    conn = env.db()
-    try:
-        who = conn.execute(
-            "SELECT confirmed_by FROM run_instruction_snapshots WHERE run_id = ? AND revision = 2",
-            (run["run_id"],),
-        ).fetchone()
-    finally:
-        conn.close()
-    assert who == ("http_control",)
+    who = env.rows(
+        "SELECT confirmed_by FROM run_instruction_snapshots WHERE run_id = ? AND revision = 2",
+        run["run_id"],
+    )
+    assert who == [("http_control",)]
 
 
 def test_pins_are_added_listed_edited_and_removed(env: Env) -> None:
@@ -535,7 +527,7 @@ def test_an_agents_pin_proposal_is_listed_and_answered_with_the_control_bearer(e
     from rutter_core.app.pins import ProposePinParams
     from rutter_core.store import open_store
 
-    store = open_store(f"sqlite:///{env.server.cli.home / 'rutter.db'}")
+    store = open_store(env.url)
     try:
         proposal = Rutter(store).pins.propose(
             ProposePinParams(run_id=env.run["run_id"], text="never skip the tests"), actor="mcp"

@@ -23,11 +23,16 @@ ECHO = "zq-echo-marker-91ab"
 Env = ServedRun
 
 
+# History search and reading differ most between engines (the full-text index): both.
+pytestmark = pytest.mark.both_dialects
+
+
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+def env(tmp_path_factory: pytest.TempPathFactory, module_store_url: str) -> Iterator[Env]:
     with served_run(
         tmp_path_factory.mktemp("http-history"),
         {"AGENTS.md": "root rules\n", "src/a.go": "package a\n"},
+        database_url=module_store_url,
     ) as served:
         yield served
 
@@ -159,7 +164,8 @@ def test_a_changed_source_is_409_and_a_deleted_or_disabled_one_410_without_text(
 
 def test_history_4xx(env: Env) -> None:
     server = env.server
-    [hit] = _search(env, query="input_stream_http", workspace_id="demo").json["hits"]
+    _memory(env, "forged", "a handle to forge: forge_me_http")
+    [hit] = _search(env, query="forge_me_http", workspace_id="demo").json["hits"]
     forged = hit["handle"][:-4] + ("AAAA" if not hit["handle"].endswith("AAAA") else "BBBB")
     _refused(_read(env, forged), 400, "invalid_handle", forged)
     _refused(_read(env, ECHO), 400, "invalid_handle")

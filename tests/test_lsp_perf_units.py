@@ -182,7 +182,11 @@ def test_effective_instructions_worker_job_raises_typed_errors(
 ) -> None:
     write_tree(workspace_root, {"AGENTS.md": "root\n", "a/CLAUDE.md": "", "b/c.go": ""})
     workspace = Workspace(
-        workspace_id="demo", root=str(workspace_root), created_at="2026-01-01T00:00:00Z"
+        workspace_id="demo",
+        root=str(workspace_root),
+        created_at="2026-01-01T00:00:00Z",
+        project_id="local:demo",
+        project_source="local",
     )
     rutter, cache = Rutter(store, FileReader()), EncodedSnapshots()
     good = instructions._encoded(rutter, cache, workspace, "b/c.go")
@@ -330,7 +334,11 @@ def test_workspace_cache_follows_the_store_and_expires(store: Store, tmp_path: P
     now = [100.0]
     cache = WorkspaceCache(clock=lambda: now[0])
     workspace = Workspace(
-        workspace_id="demo", root=str(tmp_path), created_at="2026-01-01T00:00:00Z"
+        workspace_id="demo",
+        root=str(tmp_path),
+        created_at="2026-01-01T00:00:00Z",
+        project_id="local:demo",
+        project_source="local",
     )
     assert cache.get(store, "demo") is None
     cache.put(store, workspace, now[0])

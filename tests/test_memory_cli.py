@@ -15,14 +15,18 @@ from typing import Any
 
 import pytest
 
-from tests.testing import Cli
+from tests.testing import Cli, sqlite_file
 
 TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 
 
+# The memory commands on both engines, but the check of the SQLite files (`sqlite_only`).
+pytestmark = pytest.mark.both_dialects
+
+
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "home", tmp_path)
+def cli(tmp_path: Path, store_url: str) -> Cli:
+    return Cli(tmp_path / "home", tmp_path, database_url=store_url)
 
 
 @pytest.fixture
@@ -237,8 +241,9 @@ def test_workspace_remove_is_refused_while_project_memories_exist(cli: Cli, demo
     assert cli.json("workspace", "remove", "demo")["removed"] is True
 
 
+@pytest.mark.sqlite_only
 def test_deleted_text_is_in_no_database_file(cli: Cli, demo: Path) -> None:
-    db = cli.home / "rutter.db"
+    db = sqlite_file(cli.store_url)
     marker = f"private-note-{uuid.uuid4().hex}"
     created = cli.json("context", "memory", "create", "--scope", "user", "--title", marker,
                        "--content", f"{marker} " * 100)  # fmt: skip
@@ -253,6 +258,6 @@ def test_deleted_text_is_in_no_database_file(cli: Cli, demo: Path) -> None:
         assert files["-wal"].exists()
         for suffix, path in files.items():
             if path.exists():
-                assert marker.encode() not in path.read_bytes(), f"found in rutter.db{suffix}"
+                assert marker.encode() not in path.read_bytes(), f"found in {db.name}{suffix}"
     finally:
         other.close()

@@ -193,6 +193,8 @@ def test_help_file_has_tags_for_the_new_commands(tmp_path: Path) -> None:
     assert {
         ":RutterAgent",
         ":RutterAgents",
+        ":RutterCompact",
+        ":RutterContext",
         ":RutterHistory",
         ":RutterInstructions",
         "rutter-history-keys",

@@ -38,6 +38,7 @@ from rutter_core.kernel.errors import (
 )
 from rutter_core.store import Store
 from tests.conftest import write_tree
+from tests.testing import sqlite_file
 
 # The tests whose store is the `store` fixture run on SQLite and on PostgreSQL,
 # but those that read or write the SQLite file itself (`sqlite_only`).
@@ -74,7 +75,7 @@ def refused(error: type[RutterError], code: str, call: Any) -> RutterError:
 
 
 def raw(store: Store, sql: str, *params: object) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(str(store.engine.url.database))
+    conn = sqlite3.connect(str(sqlite_file(store)))
     try:
         with conn:
             return [tuple(row) for row in conn.execute(sql, params)]

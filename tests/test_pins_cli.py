@@ -20,9 +20,13 @@ PIN_KEYS = {"pin_id", "thread_id", "text", "redacted", "proposal_id", "version",
             "updated_by", "created_at", "updated_at"}  # fmt: skip
 
 
+# The pins commands on both engines (the store is what they change).
+pytestmark = pytest.mark.both_dialects
+
+
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "home", tmp_path)
+def cli(tmp_path: Path, store_url: str) -> Cli:
+    return Cli(tmp_path / "home", tmp_path, database_url=store_url)
 
 
 @pytest.fixture
@@ -35,7 +39,7 @@ def run(cli: Cli, workspace_root: Path) -> dict[str, Any]:
 
 def propose(cli: Cli, run: dict[str, Any], text: str) -> str:
     """What an agent does through `rutter mcp` (tested in tests/test_mcp.py), done directly."""
-    with open_store(f"sqlite:///{cli.home / 'rutter.db'}") as store:
+    with open_store(cli.store_url) as store:
         proposal = Rutter(store).pins.propose(
             ProposePinParams(run_id=run["run_id"], text=text), actor="mcp"
         )

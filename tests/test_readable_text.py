@@ -40,7 +40,7 @@ from rutter_core.kernel.errors import RejectedError
 from rutter_core.kernel.text import first_unreadable_char, require_readable, visible
 from rutter_core.store import Store, open_store
 from tests.conftest import write_tree
-from tests.testing import Cli
+from tests.testing import Cli, sqlite_file
 
 SENTINEL = "sentinel-readable-7f3a"
 
@@ -151,7 +151,7 @@ def rutter(store: Store, workspace_root: Path) -> Rutter:
 
 
 def _counts(store: Store) -> dict[str, int]:
-    conn = sqlite3.connect(str(store.engine.url.database))
+    conn = sqlite3.connect(str(sqlite_file(store)))
     try:
         tables = ["pins", "pin_proposals", "continuity_nodes", "runs", "missions", "memories"]
         return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}
@@ -242,7 +242,7 @@ def test_a_token_split_by_an_invisible_character_is_refused_without_echo(
 
 def _store_legacy(store: Store, sql: str, *params: object) -> None:
     """Write as a store made before the rule did: straight to the table."""
-    conn = sqlite3.connect(str(store.engine.url.database))
+    conn = sqlite3.connect(str(sqlite_file(store)))
     try:
         with conn:
             conn.execute(sql, params)

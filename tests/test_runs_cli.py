@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sqlite3
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 from rutter_core.runs.service import import_run
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.testing import Cli
+from tests.testing import Cli, raw_rows, sqlite_file
 
 TREE: dict[str, str | bytes] = {"AGENTS.md": "root rules\n", "src/AGENTS.md": "src rules\n"}
 CREATED_KEYS = {"run_id", "mission_id", "session_id", "thread_id", "root_node_id", "revision",
@@ -30,9 +29,13 @@ DIFF_KEYS = {"from_fingerprint", "to_fingerprint", "added", "removed", "changed"
              "ignored_changed", "requires_confirmation"}  # fmt: skip
 
 
+# The run commands on both engines, but what rewrites the SQLite file by hand (`sqlite_only`).
+pytestmark = pytest.mark.both_dialects
+
+
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "home", tmp_path)
+def cli(tmp_path: Path, store_url: str) -> Cli:
+    return Cli(tmp_path / "home", tmp_path, database_url=store_url)
 
 
 @pytest.fixture
@@ -60,15 +63,12 @@ def confirm_args(run_id: str, pinned: str, live: str) -> list[str]:
 
 
 def stored_revisions(cli: Cli, run_id: str) -> list[int]:
-    conn = sqlite3.connect(cli.home / "rutter.db")
-    try:
-        rows = conn.execute(
-            "SELECT revision FROM run_instruction_snapshots WHERE run_id = ? ORDER BY revision",
-            (run_id,),
-        ).fetchall()
-    finally:
-        conn.close()
-    return [int(revision) for (revision,) in rows]
+    rows = raw_rows(
+        cli.store_url,
+        "SELECT revision FROM run_instruction_snapshots WHERE run_id = ? ORDER BY revision",
+        run_id,
+    )
+    return [int(str(revision)) for (revision,) in rows]
 
 
 # --- run create / list / show / status ------------------------------------------------------------
@@ -329,7 +329,7 @@ def test_live_discovery_failing_closed(cli: Cli, demo: Path, tmp_path: Path) -> 
 
 
 def test_run_without_revision(cli: Cli, demo: Path) -> None:
-    with open_store(f"sqlite:///{cli.home / 'rutter.db'}") as store:
+    with open_store(cli.store_url) as store:
         run_id = import_run(store, workspace_id="demo", goal="legacy", actor="cli").run_id
     assert cli.json("run", "show", run_id)["revision"] is None
     body = inspect(cli, run_id)
@@ -360,9 +360,10 @@ def test_terminal_run_refuses_a_refresh(cli: Cli, demo: Path) -> None:
     assert "failed, which is final" in human.stdout
 
 
+@pytest.mark.sqlite_only
 def test_tampered_revision_through_the_cli(cli: Cli, demo: Path) -> None:
     run_id = create(cli)["run_id"]
-    conn = sqlite3.connect(cli.home / "rutter.db", isolation_level=None)
+    conn = sqlite3.connect(sqlite_file(cli.store_url), isolation_level=None)
     try:
         conn.execute("DROP TRIGGER run_instruction_snapshots_append_only_no_update")
         conn.execute(
@@ -432,8 +433,7 @@ def test_two_confirmers_racing_exactly_one_wins(cli: Cli, demo: Path, tmp_path: 
     write_tree(demo, {"CLAUDE.md": "new\n"})
     diff = inspect(cli, run_id)["diff"]
     args = [*confirm_args(run_id, diff["from_fingerprint"], diff["to_fingerprint"]), "--json"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
-    env["RUTTER_HOME"] = str(cli.home)
+    env = cli.env()
     go = tmp_path / "go"
     racers = []
     for index in range(2):

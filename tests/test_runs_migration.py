@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
+
+from sqlalchemy import text
 
 from rutter_core.discovery.fsread import FileReader
+from rutter_core.discovery.walk import discover
+from rutter_core.kernel.ids import new_id
 from rutter_core.runs.service import create_run, get_run, latest_revision
-from rutter_core.store import MIGRATIONS, migration_checksum, open_store
-from rutter_core.workspaces.service import list_workspaces, register_workspace
+from rutter_core.store import MIGRATIONS, Store, migration_checksum, open_store
+from rutter_core.workspaces.model import Workspace
+from rutter_core.workspaces.service import list_workspaces
 from tests.conftest import write_tree
 
 RUNS_TABLES = {"missions", "threads", "sessions", "runs", "continuity_nodes",
@@ -43,14 +50,38 @@ def test_runs_migration_is_version_2() -> None:
     assert migration_checksum(runs, "sqlite") == RUNS_MIGRATION_CHECKSUM
 
 
+T0 = "2026-01-01T00:00:00Z"
+
+
+def old_rows(store: Store, *statements: tuple[str, dict[str, object]]) -> None:
+    """Rows as an older rutter wrote them: today's code speaks the current schema only."""
+    with store.write() as conn:
+        for statement, values in statements:
+            conn.execute(text(statement), values)
+
+
+def old_workspace(workspace_id: str, root: Path) -> tuple[str, dict[str, object]]:
+    return (
+        "INSERT INTO workspaces (workspace_id, root, created_at) VALUES (:w, :r, :t)",
+        {"w": workspace_id, "r": str(root), "t": T0},
+    )
+
+
 def test_store_of_schema_1_upgrades_and_keeps_its_workspaces(tmp_path: Path) -> None:
     db = tmp_path / "rutter.db"
     for name in ("app", "lib"):
         (tmp_path / name).mkdir()
     with open_store(url(db), migrations=MIGRATIONS[:1]) as old:
-        register_workspace(old, "app", tmp_path / "app", cwd=tmp_path)
-        register_workspace(old, "lib", tmp_path / "lib", cwd=tmp_path)
-        before = list_workspaces(old)
+        old_rows(
+            old, old_workspace("app", tmp_path / "app"), old_workspace("lib", tmp_path / "lib")
+        )
+    before = [
+        Workspace(
+            workspace_id=name, root=str(tmp_path / name), created_at=T0,
+            project_id=f"local:{name}", project_source="local",
+        )
+        for name in ("app", "lib")
+    ]  # fmt: skip
     versions, tables, _ = schema(db)
     assert versions == [1]
     assert not RUNS_TABLES & tables
@@ -83,13 +114,29 @@ def test_store_of_schema_2_keeps_its_runs_through_later_migrations(tmp_path: Pat
     db = tmp_path / "rutter.db"
     root = tmp_path / "app"
     write_tree(root, {"AGENTS.md": "app rules\n"})
+    snapshot = discover("app", str(root), ".", reader=FileReader())
+    ids = {p: new_id(p) for p in ("msn", "thr", "ses", "run", "node")}
+    actor = {"a": "cli", "t": T0}
     with open_store(url(db), migrations=MIGRATIONS[:2]) as old:
-        register_workspace(old, "app", root, cwd=tmp_path)
-        created = create_run(old, workspace_id="app", goal="before", reader=FileReader(),
-                             actor="cli")  # fmt: skip
-        before = get_run(old, created.run_id)
+        old_rows(
+            old,
+            old_workspace("app", root),
+            ("INSERT INTO missions VALUES (:msn, 'app', 'before', 'active', :a, :t, :t)",
+             {**ids, **actor}),
+            ("INSERT INTO threads VALUES (:thr, 'app', 'active', :a, :t, :t)", {**ids, **actor}),
+            ("INSERT INTO sessions VALUES (:ses, 'app', :thr, 'active', :a, :t, :t)",
+             {**ids, **actor}),
+            ("INSERT INTO runs VALUES (:run, 'app', :msn, :ses, :thr, NULL, 'ask', '.', "
+             "'created', :a, :a, :t, :t)", {**ids, **actor}),
+            ("INSERT INTO continuity_nodes VALUES (:node, :run, :ses, :thr, NULL, 'root', :a, :t)",
+             {**ids, **actor}),
+            ("INSERT INTO run_instruction_snapshots VALUES (:run, 1, :json, :fp, :a, :t, NULL)",
+             {**ids, **actor, "json": json.dumps(snapshot.to_json()), "fp": snapshot.fingerprint}),
+        )  # fmt: skip
+    created = SimpleNamespace(run_id=ids["run"], fingerprint=snapshot.fingerprint)
     with open_store(url(db)) as upgraded:
-        assert get_run(upgraded, created.run_id) == before
+        before = get_run(upgraded, created.run_id)
+        assert (before.goal, before.workspace_id, before.revision) == ("before", "app", 1)
         pinned = latest_revision(upgraded, created.run_id)
         assert pinned is not None
         assert pinned.fingerprint == created.fingerprint

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from rutter_core.app.branches import CompareParams, ForkParams, ResumeParams, TreeParams
-from rutter_core.app.continuity import AddNoteParams
+from rutter_core.app.compaction import CompactParams
+from rutter_core.app.continuity import AddMessageParams, AddNoteParams
 from rutter_core.app.memory import (
     DeleteMemoryParams,
     EditMemoryParams,
@@ -31,7 +32,7 @@ TREE_KEYS = {"protocol_version", "workspace_id", "run_id", "session_id", "root_n
              "computed_at", "truncated", "nodes"}  # fmt: skip
 NODE_KEYS = {"node_id", "parent_node_id", "kind", "projected", "run_id", "session_id",
              "thread_id", "run_status", "title", "created_by", "created_at", "fingerprint",
-             "drift", "error"}  # fmt: skip
+             "drift", "error", "compaction"}  # fmt: skip
 
 
 def test_the_tree_lists_stored_and_projected_nodes_with_their_links(
@@ -93,6 +94,54 @@ def test_the_tree_lists_stored_and_projected_nodes_with_their_links(
     # A run of its own has its own tree.
     other = setup.rutter.runs.create(CreateRunParams(goal="g", workspace_id="demo"), actor="cli")
     assert [n["node_id"] for n in setup.tree(run_id=other.run_id)["nodes"]] == [other.root_node_id]
+
+
+def test_a_completed_compaction_is_a_projected_node_with_what_it_covers(
+    setup: Setup, stepped_clock: SteppedClock
+) -> None:
+    for number in range(7):
+        setup.rutter.continuity.add_message(
+            AddMessageParams(
+                thread_id=setup.thread_id,
+                role="user" if number % 2 == 0 else "assistant",
+                text=f"Step {number}: keep the parser strict",
+            ),
+            source="cli",
+        )
+    first = setup.checkpoint("before compacting")
+    stepped_clock.advance()
+    compaction = setup.rutter.compaction.compact(
+        CompactParams(thread_id=setup.thread_id, focus="the parser"), actor="cli"
+    )
+    stepped_clock.advance()
+    later = setup.checkpoint("after compacting")
+
+    nodes = setup.tree()["nodes"]
+    assert [(n["node_id"], n["parent_node_id"], n["kind"], n["projected"]) for n in nodes] == [
+        (setup.root_node_id, None, "root", False),
+        (first.node_id, setup.root_node_id, "checkpoint", False),
+        (compaction.compaction_id, first.node_id, "compaction", True),
+        (later.node_id, first.node_id, "checkpoint", False),
+    ]
+    node = next(n for n in nodes if n["kind"] == "compaction")
+    assert node["compaction"] == {
+        "summarizer": "extractive",
+        "compacted_message_count": 3,
+        "unread_message_count": 0,
+        "kept_message_count": 4,
+        "summary_tokens": node["compaction"]["summary_tokens"],
+    }
+    assert isinstance(node["compaction"]["summary_tokens"], int)
+    assert node["compaction"]["summary_tokens"] > 0
+    summary = compaction.summary
+    assert summary is not None
+    assert node["title"] == summary.text.strip().splitlines()[0][:119] + "…"
+    assert (node["drift"], node["fingerprint"], node["error"]) == (None, None, None)
+    assert (node["thread_id"], node["run_id"], node["created_by"]) == (
+        setup.thread_id, setup.run_id, "cli",
+    )  # fmt: skip
+    # Every other node says it is no compaction.
+    assert all(n["compaction"] is None for n in nodes if n["kind"] != "compaction")
 
 
 # -- drift markers --------------------------------------------------------------------------------

@@ -232,7 +232,8 @@ def test_second_writer_waits_for_the_first(store: Store, db_path: Path) -> None:
     def hold_lock() -> None:
         with store.write() as conn:
             conn.exec_driver_sql(
-                "INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+                "INSERT INTO workspaces (workspace_id, root, created_at) "
+                "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
             )
             holding.set()
             release.wait(5)
@@ -258,7 +259,10 @@ def test_read_is_a_consistent_snapshot(store: Store, db_path: Path) -> None:
     try:
         with store.read() as conn:
             assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
-            other.execute("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+            other.execute(
+                "INSERT INTO workspaces (workspace_id, root, created_at) "
+                "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+            )
             assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
         with store.read() as conn:
             assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 1
@@ -268,15 +272,21 @@ def test_read_is_a_consistent_snapshot(store: Store, db_path: Path) -> None:
 
 def test_read_rejects_writes(store: Store) -> None:
     with pytest.raises(OperationalError, match="readonly"), store.read() as conn:
-        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO workspaces (workspace_id, root, created_at) "
+            "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+        )
     with store.write() as conn:  # the pooled connection is writable again
-        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO workspaces (workspace_id, root, created_at) "
+            "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+        )
     # The pragma is set only when the mode changes: read, read, write, write, read alternate
     # on the same pooled connection, and each read still refuses, each write still writes.
     for number, kind in enumerate(("read", "read", "write", "write", "read")):
         opened = store.read() if kind == "read" else store.write()
         row = f"('w{number}', '/w{number}', '2026-01-01T00:00:00Z')"
-        insert = f"INSERT INTO workspaces VALUES {row}"
+        insert = f"INSERT INTO workspaces (workspace_id, root, created_at) VALUES {row}"
         if kind == "read":
             with pytest.raises(OperationalError, match="readonly"), opened as conn:
                 conn.exec_driver_sql(insert)
@@ -290,7 +300,10 @@ def test_read_rejects_writes(store: Store) -> None:
 
 def test_write_commits_on_success(store: Store, db_path: Path) -> None:
     with store.write() as conn:
-        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO workspaces (workspace_id, root, created_at) "
+            "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+        )
     other = raw(db_path)
     try:
         assert other.execute("SELECT workspace_id FROM workspaces").fetchall() == [("a",)]
@@ -306,7 +319,8 @@ def test_write_rolls_back_on_exception(store: Store) -> None:
     def fail_midway() -> None:
         with store.write() as conn:
             conn.exec_driver_sql(
-                "INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+                "INSERT INTO workspaces (workspace_id, root, created_at) "
+                "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
             )
             raise Boom
 
@@ -338,7 +352,10 @@ def store_of_one(db_path: Path) -> Iterator[Store]:
 
 def test_only_a_purging_write_commits_with_synchronous_normal(store_of_one: Store) -> None:
     store = store_of_one
-    insert = "INSERT INTO workspaces VALUES ('{0}', '/{0}', '2026-01-01T00:00:00Z')"
+    insert = (
+        "INSERT INTO workspaces (workspace_id, root, created_at) "
+        "VALUES ('{0}', '/{0}', '2026-01-01T00:00:00Z')"
+    )
     connections = set()
     with store.write() as conn:
         assert _synchronous(conn) == FULL  # set explicitly, whatever SQLite's build default
@@ -397,7 +414,10 @@ def test_an_abandoned_purging_write_commits_purges_and_syncs_nothing(
 ) -> None:
     wal = db_path.with_name(f"{db_path.name}-wal")
     with store.write() as conn:
-        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO workspaces (workspace_id, root, created_at) "
+            "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+        )
     size = wal.stat().st_size
     assert size > 0  # the insert's frames: a purge would truncate them away
     with store.purging_write() as purge:
@@ -431,7 +451,9 @@ def test_schema_checks_reject_bad_rows(store: Store) -> None:
         "('a', '/a', 'yesterday')",
     ):
         with refused(StoreError, "store_constraint", "check", "CHECK"), store.write() as conn:
-            conn.exec_driver_sql(f"INSERT INTO workspaces VALUES {values}")
+            conn.exec_driver_sql(
+                f"INSERT INTO workspaces (workspace_id, root, created_at) VALUES {values}"
+            )
     with store.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
 
@@ -439,16 +461,23 @@ def test_schema_checks_reject_bad_rows(store: Store) -> None:
 @pytest.mark.both_dialects
 def test_a_missing_value_is_a_store_constraint_error(store: Store) -> None:
     with refused(StoreError, "store_constraint", "not_null", "NOT NULL"), store.write() as conn:
-        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', NULL, '2026-01-01T00:00:00Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO workspaces (workspace_id, root, created_at) VALUES ('a', '/a', NULL)"
+        )
 
 
 @pytest.mark.both_dialects
 def test_a_taken_key_is_a_conflict(store: Store) -> None:
     with store.write() as conn:
-        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO workspaces (workspace_id, root, created_at) "
+            "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+        )
     for values in ("('a', '/b', '2026-01-01T00:00:00Z')", "('b', '/a', '2026-01-01T00:00:00Z')"):
         with refused(ConflictError, "conflict", "unique", "UNIQUE"), store.write() as conn:
-            conn.exec_driver_sql(f"INSERT INTO workspaces VALUES {values}")
+            conn.exec_driver_sql(
+                f"INSERT INTO workspaces (workspace_id, root, created_at) VALUES {values}"
+            )
     with store.read() as conn:
         rows = conn.exec_driver_sql("SELECT workspace_id, root FROM workspaces").all()
     assert [tuple(row) for row in rows] == [("a", "/a")]
@@ -458,12 +487,19 @@ def test_an_integrity_error_caught_inside_the_write_is_the_callers(store: Store)
     """Callers that turn a refused statement into their own error catch it inside the `with`;
     the write then commits what else it did."""
     with store.write() as conn:
-        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('a', '/a', '2026-01-01T00:00:00Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO workspaces (workspace_id, root, created_at) "
+            "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+        )
         with pytest.raises(IntegrityError):
             conn.exec_driver_sql(
-                "INSERT INTO workspaces VALUES ('a', '/b', '2026-01-02T00:00:00Z')"
+                "INSERT INTO workspaces (workspace_id, root, created_at) "
+                "VALUES ('a', '/b', '2026-01-02T00:00:00Z')"
             )
-        conn.exec_driver_sql("INSERT INTO workspaces VALUES ('b', '/b', '2026-01-01T00:00:00Z')")
+        conn.exec_driver_sql(
+            "INSERT INTO workspaces (workspace_id, root, created_at) "
+            "VALUES ('b', '/b', '2026-01-01T00:00:00Z')"
+        )
     with store.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 2
 

@@ -18,6 +18,7 @@ from rutter_core.store.changes import StoreChanges
 from rutter_core.store.dialects import ChangeFeed
 from rutter_core.store.dialects.sqlite import SqliteDialect
 from tests.conftest import NAMES_DESCRIPTORS, synced_files
+from tests.testing import sqlite_file
 
 T0 = "2026-01-01T00:00:00Z"
 RUN = "run_" + "0" * 26
@@ -28,7 +29,7 @@ FP1, FP2 = "1" * 64, "2" * 64
 @pytest.fixture
 def db_path(store: Store) -> Path:
     """The file of the shared `store` fixture."""
-    return Path(str(store.engine.url.database))
+    return sqlite_file(store)
 
 
 def raw(db_path: Path) -> sqlite3.Connection:
@@ -76,7 +77,10 @@ def test_a_store_opened_read_only_refuses_writes_as_store_read_only(
         with read_only.read() as conn:
             assert conn.exec_driver_sql("SELECT count(*) FROM workspaces").scalar() == 0
         with pytest.raises(StoreError) as info, read_only.write() as conn:
-            conn.exec_driver_sql(f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}')")
+            conn.exec_driver_sql(
+                "INSERT INTO workspaces (workspace_id, root, created_at) "
+                f"VALUES ('a', '/a', '{T0}')"
+            )
     assert info.value.code == "store_read_only"
 
 
@@ -108,7 +112,7 @@ def _ledger_rows(store: Store) -> None:
     ids = {prefix: f"{prefix}_" + "0" * 26 for prefix in ("msn", "thr", "ses")}
     with store.write() as conn:
         for statement in (
-            f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}')",
+            f"INSERT INTO workspaces (workspace_id, root, created_at) VALUES ('a', '/a', '{T0}')",
             f"INSERT INTO missions VALUES ('{ids['msn']}', 'a', 'goal', 'active', 'cli', "
             f"'{T0}', '{T0}')",
             f"INSERT INTO threads VALUES ('{ids['thr']}', 'a', 'active', 'cli', '{T0}', '{T0}')",
@@ -212,7 +216,10 @@ def _files_hold(db_path: Path, marker: bytes) -> bool:
 def test_purge_leaves_deleted_content_in_no_file(tmp_path: Path) -> None:
     db_path = tmp_path / "purge.db"
     marker = b"purge-me-7f3a9c"
-    insert = f"INSERT INTO workspaces VALUES ('a', '/{marker.decode()}', '{T0}')"
+    insert = (
+        "INSERT INTO workspaces (workspace_id, root, created_at) "
+        f"VALUES ('a', '/{marker.decode()}', '{T0}')"
+    )
     with open_store(f"sqlite:///{db_path}", busy_timeout_ms=200) as store:
         with store.write() as conn:
             conn.exec_driver_sql(insert)
@@ -267,7 +274,10 @@ def test_a_write_left_unsynced_by_an_incomplete_purge_that_cannot_be_synced_fail
             reader.execute("SELECT count(*) FROM workspaces").fetchone()  # the purge can't finish
             monkeypatch.setattr(os, "fsync", failing_fsync)
             with pytest.raises(StoreError) as info, store.purging_write() as purge:
-                purge.conn.exec_driver_sql(f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}')")
+                purge.conn.exec_driver_sql(
+                    "INSERT INTO workspaces (workspace_id, root, created_at) "
+                    f"VALUES ('a', '/a', '{T0}')"
+                )
             monkeypatch.undo()
         finally:
             reader.close()
@@ -288,7 +298,10 @@ def test_a_completed_purge_makes_the_wal_s_truncation_durable(
     db_path = tmp_path / "durable.db"
     with open_store(f"sqlite:///{db_path}") as store:
         with store.write() as conn:
-            conn.exec_driver_sql(f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}')")
+            conn.exec_driver_sql(
+                "INSERT INTO workspaces (workspace_id, root, created_at) "
+                f"VALUES ('a', '/a', '{T0}')"
+            )
         synced = synced_files(monkeypatch)
         with store.purging_write() as purge:
             purge.conn.exec_driver_sql("DELETE FROM workspaces")
@@ -302,7 +315,10 @@ def test_a_purge_whose_truncation_cannot_be_synced_fails_typed_and_says_what_hol
 ) -> None:
     db_path = tmp_path / "emptied.db"
     marker = b"emptied-marker-51c2"
-    insert = f"INSERT INTO workspaces VALUES ('a', '/{marker.decode()}', '{T0}')"
+    insert = (
+        "INSERT INTO workspaces (workspace_id, root, created_at) "
+        f"VALUES ('a', '/{marker.decode()}', '{T0}')"
+    )
     with open_store(f"sqlite:///{db_path}") as store:
         with store.write() as conn:
             conn.exec_driver_sql(insert)
@@ -358,9 +374,10 @@ def test_without_a_change_feed_every_poll_reports_a_change(
 def test_raw_integrity_errors_never_leave_a_write(store: Store) -> None:
     """Whatever rule refuses it, a write fails with a typed error."""
     for statement in (
-        f"INSERT INTO workspaces VALUES ('a', '/a', '{T0}'), ('a', '/b', '{T0}')",
-        f"INSERT INTO workspaces VALUES ('a', NULL, '{T0}')",
-        f"INSERT INTO workspaces VALUES ('A', '/a', '{T0}')",
+        "INSERT INTO workspaces (workspace_id, root, created_at) "
+        f"VALUES ('a', '/a', '{T0}'), ('a', '/b', '{T0}')",
+        "INSERT INTO workspaces (workspace_id, root, created_at) VALUES ('a', '/a', NULL)",
+        f"INSERT INTO workspaces (workspace_id, root, created_at) VALUES ('A', '/a', '{T0}')",
         "INSERT INTO memories (memory_id) VALUES ('x')",
     ):
         with pytest.raises((ConflictError, StoreError)) as info, store.write() as conn:

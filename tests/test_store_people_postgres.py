@@ -25,7 +25,7 @@ from rutter_core.memory.service import create_memory, delete_memory, edit_memory
 from rutter_core.store import MIGRATIONS, open_store
 from rutter_core.store.admin import check, initialize
 from rutter_core.workspaces.service import register_workspace
-from tests.http_server import Server, server_env, wait_serving
+from tests.http_server import Server, wait_serving
 from tests.postgres import PostgresServer
 from tests.testing import BEFORE_PEOPLE, LEGACY_USER_MEMORY, Cli
 
@@ -446,7 +446,7 @@ def test_a_bearer_made_for_a_person_makes_requests_as_that_person(
         process = subprocess.Popen(
             [sys.executable, "-m", "rutter", "--database-url", team.url(service), "http",
              "--bind", "127.0.0.1:0"],
-            env=server_env(cli.home), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=sink,
+            env=cli.env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=sink,
         )  # fmt: skip
     try:
         port = wait_serving(log, process)

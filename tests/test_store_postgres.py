@@ -78,7 +78,10 @@ def test_a_fresh_database_is_migrated_and_each_checksum_recorded(
 
 def _plant_import(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     stamp = "2026-01-01T00:00:00Z"
-    conn.execute("INSERT INTO workspaces VALUES ('demo', '/srv/demo', %s)", (stamp,))
+    conn.execute(
+        "INSERT INTO workspaces (workspace_id, root, created_at) VALUES ('demo', '/srv/demo', %s)",
+        (stamp,),
+    )
     conn.execute(
         "INSERT INTO threads VALUES (%s, 'demo', 'active', 'cli', %s, %s)",
         ("thr_" + "0" * 26, stamp, stamp),
@@ -114,7 +117,8 @@ def test_an_append_only_refusal_through_the_store_is_a_conflict(postgres_url: st
     with open_store(postgres_url) as store:
         with store.write() as conn:
             conn.exec_driver_sql(
-                "INSERT INTO workspaces VALUES ('demo', '/srv/demo', '2026-01-01T00:00:00Z')"
+                "INSERT INTO workspaces (workspace_id, root, created_at) "
+                "VALUES ('demo', '/srv/demo', '2026-01-01T00:00:00Z')"
             )
             conn.exec_driver_sql(
                 "INSERT INTO threads VALUES ('thr_" + "0" * 26 + "', 'demo', 'active', 'cli', "

@@ -13,6 +13,7 @@ from sqlalchemy import inspect
 from rutter_core.store import MIGRATIONS, Store, migration_checksum
 from rutter_core.store.schema import full_text_tables, metadata
 from tests.store_shapes import declared
+from tests.testing import sqlite_file
 
 # Stores record these when they apply a migration and refuse to open when the code's checksum
 # differs: a released migration can never change. 1-3 recorded before the store became a
@@ -37,7 +38,7 @@ RELEASED_CHECKSUMS = {
 @pytest.fixture
 def db_path(store: Store) -> Path:
     """The file of the shared `store` fixture."""
-    return Path(str(store.engine.url.database))
+    return sqlite_file(store)
 
 
 def test_released_migrations_keep_their_checksums() -> None:

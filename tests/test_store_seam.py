@@ -109,3 +109,20 @@ def test_the_check_sees_engine_code_and_not_documentation() -> None:
         (9, "BEGIN IMMEDIATE"),
     ]
     assert (6, "the default store is SQLite") in _offences(SAMPLE, strict=True)
+
+
+def test_tests_reach_a_store_file_only_through_the_helper_that_checks_the_engine() -> None:
+    # `sqlite3.connect(store.engine.url.database)` on a PostgreSQL store opens the database's
+    # name as a new, empty file in the working directory, and the check passes on nothing;
+    # `tests.testing.sqlite_file` fails such a test at once (and the `postgres_url` fixture
+    # fails one that left such a file behind).
+    tests = ROOT / "tests"
+    allowed = {tests / "testing.py", tests / "conftest.py"}
+    found = [
+        f"{path.name}:{number}"
+        for path in sorted(tests.glob("*.py"))
+        if path not in allowed and path != Path(__file__)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "url.database" in line
+    ]
+    assert found == []

@@ -26,6 +26,7 @@ from rutter_core.continuity.transcripts.reading import TranscriptReader
 from rutter_core.continuity.transcripts.records import Entry, LineOutcome
 from rutter_core.kernel.errors import RejectedError
 from rutter_core.store import Store
+from tests.testing import sqlite_file
 
 TOKEN = "ghp_" + "M1n2B3v4C5x6Z7l8K9j0H1g2F3d4S5a6P7o8"
 
@@ -253,7 +254,7 @@ def test_the_record_of_an_import_is_append_only_for_any_client(
         ImportTranscriptParams(agent="claude-code", path=str(transcript), workspace_id="one"),
         actor="cli",
     )
-    path = Path(str(store.engine.url.database))
+    path = sqlite_file(store)
     conn = sqlite3.connect(path)
     try:
         for statement in (
@@ -316,7 +317,7 @@ def test_following_stops_when_the_file_is_replaced(
 
 
 def _stored(store: Store) -> int:
-    with sqlite3.connect(Path(str(store.engine.url.database))) as conn:
+    with sqlite3.connect(sqlite_file(store)) as conn:
         return int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
 
 

@@ -168,6 +168,8 @@ def test_move_keeps_the_id_and_runs_see_drift_against_the_new_root(
         "workspace_id": "demo",
         "root": os.path.realpath(moved_to),
         "created_at": moved.created_at,
+        "project_id": "local:demo",
+        "project_source": "local",
         "previous_root": str(demo),
         "moved": True,
     }

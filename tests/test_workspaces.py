@@ -85,6 +85,8 @@ def test_register_new_workspace(store: Store, projects: Path) -> None:
         "workspace_id": "app",
         "root": workspace.root,
         "created_at": workspace.created_at,
+        "project_id": "local:app",
+        "project_source": "local",
     }
     assert get_workspace(store, "app") == workspace
 
@@ -222,6 +224,7 @@ def test_remove_workspace(store: Store, projects: Path) -> None:
         **workspace.to_json(),
         "removed": True,
         "cascade": False,
+        "kept_for_project": False,
         "deleted": dict.fromkeys(NOTHING_DELETED, 0),
         "purged": True,
     }
@@ -293,7 +296,13 @@ def test_infer_outside_every_workspace_is_a_usage_error(store: Store, projects: 
 
 
 def test_workspace_is_frozen_and_refuses_unknown_fields() -> None:
-    workspace = Workspace(workspace_id="a", root="/a", created_at="2026-01-01T00:00:00Z")
+    workspace = Workspace(
+        workspace_id="a",
+        root="/a",
+        created_at="2026-01-01T00:00:00Z",
+        project_id="local:a",
+        project_source="local",
+    )
     with pytest.raises(ValidationError):
         workspace.root = "/b"  # type: ignore[misc]
     with pytest.raises(ValidationError):
@@ -341,7 +350,9 @@ def test_operations_answer_the_documented_json(store: Store, projects: Path) -> 
         RegisterWorkspaceParams(workspace_id="app", root="app", cwd=str(projects))
     )
     body = registered.to_json()
-    assert list(body) == ["workspace_id", "root", "created_at", "created"]
+    assert list(body) == [
+        "workspace_id", "root", "created_at", "project_id", "project_source", "created"
+    ]  # fmt: skip
     assert body["root"] == realpath(projects / "app")
     assert body["created"] is True
     workspace = {k: v for k, v in body.items() if k != "created"}
@@ -357,12 +368,14 @@ def test_operations_answer_the_documented_json(store: Store, projects: Path) -> 
     )
     removed = operations.remove(RemoveWorkspaceParams(workspace_id="app")).to_json()
     assert list(removed) == [
-        "workspace_id", "root", "created_at", "removed", "cascade", "deleted", "purged"
+        "workspace_id", "root", "created_at", "project_id", "project_source", "removed",
+        "cascade", "kept_for_project", "deleted", "purged",
     ]  # fmt: skip
     assert removed == {
         **workspace,
         "removed": True,
         "cascade": False,
+        "kept_for_project": False,
         "deleted": dict.fromkeys(NOTHING_DELETED, 0),
         "purged": True,
     }

@@ -80,9 +80,59 @@ def refused(error: type[RutterError], code: str, call: Callable[..., Any]) -> Ru
     return raised.value
 
 
+def sqlite_file(store: Store | str) -> Path:
+    """The SQLite file behind `store` (or the store URL), for a check of the file itself.
+    Fails the test at once on any other engine: a PostgreSQL URL's database is a name, not a
+    path, and opening it with sqlite3 would create an empty file by that name and check
+    nothing."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(store) if isinstance(store, str) else store.engine.url
+    name = url.get_backend_name()
+    assert name == "sqlite", f"a check of the SQLite file on a {name} store: mark it sqlite_only"
+    path = Path(str(url.database))
+    assert path.is_file(), f"no SQLite file at {path}"
+    return path
+
+
+def sqlite_connect(store: Store, **options: Any) -> sqlite3.Connection:
+    """A plain sqlite3 connection to `store`'s file (`sqlite_file`), which never creates one."""
+    conn: sqlite3.Connection = sqlite3.connect(
+        f"{sqlite_file(store).as_uri()}?mode=rw", uri=True, **options
+    )
+    return conn
+
+
+def raw_rows(url: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
+    """`sql` (`?` placeholders) run and committed behind rutter's back on the store `url`
+    names, whichever its engine: a plain sqlite3 connection to the existing file, or psycopg.
+    The rows it returns (none for a statement without)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        file = sqlite3.connect(f"{sqlite_file(url).as_uri()}?mode=rw", uri=True)
+        try:
+            with file:
+                return [tuple(row) for row in file.execute(sql, params)]
+        finally:
+            file.close()
+    import psycopg
+
+    host = parsed.query.get("host")
+    with psycopg.connect(
+        host=host if isinstance(host, str) else None,
+        dbname=parsed.database,
+        user=parsed.username,
+        password=parsed.password,
+    ) as conn:
+        cursor = conn.execute(sql.replace("?", "%s"), params)
+        return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+
+
 def tamper(store: Store, *statements: str) -> None:
     """Rewrite rows as someone with the file could: triggers dropped, plain sqlite3."""
-    conn = sqlite3.connect(Path(str(store.engine.url.database)))
+    conn = sqlite_connect(store)
     try:
         for table in ("continuity_nodes", "continuity_snapshots", "run_instruction_snapshots"):
             for verb in ("update", "delete", "existing_key"):
@@ -167,13 +217,35 @@ def run_cli(
 
 
 class Cli:
-    """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`."""
+    """The `rutter` command line with a private RUTTER_HOME (`home`), run in `cwd`, with
+    `extra_env` in its environment; on the store `database_url` names (RUTTER_DATABASE_URL) when
+    given, else the home's SQLite file."""
 
-    def __init__(self, home: Path, cwd: Path, extra_env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        cwd: Path,
+        extra_env: Mapping[str, str] | None = None,
+        *,
+        database_url: str | None = None,
+    ) -> None:
         self.home = home
         self.cwd = cwd
         self.extra_env = dict(extra_env or {})
-        """Set in every command's environment (after `cli_env`'s own), e.g. a summarizer's."""
+        """Set in every command's environment (after `cli_env`'s own), e.g. a summarizer's;
+        `database_url` is RUTTER_DATABASE_URL here."""
+        if database_url is not None:
+            self.extra_env["RUTTER_DATABASE_URL"] = database_url
+
+    @property
+    def database_url(self) -> str | None:
+        """The store URL the commands are given (RUTTER_DATABASE_URL), if any."""
+        return self.extra_env.get("RUTTER_DATABASE_URL")
+
+    @property
+    def store_url(self) -> str:
+        """The URL of the store the commands use."""
+        return self.database_url or f"sqlite:///{self.home / 'rutter.db'}"
 
     def env(self, **extra: str) -> dict[str, str]:
         """The environment a command runs with (see `cli_env`), with `extra_env`."""

@@ -25,6 +25,7 @@ from rutter_core.app.workspaces import (
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import Store, open_store
 from tests.conftest import write_tree
+from tests.testing import sqlite_file
 
 OWNED = {
     "workspaces": "SELECT count(*) FROM workspaces WHERE workspace_id = ?",
@@ -69,7 +70,8 @@ def store(store_url: str) -> Iterator[Store]:
 
 
 def db_path(store: Store) -> Path:
-    return Path(str(store.engine.url.database))
+    """The store's SQLite file (`sqlite_file`: fails at once on another engine)."""
+    return sqlite_file(store)
 
 
 def raw(store: Store) -> sqlite3.Connection:

@@ -74,6 +74,10 @@ HINT_WORDING: dict[str, HintWording] = {
         "if its directory moved, point it there with "
         f"`rutter workspace move {params['workspace_id']} NEWROOT`; otherwise choose another ID"
     ),
+    "set_workspace_project": lambda params: (
+        "change the project a registration is a location of with "
+        f"`rutter workspace project set {params['workspace_id']} NAME` (or `--remote`)"
+    ),
     "use_or_remove_holder": lambda params: (
         f"use that ID, or free the root with `rutter workspace remove {params['workspace_id']}` "
         "(it says what belongs to it)"
@@ -227,6 +231,7 @@ HINT_WORDING: dict[str, HintWording] = {
     "choose_token_scope": lambda _: "pass --scope read or --scope control",
     "list_tokens": lambda _: "see the tokens with `rutter http token list --all`",
     "give_bind": lambda _: "pass --bind HOST:PORT, e.g. --bind 127.0.0.1:8787",
+    "give_workers": lambda _: "pass --workers N, e.g. --workers 2 (one per core)",
     "choose_free_port": lambda _: (
         "choose another port (--bind 127.0.0.1:0 picks a free one), or an address of this machine"
     ),

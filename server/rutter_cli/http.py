@@ -54,6 +54,14 @@ def http_serve(
             "name). By default only the bound address, and localhost on loopback.",
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            metavar="N",
+            help="Serve with N processes sharing the address and the store (e.g. one per core).",
+        ),
+    ] = 1,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a failure to start as one JSON document.")
     ] = False,
@@ -71,6 +79,7 @@ def http_serve(
             tls_key=tls_key,
             allow_non_loopback=allow_non_loopback,
             allow_hosts=allow_host or (),
+            workers=workers,
         )
     )
 

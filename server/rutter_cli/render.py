@@ -105,10 +105,13 @@ def render_workspaces(console: Console, workspaces: list[Workspace]) -> None:
         console.print("No workspaces registered. Add one with `rutter workspace register ID ROOT`.")
         return
     table = Table()
-    for column in ("workspace", "root", "registered"):
+    for column in ("workspace", "root", "project", "registered"):
         table.add_column(column, overflow="fold")
     for workspace in workspaces:
-        table.add_row(workspace.workspace_id, escape(workspace.root), workspace.created_at)
+        project = escape(workspace.project_id)
+        if workspace.project_source != "local":
+            project = f"{project} ({workspace.project_source})"
+        table.add_row(workspace.workspace_id, escape(workspace.root), project, workspace.created_at)
     console.print(table)
 
 

@@ -93,6 +93,12 @@ def _label(node: TreeNode, parent: TreeNode | None, asked_run: str) -> str:
         head += f' "{node.title}"'
     if node.fingerprint is not None:
         head += f" · fingerprint {_short(node.fingerprint)}"
+    if node.compaction is not None:
+        facts = node.compaction
+        head += (
+            f" · {facts.compacted_message_count} messages summarized"
+            f" ({facts.unread_message_count} not read) by {facts.summarizer}"
+        )
     if parent is None or parent.run_id != node.run_id:
         head += f" · run {node.run_id} ({node.run_status})"
     if node.run_id == asked_run and not node.projected:

@@ -36,16 +36,30 @@ OperationKey = Annotated[
 ]
 
 
+BranchWorkspace = Annotated[
+    str | None,
+    typer.Option(
+        "--workspace",
+        metavar="ID",
+        help="Make the new run on this registration of NODE's project (another path or "
+        "machine): its drift compares against these files. Default: NODE's own workspace.",
+    ),
+]
+
+
 def fork(
     ctx: typer.Context,
     node_id: NodeId,
     goal: Annotated[str, typer.Option("--goal", help="What the new run should achieve.")],
     operation_key: OperationKey = None,
+    workspace_id: BranchWorkspace = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Start a new mission and run from NODE, pinned to the instructions NODE pins (pins are
     not inherited)."""
-    params = ForkParams(node_id=node_id, goal=goal, operation_key=operation_key)
+    params = ForkParams(
+        node_id=node_id, goal=goal, operation_key=operation_key, workspace_id=workspace_id
+    )
     with cli_app(ctx) as rutter:
         branched = rutter.branches.fork(params, actor=ACTOR)
     emit(branched, as_json=as_json, for_people=lambda console: render_branched(console, branched))
@@ -55,10 +69,11 @@ def resume(
     ctx: typer.Context,
     node_id: NodeId,
     operation_key: OperationKey = None,
+    workspace_id: BranchWorkspace = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Start a new run of NODE's mission from NODE, pinned to the instructions NODE pins."""
-    params = ResumeParams(node_id=node_id, operation_key=operation_key)
+    params = ResumeParams(node_id=node_id, operation_key=operation_key, workspace_id=workspace_id)
     with cli_app(ctx) as rutter:
         branched = rutter.branches.resume(params, actor=ACTOR)
     emit(branched, as_json=as_json, for_people=lambda console: render_branched(console, branched))
@@ -72,13 +87,22 @@ def tree(
             metavar="SESSION|RUN", help="A session's ID (ses_...) or a run's ID (run_...)."
         ),
     ],
+    workspace_id: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace",
+            metavar="ID",
+            help="Compare against this registration's files (a location of the run's project "
+            "on this machine). Default: each run's own workspace.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """The tree of continuity nodes SESSION or RUN belongs to, with drift markers of now."""
     if subject.startswith("ses_"):
-        params = TreeParams(session_id=subject)
+        params = TreeParams(session_id=subject, workspace_id=workspace_id)
     else:
-        params = TreeParams(run_id=subject)
+        params = TreeParams(run_id=subject, workspace_id=workspace_id)
     with cli_app(ctx, read_only=True) as rutter:
         found = rutter.branches.tree(params)
     emit(found, as_json=as_json, for_people=lambda console: render_tree(console, found))

@@ -15,6 +15,7 @@ from rutter_core.app.workspaces import (
     MoveWorkspaceParams,
     RegisterWorkspaceParams,
     RemoveWorkspaceParams,
+    SetWorkspaceProjectParams,
     ShowWorkspaceParams,
 )
 
@@ -31,18 +32,73 @@ def workspace_register(
     ctx: typer.Context,
     workspace_id: Annotated[str, typer.Argument(metavar="ID", help="1-64 chars of [a-z0-9._-].")],
     root: Annotated[str, typer.Argument(metavar="ROOT", help="An existing directory.")],
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            metavar="NAME",
+            help="The project this is a location of (default: the repository's origin remote, "
+            "normalised; without one, a project of its own).",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Register ROOT as workspace ID (idempotent for the same ID and root)."""
-    params = RegisterWorkspaceParams(workspace_id=workspace_id, root=root, cwd=str(Path.cwd()))
+    """Register ROOT as workspace ID (idempotent for the same ID and root). Registrations of
+    one project (other paths, other machines on the same store) share its records."""
+    params = RegisterWorkspaceParams(
+        workspace_id=workspace_id, root=root, cwd=str(Path.cwd()), project=project
+    )
     with cli_app(ctx) as rutter:
         registered = rutter.workspaces.register(params)
 
     def for_people(console: Console) -> None:
         verb = "Registered" if registered.created else "Already registered:"
-        console.print(f"{verb} workspace {registered.workspace_id} at {registered.root}")
+        console.print(
+            f"{verb} workspace {registered.workspace_id} at {escape(registered.root)} "
+            f"(project {escape(registered.project_id)})"
+        )
 
     emit(registered, as_json=as_json, for_people=for_people)
+
+
+project_app = typer.Typer(help="The project a workspace is a location of.", no_args_is_help=True)
+workspace_app.add_typer(project_app, name="project")
+
+
+@project_app.command("set")
+def workspace_project_set(
+    ctx: typer.Context,
+    workspace_id: Annotated[str, typer.Argument(metavar="ID")],
+    name: Annotated[
+        str | None, typer.Argument(metavar="[NAME]", help="The project's name.", show_default=False)
+    ] = None,
+    from_remote: Annotated[
+        bool,
+        typer.Option("--remote", help="Take the project from the repository's origin remote."),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Make workspace ID a location of project NAME (or, with --remote, of its origin remote's
+    project; with neither, of a project of its own). Its records go with it."""
+    params = SetWorkspaceProjectParams(
+        workspace_id=workspace_id, project=name, from_remote=from_remote
+    )
+    with cli_app(ctx) as rutter:
+        changed = rutter.workspaces.set_project(params)
+
+    def for_people(console: Console) -> None:
+        if not changed.changed:
+            console.print(
+                f"Workspace {changed.workspace_id} already is a location of "
+                f"{escape(changed.project_id)}"
+            )
+            return
+        console.print(
+            f"Workspace {changed.workspace_id}: project {escape(changed.previous_project_id)} -> "
+            f"{escape(changed.project_id)}"
+        )
+
+    emit(changed, as_json=as_json, for_people=for_people)
 
 
 @workspace_app.command("list")
@@ -114,14 +170,20 @@ def workspace_remove(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Remove a workspace registration (the directory itself is not touched). Refused while
-    runs, sessions or project memories belong to it, unless --cascade."""
+    """Remove a workspace registration (the directory itself is not touched). When its project
+    has another registration, what was made through this one stays the project's; otherwise
+    refused while runs, sessions or project memories belong to it, unless --cascade."""
     params = RemoveWorkspaceParams(workspace_id=workspace_id, cascade=cascade)
     with cli_app(ctx) as rutter:
         removed = rutter.workspaces.remove(params)
 
     def for_people(console: Console) -> None:
         console.print(f"Removed workspace {removed.workspace_id} ({escape(removed.root)})")
+        if removed.kept_for_project:
+            console.print(
+                f"What was made through it stays with project {escape(removed.project_id)}, "
+                "read through its other registrations."
+            )
         if removed.cascade:
             console.print(render_removed_contents(removed.deleted))
 

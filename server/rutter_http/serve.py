@@ -16,12 +16,15 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from rutter_core.kernel.errors import Hint, RejectedError, RutterError, UsageError
 from rutter_http.hosts import HostRule
 
 DEFAULT_BIND: Final = "127.0.0.1:8787"
+
+MAX_WORKERS: Final = 64
+"""The most server processes `--workers` may ask for (each holds its own store connections)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +89,15 @@ def serve(
     tls_key: str | None = None,
     allow_non_loopback: bool = False,
     allow_hosts: Sequence[str] = (),
+    workers: int = 1,
 ) -> int:
     """Serve until interrupted; the exit code. The store is opened (and migrated) first, so
     a store that cannot be used fails here, typed, before anything listens. `allow_hosts`:
-    the names a `Host` header may carry besides the bound address (`hosts`)."""
+    the names a `Host` header may carry besides the bound address (`hosts`). `workers`: how
+    many server processes share the socket and the store (`rutter_http.workers`)."""
     bind = parse_bind(bind_text)
     check_bind(bind, tls_cert=tls_cert, tls_key=tls_key, allow_non_loopback=allow_non_loopback)
+    check_workers(workers)
     hosts = HostRule.of(bind.host, allow_hosts)
 
     import uvicorn
@@ -99,32 +105,60 @@ def serve(
     from rutter_core.app.facade import open_rutter
     from rutter_http.app import build_app
 
-    rutter = open_rutter(database_url, os.environ)
+    rutter = open_rutter(database_url, os.environ, pool="service")
     try:
+        if workers > 1 and not rutter.store.shared:
+            raise RejectedError(
+                "store_not_shareable",
+                "several workers need a store every process reaches; this one lives in one "
+                "process's memory",
+                hint=Hint("choose_store"),
+            )
         sock = listen(bind)
     except RutterError:
         rutter.store.close()
         raise
-    config = uvicorn.Config(
-        build_app(rutter, hosts),
-        ssl_certfile=tls_cert,
-        ssl_keyfile=tls_key,
-        log_level="warning",
-        access_log=False,
-        server_header=False,
-        proxy_headers=False,
-        lifespan="on",
-        timeout_graceful_shutdown=5,
-    )
-    server = uvicorn.Server(config)
+    settings: dict[str, Any] = {
+        "ssl_certfile": tls_cert,
+        "ssl_keyfile": tls_key,
+        "log_level": "warning",
+        "access_log": False,
+        "server_header": False,
+        "proxy_headers": False,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": 5,
+    }
     scheme = "https" if tls_cert is not None else "http"
     host = f"[{bind.host}]" if ":" in bind.host else bind.host
     port = sock.getsockname()[1]
+    processes = "" if workers == 1 else f" with {workers} workers"
+    if workers > 1:
+        from rutter_http.workers import WorkerPlan, run_workers
+
+        url = rutter.store.engine.url.render_as_string(hide_password=False)
+        rutter.store.close()  # each worker opens its own; the parent holds no connection
+        sys.stderr.write(f"rutter http: serving {scheme}://{host}:{port}/api/v1{processes}\n")
+        sys.stderr.flush()
+        with sock:
+            return run_workers(WorkerPlan(url, hosts), sock, workers=workers, settings=settings)
+    server = uvicorn.Server(uvicorn.Config(build_app(rutter, hosts), **settings))
     sys.stderr.write(f"rutter http: serving {scheme}://{host}:{port}/api/v1\n")
     sys.stderr.flush()
     with sock:
         server.run(sockets=[sock])
     return 0
+
+
+def check_workers(workers: int) -> None:
+    """Refuse a number of server processes that is not between 1 and `MAX_WORKERS`."""
+    if 1 <= workers <= MAX_WORKERS:
+        return
+    raise UsageError(
+        "invalid_workers",
+        f"--workers is a number of server processes from 1 to {MAX_WORKERS}",
+        details={"max": MAX_WORKERS},
+        hint=Hint("give_workers"),
+    )
 
 
 def listen(bind: Bind) -> socket.socket:

@@ -54,7 +54,7 @@ class _Lazy:
         if self._app is None:
             from rutter_core.app.facade import open_rutter
 
-            self._app = open_rutter(self._database_url, os.environ)
+            self._app = open_rutter(self._database_url, os.environ, pool="service")
         return self._app
 
     def close(self) -> None:

@@ -10,9 +10,15 @@ run continuing it, its instructions pinned from the workspace root (`runs.create
 bound in its own write transaction before the run is created: a run that cannot be created (its
 instructions fail closed) leaves the binding, and the next session start creates the run.
 
-Which workspace: the thread's, when the session was seen before; else the deepest registered
-workspace around the directory the agent runs in (`workspace_required` when there is none).
-Then the run's context is assembled (and stored in its audit) within the budget.
+Which workspace: the deepest registered workspace around the directory the agent runs in
+(`workspace_required` when there is none and the session is new). A session seen before keeps
+its thread, which is its project's: when the agent now runs in another registration of that
+project (another path or machine), the run works there; elsewhere the thread's own workspace
+(or, when that registration was removed and kept for the project's records, the project's first
+live location) answers. The run reused is the thread's newest run made through that
+registration (another one's discovery reads another location's files); without one a new run
+continues the thread there. Then the run's context is assembled (and stored in its audit)
+within the budget.
 """
 
 from __future__ import annotations
@@ -32,10 +38,13 @@ from rutter_core.continuity.transcripts import service
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import UsageError
-from rutter_core.workspaces.service import infer_workspace
+from rutter_core.runs.service import get_run
+from rutter_core.workspaces.service import infer_workspace, location_of, project_workspace_ids
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
+    from rutter_core.continuity.transcripts.service import KnownThread
+    from rutter_core.store import Store
 
 HookAgent = Literal["claude-code", "gemini"]
 """The agents whose session-start hook rutter answers."""
@@ -100,10 +109,7 @@ class AgentSessionOperations:
         store = self._rutter.store
         with store.read() as conn:
             known = service.known_thread(conn, source, session_id)
-        if known is not None:
-            workspace_id = known.workspace_id
-        else:
-            workspace_id = infer_workspace(store, directory).workspace_id
+        workspace_id = _workspace_of(store, known, directory)
         with store.write() as conn:
             thread_id, thread_created = service.bind_thread(
                 conn, source=source, session_id=session_id, chosen_thread=None,
@@ -111,9 +117,10 @@ class AgentSessionOperations:
             )  # fmt: skip
         with store.read() as conn:
             runs = runs_of_thread(conn, thread_id)
-        run_created = not runs
-        if runs:
-            run_id = runs[0]
+        here = next((r for r in runs if get_run(store, r).workspace_id == workspace_id), None)
+        run_created = here is None
+        if here is not None:
+            run_id = here
         else:
             created = self._rutter.runs.create(
                 CreateRunParams(
@@ -139,6 +146,25 @@ class AgentSessionOperations:
             run_created=run_created,
             assembly=assembly,
         )
+
+
+def _workspace_of(store: Store, known: KnownThread | None, directory: Path) -> str:
+    """The registration the session's run works through: the one around `directory`, unless
+    the session's thread (seen before) is of another project, or `directory` is in none; then
+    the thread's own workspace's location."""
+    try:
+        here: str | None = infer_workspace(store, directory).workspace_id
+    except UsageError as exc:
+        if known is None or exc.code != "workspace_required":
+            raise
+        here = None
+    if known is None:
+        assert here is not None  # infer_workspace answered
+        return here
+    with store.read() as conn:
+        if here is not None and here in project_workspace_ids(conn, known.workspace_id):
+            return here
+        return location_of(conn, known.workspace_id).workspace_id
 
 
 __all__ = [

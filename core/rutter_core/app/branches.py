@@ -55,10 +55,11 @@ from rutter_core.continuity.snapshot import ContinuityNode
 from rutter_core.continuity.tree import Drift, SessionTree, TreeNode
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
-from rutter_core.kernel.errors import Hint, RutterError, StoreError
+from rutter_core.kernel.errors import Hint, RutterError, StoreError, UsageError
 from rutter_core.memory.service import referenced_memories
 from rutter_core.runs import service as runs
 from rutter_core.runs.policy import not_pinned, validate_goal
+from rutter_core.workspaces.service import project_workspace_ids, require_workspace
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -68,6 +69,13 @@ if TYPE_CHECKING:
 
 NodeId = StrictStr
 
+
+_BRANCH_WORKSPACE = Field(
+    None,
+    description="the registration the new run is made on: any location of the node's project "
+    "(another path or machine); its files are what the new run's drift compares against "
+    "(default: the node's own run's workspace)",
+)
 
 _OPERATION_KEY = Field(
     None,
@@ -80,16 +88,23 @@ class ForkParams(ContinuityParams):
     node_id: NodeId = Field(description="the stored node to fork from (node_...)")
     goal: StrictStr = Field(description="what the new run (and its new mission) should achieve")
     operation_key: StrictStr | None = _OPERATION_KEY
+    workspace_id: StrictStr | None = _BRANCH_WORKSPACE
 
 
 class ResumeParams(ContinuityParams):
     node_id: NodeId = Field(description="the stored node to resume from (node_...)")
     operation_key: StrictStr | None = _OPERATION_KEY
+    workspace_id: StrictStr | None = _BRANCH_WORKSPACE
 
 
 class TreeParams(ContinuityParams):
     session_id: StrictStr | None = Field(None, description="a session's ID (ses_...)")
     run_id: StrictStr | None = Field(None, description="or a run's ID (run_...)")
+    workspace_id: StrictStr | None = Field(
+        None,
+        description="compute the drift markers against this registration's files (a location "
+        "of the run's project on this machine); default: each run's own workspace",
+    )
 
 
 class CompareParams(ContinuityParams):
@@ -103,7 +118,10 @@ checks it again)."""
 
 
 class RecentParams(ContinuityParams):
-    workspace_id: StrictStr = Field(description="the workspace whose sessions to list")
+    workspace_id: StrictStr = Field(
+        description="the workspace whose project's sessions to list (made through any of its "
+        "registrations); the drift markers compare against this workspace's files"
+    )
     limit: RecentLimit = Field(DEFAULT_RECENT, description=f"at most this many (1-{MAX_RECENT})")
 
 
@@ -124,14 +142,16 @@ class BranchOperations:
     def fork(self, params: ForkParams, *, actor: OperatorActor) -> BranchedRun:
         """A new mission and run from the node: revision 1 is the snapshot the node pins."""
         return self._branch(
-            params.node_id, goal=params.goal, kind="fork", actor=actor, key=params.operation_key
-        )
+            params.node_id, goal=params.goal, kind="fork", actor=actor, key=params.operation_key,
+            workspace_id=params.workspace_id,
+        )  # fmt: skip
 
     def resume(self, params: ResumeParams, *, actor: OperatorActor) -> BranchedRun:
         """A new run of the node's mission from the node (the mission reopens if closed)."""
         return self._branch(
-            params.node_id, goal=None, kind="resume", actor=actor, key=params.operation_key
-        )
+            params.node_id, goal=None, kind="resume", actor=actor, key=params.operation_key,
+            workspace_id=params.workspace_id,
+        )  # fmt: skip
 
     def branch_source(self, params: ForkParams | ResumeParams) -> ContinuityNode:
         """The node a fork or resume would start from, verified, and a fork's goal checked,
@@ -144,7 +164,7 @@ class BranchOperations:
 
     def _branch(
         self, node_id: str, *, goal: str | None, kind: BranchKind, actor: OperatorActor,
-        key: str | None = None,
+        key: str | None = None, workspace_id: str | None = None,
     ) -> BranchedRun:  # fmt: skip
         require_operation_key(key)
         now = now_rfc3339()
@@ -171,9 +191,12 @@ class BranchOperations:
             if revision is None:
                 raise not_pinned(source.run_id)
             require_pinned_match(node, ref, revision.fingerprint)
+            place = source.workspace_id if workspace_id is None else workspace_id
+            if place != source.workspace_id:
+                _require_same_project(conn, place, source.workspace_id, node.node_id)
             created = runs.create_pinned_run(
                 conn, source, revision.snapshot, branch=BranchPoint(node.node_id, kind),
-                goal=goal, actor=actor, now=now,
+                goal=goal, actor=actor, now=now, workspace_id=place,
             )  # fmt: skip
             run = runs.load_run(conn, created.run_id)
             if key is not None:
@@ -204,10 +227,13 @@ class BranchOperations:
                     details={"run_id": run.run_id},
                 )
             collected = trees.collect(conn, start)
-            facts = _gather(conn, collected.nodes, now)
+            if params.workspace_id is not None:
+                require_workspace(conn, params.workspace_id)
+            facts = _gather(conn, collected.nodes, now, params.workspace_id)
         drifts = _Drifts(facts, self._rutter.reader)
         stored = [drifts.tree_node(raw) for raw in collected.nodes]
-        nodes = trees.ordered([*stored, *trees.projected_nodes(collected.decisions, stored)])
+        projected = trees.projected_nodes(collected.decisions, stored, collected.compactions)
+        nodes = trees.ordered([*stored, *projected])
         return SessionTree(
             workspace_id=run.workspace_id, run_id=run.run_id, session_id=run.session_id,
             root_node_id=nodes[0].node_id, computed_at=now, truncated=collected.truncated,
@@ -220,7 +246,7 @@ class BranchOperations:
         now = now_rfc3339()
         with self._rutter.store.read() as conn:
             found, has_more = recent_nodes(conn, params.workspace_id, params.limit)
-            facts = _gather(conn, found, now)
+            facts = _gather(conn, found, now, params.workspace_id)
         drifts = _Drifts(facts, self._rutter.reader)
         return RecentNodes(
             workspace_id=params.workspace_id, computed_at=now,
@@ -235,6 +261,19 @@ class BranchOperations:
         return compare(a, side_a, b, side_b)
 
 
+def _require_same_project(conn: Connection, place: str, origin: str, node_id: str) -> None:
+    """A node is branched on another registration only of its own project: a location of the
+    same project on another path or machine (docs/reference/workspaces.md#projects)."""
+    require_workspace(conn, place)
+    if origin not in project_workspace_ids(conn, place):
+        raise UsageError(
+            "node_not_in_project",
+            f"node {node_id} belongs to another project than workspace {place}'s",
+            details={"node_id": node_id, "workspace_id": place},
+            hint=Hint("choose_workspace"),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class _Facts:
     """What the drift markers of stored nodes need from the store, read in one transaction."""
@@ -246,7 +285,9 @@ class _Facts:
     roots: dict[str, str]
 
 
-def _gather(conn: Connection, nodes: Sequence[StoredNode], now: str) -> _Facts:
+def _gather(
+    conn: Connection, nodes: Sequence[StoredNode], now: str, local: str | None = None
+) -> _Facts:
     by_run = {rid: runs.load_run(conn, rid) for rid in {n.run_id for n in nodes}}
     checked = {n.node_id: trees.checked(n) for n in nodes}
     pins = {
@@ -261,8 +302,17 @@ def _gather(conn: Connection, nodes: Sequence[StoredNode], now: str) -> _Facts:
         for ref in node.snapshot.memory.references
     ]
     current = referenced_memories(conn, memory_ids, now_text=now)
-    roots = {r.workspace_id: runs.workspace_root(conn, r) for r in by_run.values()}
+    roots = {r.workspace_id: _root_of(conn, r, local) for r in by_run.values()}
     return _Facts(by_run=by_run, checked=checked, pins=pins, current=current, roots=roots)
+
+
+def _root_of(conn: Connection, run: RunRecord, local: str | None) -> str:
+    """The files a run's drift compares against: `local`'s (the registration asking, on this
+    machine) when it is a location of the run's project, else the run's own workspace's (see
+    `runs.workspace_root`)."""
+    if local is not None and local in project_workspace_ids(conn, run.workspace_id):
+        return require_workspace(conn, local).root
+    return runs.workspace_root(conn, run)
 
 
 class _Drifts:

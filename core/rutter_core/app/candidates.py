@@ -27,20 +27,23 @@ class CandidateParams(NullMeansAbsent):
 
 
 class ListCandidatesParams(CandidateParams):
-    workspace_id: StrictStr = Field(description="the workspace whose candidates to list")
+    workspace_id: StrictStr = Field(
+        description="the workspace whose project's candidates to list (from the threads of any "
+        "registration of it)"
+    )
 
 
 class GetCandidateParams(CandidateParams):
     id: StrictStr = Field(description="the candidate's ID (cand_...)")
     workspace_id: StrictStr | None = Field(
-        None, description="when given, the candidate must belong to this workspace"
+        None, description="when given, the candidate must belong to this workspace's project"
     )
 
 
 class ConfirmCandidateParams(CandidateParams):
     id: StrictStr = Field(description="the candidate's ID (cand_...)")
     workspace_id: StrictStr | None = Field(
-        None, description="when given, the candidate must belong to this workspace"
+        None, description="when given, the candidate must belong to this workspace's project"
     )
     version: StrictInt = Field(description="the candidate's version as read")
     fingerprint: StrictStr = Field(description="the candidate's fingerprint as read")
@@ -56,7 +59,7 @@ class ConfirmCandidateParams(CandidateParams):
 class IgnoreCandidateParams(CandidateParams):
     id: StrictStr = Field(description="the candidate's ID (cand_...)")
     workspace_id: StrictStr | None = Field(
-        None, description="when given, the candidate must belong to this workspace"
+        None, description="when given, the candidate must belong to this workspace's project"
     )
     version: StrictInt = Field(description="the candidate's version as read")
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from rutter_core.app.transcripts import TranscriptOperations
     from rutter_core.app.workspaces import WorkspaceOperations
     from rutter_core.discovery.fsread import FileReader
-    from rutter_core.store import Store
+    from rutter_core.store import PoolKind, Store
 
 
 class Rutter:
@@ -167,16 +167,20 @@ def open_rutter(
     create: bool = True,
     migrate: bool = True,
     reader: FileReader | None = None,
+    pool: PoolKind = "call",
 ) -> Rutter:
     """The facade over the store `database_url` (else the environment's) names, opened and
     migrated: how every surface opens its store. `create`: a store that does not exist yet is
     created (else it answers as an empty one: a command that only reads); `migrate`: its
     schema is brought up to date (else left as it is: `rutter store check`); `reader`: the
-    process's discovery file reader (the language server's), else one made on first use."""
+    process's discovery file reader (the language server's), else one made on first use;
+    `pool`: how long the process keeps the store (`PoolKind`): `call` for one command (the CLI),
+    `service` for a long-lived server (the language server, MCP, HTTP and each of its workers: a
+    bounded pool of connections checked before use)."""
     from rutter_core.store import open_store, resolve_database_url
 
     url = resolve_database_url(database_url=database_url, env=env)
-    return Rutter(open_store(url, create=create, migrate=migrate), reader)
+    return Rutter(open_store(url, create=create, migrate=migrate, pool=pool), reader)
 
 
 DISTRIBUTION = "rutter"

@@ -114,19 +114,20 @@ def _visibility_or_raise(
         if workspace_id is None:
             return service.Visibility(memory_owners=(service.USER_OWNER,), thread_owners=())
         workspaces.require_workspace(conn, workspace_id)
-        return service.Visibility(
-            memory_owners=(service.USER_OWNER, workspace_id), thread_owners=()
-        )
+        # A project's memories, made through any registration of it.
+        owners = workspaces.project_workspace_ids(conn, workspace_id)
+        return service.Visibility(memory_owners=(service.USER_OWNER, *owners), thread_owners=())
     run_workspace, run_thread = runs.run_place(conn, run_id)
-    if workspace_id is not None and workspace_id != run_workspace:
+    project = workspaces.project_workspace_ids(conn, run_workspace)
+    if workspace_id is not None and workspace_id not in project:
         raise UsageError(
             "run_not_in_workspace",
-            f"run {run_id} belongs to another workspace than {workspace_id}",
+            f"run {run_id} belongs to another project than workspace {workspace_id}'s",
             details={"run_id": run_id, "workspace_id": workspace_id},
             hint=Hint("drop_workspace_for_run"),
         )
     return service.Visibility(
-        memory_owners=(service.USER_OWNER, run_workspace),
+        memory_owners=(service.USER_OWNER, *project),
         thread_owners=lineage_threads(conn, run_id, run_thread),
     )
 

@@ -80,7 +80,11 @@ class ProposePinParams(PinParams):
 
 
 class ListProposalsParams(PinParams):
-    workspace_id: StrictStr | None = Field(None, description="only this workspace's proposals")
+    workspace_id: StrictStr | None = Field(
+        None,
+        description="only the proposals of this workspace's project (made through any "
+        "registration of it)",
+    )
     thread_id: StrictStr | None = Field(None, description="only this thread's proposals")
     all: StrictBool = Field(False, description="include answered proposals")
 

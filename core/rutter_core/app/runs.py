@@ -82,7 +82,9 @@ class CreateRunParams(Params):
 
 class ListRunsParams(Params):
     workspace_id: StrictStr | None = Field(
-        None, description="only this workspace's runs (default: every workspace)"
+        None,
+        description="only the runs of this workspace's project, made through any registration "
+        "of it (default: every workspace)",
     )
     all: StrictBool = Field(False, description="include completed, failed and cancelled runs")
 

@@ -13,22 +13,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import StrictBool
+from pydantic import StrictBool, StrictStr
 from sqlalchemy.engine import Connection
 
 from rutter_core.app.models import Params, Result
-from rutter_core.kernel.errors import ConflictError, Hint
-from rutter_core.workspaces.model import Workspace
+from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError
+from rutter_core.workspaces.model import Workspace, validate_workspace_id
+from rutter_core.workspaces.project import named_project, normalize_remote
 from rutter_core.workspaces.service import (
+    ProjectChoice,
+    delete_kept,
     delete_workspace,
     ensure_workspace,
     find_workspace_by_root,
     get_workspace,
     infer_workspace,
+    kept_registrations,
     list_workspaces,
     move_workspace,
+    other_locations,
     register_workspace,
     require_workspace,
+    resolve_root,
+    retire_workspace,
+    set_workspace_project,
 )
 
 if TYPE_CHECKING:
@@ -41,11 +49,13 @@ __all__ = [
     "ListWorkspacesParams",
     "MoveWorkspaceParams",
     "MovedWorkspace",
+    "ProjectChanged",
     "RegisterWorkspaceParams",
     "RegisteredWorkspace",
     "RemoveWorkspaceParams",
     "RemovedContents",
     "RemovedWorkspace",
+    "SetWorkspaceProjectParams",
     "ShowWorkspaceParams",
     "Workspace",
     "WorkspaceList",
@@ -59,6 +69,20 @@ class RegisterWorkspaceParams(Params):
     """An existing directory; stored resolved (realpath)."""
     cwd: str
     """The directory a relative `root` is taken from."""
+    project: StrictStr | None = None
+    """The project this is a location of, by name (a remote's URL form is normalised like a
+    remote). Without it: the normalised `origin` remote of the repository at `root`, else a
+    local project of its own."""
+
+
+class SetWorkspaceProjectParams(Params):
+    workspace_id: str
+    project: StrictStr | None = None
+    """The project's name (a remote's URL form is normalised like a remote)."""
+    from_remote: StrictBool = False
+    """Take the project from the repository's `origin` remote instead (`no_origin_remote`
+    when it has none that names a project). Neither this nor `project`: a local project of
+    its own again."""
 
 
 class ListWorkspacesParams(Params):
@@ -134,6 +158,10 @@ class RemovedContents(Result):
 class RemovedWorkspace(Workspace, Result):
     removed: Literal[True] = True
     cascade: bool
+    kept_for_project: bool = False
+    """True when records were made through this registration and its project has other
+    registrations: they stay the project's (read through those), so the registration's row is
+    kept without a location; its ID can be registered again only for the same project."""
     deleted: RemovedContents
     purged: bool
     """Whether the store's files were rewritten so that nothing deleted is left in them (False:
@@ -144,6 +172,12 @@ class MovedWorkspace(Workspace, Result):
     previous_root: str
     moved: bool
     """False when the workspace already had this root (nothing was written)."""
+
+
+class ProjectChanged(Workspace, Result):
+    previous_project_id: str
+    changed: bool
+    """False when the registration already was a location of this project (nothing written)."""
 
 
 class WorkspaceList(Result):
@@ -158,10 +192,47 @@ class WorkspaceOperations:
     def register(self, params: RegisterWorkspaceParams) -> RegisteredWorkspace:
         """Idempotent for the same ID and root; an ID is bound to one root and a root to one
         ID (`conflict` otherwise)."""
+        validate_workspace_id(params.workspace_id)
+        cwd = Path(params.cwd)
+        explicit = params.project is not None
+        if params.project is not None:
+            project: ProjectChoice | None = (named_project(params.project), "named")
+        else:
+            project = remote_project(resolve_root(params.root, cwd=cwd))
         workspace, created = register_workspace(
-            self._rutter.store, params.workspace_id, params.root, cwd=Path(params.cwd)
-        )
+            self._rutter.store, params.workspace_id, params.root, cwd=cwd, project=project,
+            explicit=explicit,
+        )  # fmt: skip
         return RegisteredWorkspace(**workspace.model_dump(), created=created)
+
+    def set_project(self, params: SetWorkspaceProjectParams) -> ProjectChanged:
+        """Make the registration a location of another project: a name, its `origin` remote,
+        or (neither) a local project of its own. Its records go with it."""
+        if params.project is not None and params.from_remote:
+            raise RejectedError(
+                "invalid_project", "give a project name or take it from the remote, not both"
+            )
+        project: ProjectChoice | None = None
+        if params.project is not None:
+            project = (named_project(params.project), "named")
+        elif params.from_remote:
+            root = get_workspace(self._rutter.store, params.workspace_id).root
+            project = remote_project(root)
+            if project is None:
+                raise NotFoundError(
+                    "no_origin_remote",
+                    f"the repository at {root} has no origin remote that names a project",
+                    path=root,
+                    details={"workspace_id": params.workspace_id},
+                )
+        workspace, previous = set_workspace_project(
+            self._rutter.store, params.workspace_id, project
+        )
+        return ProjectChanged(
+            **workspace.model_dump(),
+            previous_project_id=previous,
+            changed=previous != workspace.project_id,
+        )
 
     def list(self, params: ListWorkspacesParams | None = None) -> WorkspaceList:
         return WorkspaceList(workspaces=list_workspaces(self._rutter.store))
@@ -181,9 +252,14 @@ class WorkspaceOperations:
     def ensure(self, params: EnsureWorkspaceParams) -> Workspace:
         """The registration of an editor folder, created under a free ID when there is none."""
         root = params.root
+        existing = find_workspace_by_root(self._rutter.store, root, cwd=Path(root))
+        if existing is not None:
+            return existing
+        project = remote_project(resolve_root(root, cwd=Path(root)))
         return ensure_workspace(
-            self._rutter.store, root, preferred_id=params.preferred_id, cwd=Path(root)
-        )
+            self._rutter.store, root, preferred_id=params.preferred_id, cwd=Path(root),
+            project=project,
+        )  # fmt: skip
 
     def move(self, params: MoveWorkspaceParams) -> MovedWorkspace:
         """Point the workspace at its new directory (moved or cloned elsewhere). Runs, memories
@@ -202,40 +278,72 @@ class WorkspaceOperations:
         it in one transaction, and none is readable afterwards."""
         workspace_id = params.workspace_id
         store = self._rutter.store
+        kept = False
         with store.purging_write() as purge:
             conn = purge.conn
+            require_workspace(conn, workspace_id)
+            others = other_locations(conn, workspace_id)
+            # With no other location, the records kept for the project go with the last one.
+            gone = [workspace_id, *([] if others else kept_registrations(conn, workspace_id))]
             if params.cascade:
-                require_workspace(conn, workspace_id)
                 with store.append_only_lifted(conn):
-                    deleted = _delete_contents(conn, workspace_id)
-            else:
-                _refuse_while_owned(conn, workspace_id)
+                    deleted = _delete_all(conn, gone)
+                removed = delete_workspace(conn, workspace_id)
+                for each in gone[1:]:
+                    delete_kept(conn, each)
+            elif others:
                 deleted = RemovedContents()
-            removed = delete_workspace(conn, workspace_id)
+                kept = bool(any(_owned_counts(conn, workspace_id).values()))
+                if kept:
+                    removed = retire_workspace(conn, workspace_id)
+                else:
+                    removed = delete_workspace(conn, workspace_id)
+            else:
+                _refuse_while_owned(conn, workspace_id, gone)
+                deleted = RemovedContents()
+                removed = delete_workspace(conn, workspace_id)
         return RemovedWorkspace(
             **removed.model_dump(),
             cascade=params.cascade,
+            kept_for_project=kept,
             deleted=deleted,
             purged=purge.purged,
         )
 
 
-def _refuse_while_owned(conn: Connection, workspace_id: str) -> None:
-    """Runs, sessions and project memories belong to their workspace: while it has any, it
-    stays registered. Say how many of each there are, and both ways out."""
+def remote_project(root: str) -> ProjectChoice | None:
+    """The project the `origin` remote of the repository at `root` names, normalised (its
+    credentials never leave this function), or None."""
+    from rutter_core.continuity.service import read_origin_url
+
+    url = read_origin_url(root)
+    identity = None if url is None else normalize_remote(url)
+    return None if identity is None else (identity, "remote")
+
+
+def _owned_counts(conn: Connection, workspace_id: str) -> dict[str, int]:
+    """How many runs, sessions, project memories and threads were made through it."""
     # Imported here: every other workspace command would otherwise pay for loading the areas.
     from rutter_core.continuity.service import count_sessions, count_threads_without_session
     from rutter_core.memory.service import count_project_memories
     from rutter_core.runs.service import count_runs
 
-    # An unregistered ID has nothing (foreign keys): it passes here and `delete_workspace`
-    # says `not_registered`.
-    counts = {
+    return {
         "runs": count_runs(conn, workspace_id),
         "sessions": count_sessions(conn, workspace_id),
         "project_memories": count_project_memories(conn, workspace_id),
         "threads": count_threads_without_session(conn, workspace_id),
     }
+
+
+def _refuse_while_owned(conn: Connection, workspace_id: str, gone: list[str]) -> None:
+    """Runs, sessions and project memories belong to their project: while its last location
+    has any (its own, or kept from removed registrations of the project: `gone`), it stays
+    registered. Say how many of each there are, and both ways out."""
+    counts = {"runs": 0, "sessions": 0, "project_memories": 0, "threads": 0}
+    for each in gone:
+        for name, count in _owned_counts(conn, each).items():
+            counts[name] += count
     if not any(counts.values()):
         return
     nouns = {
@@ -259,6 +367,15 @@ def _counted(count: int, noun: str) -> str:
         return f"1 {noun}"
     plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
     return f"{count} {plural}"
+
+
+def _delete_all(conn: Connection, workspace_ids: list[str]) -> RemovedContents:
+    """`_delete_contents` of each, summed."""
+    total: dict[str, int] = {}
+    for each in workspace_ids:
+        for name, count in _delete_contents(conn, each).model_dump().items():
+            total[name] = total.get(name, 0) + count
+    return RemovedContents(**total)
 
 
 def _delete_contents(conn: Connection, workspace_id: str) -> RemovedContents:

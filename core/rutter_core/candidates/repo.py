@@ -100,9 +100,10 @@ def _source_query() -> Any:
     ).select_from(notes.join(threads, threads.c.thread_id == notes.c.thread_id))
 
 
-def select_sources(conn: Connection, workspace_id: str, limit: int) -> list[SourceNote]:
-    """Up to `limit` unresolved sources of the workspace, newest change first: active decision
-    and summary notes with at least one reference whose version no resolved candidate names."""
+def select_sources(conn: Connection, workspace_ids: Sequence[str], limit: int) -> list[SourceNote]:
+    """Up to `limit` unresolved sources of these workspaces (a project's), newest change first:
+    active decision and summary notes with at least one reference whose version no resolved
+    candidate names."""
     resolved = select(memory_candidates.c.candidate_id).where(
         memory_candidates.c.note_id == notes.c.note_id,
         memory_candidates.c.note_version == notes.c.version,
@@ -110,7 +111,7 @@ def select_sources(conn: Connection, workspace_id: str, limit: int) -> list[Sour
     query = (
         _source_query()
         .where(
-            threads.c.workspace_id == workspace_id,
+            threads.c.workspace_id.in_(list(workspace_ids)),
             notes.c.status == "active",
             notes.c.kind.in_(SOURCE_KINDS),
             notes.c.references_json != "[]",

@@ -45,7 +45,7 @@ from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, UsageError
 from rutter_core.memory import service as memory
 from rutter_core.store import Store
-from rutter_core.workspaces.service import require_workspace
+from rutter_core.workspaces.service import project_workspace_ids, require_workspace
 
 _CANDIDATE_ID = re.compile(r"cand_([0-9A-HJKMNP-TV-Z]{26})_([1-9][0-9]{0,9})")
 _PENDING_VERSION: Final = 1
@@ -69,7 +69,9 @@ def list_candidates(store: Store, workspace_id: str) -> CandidateList:
     """The workspace's pending candidates (at most 50 of at most 200 sources scanned)."""
     with store.read() as conn:
         require_workspace(conn, workspace_id)
-        sources = repo.select_sources(conn, workspace_id, MAX_SCANNED + 1)
+        sources = repo.select_sources(
+            conn, project_workspace_ids(conn, workspace_id), MAX_SCANNED + 1
+        )
         scanned = sources[:MAX_SCANNED]
         records = repo.completions(conn, (source.thread_id for source in scanned))
     items: list[MemoryCandidate] = []
@@ -92,7 +94,7 @@ def get_candidate(store: Store, candidate_id: str, *, workspace_id: str | None) 
     with store.read() as conn:
         resolved = repo.find_resolved(conn, candidate_id)
         if resolved is not None:
-            _require_in(resolved.workspace_id, workspace_id, candidate_id)
+            _require_in(conn, resolved.workspace_id, workspace_id, candidate_id)
             return _tombstone(resolved)
         return _current_pending(conn, candidate_id, note_id, note_version, workspace_id)
 
@@ -125,7 +127,7 @@ def confirm_candidate(
     with store.write() as conn:
         resolved = repo.find_resolved(conn, candidate_id)
         if resolved is not None:
-            _require_in(resolved.workspace_id, workspace_id, candidate_id)
+            _require_in(conn, resolved.workspace_id, workspace_id, candidate_id)
             if resolved.status != "confirmed":
                 raise _already(resolved, "confirmed")
             _require_same_review(resolved, version, fingerprint, source_version)
@@ -167,7 +169,7 @@ def ignore_candidate(
     with store.write() as conn:
         resolved = repo.find_resolved(conn, candidate_id)
         if resolved is not None:
-            _require_in(resolved.workspace_id, workspace_id, candidate_id)
+            _require_in(conn, resolved.workspace_id, workspace_id, candidate_id)
             if resolved.status != "ignored":
                 raise _already(resolved, "ignored")
             if version not in (_PENDING_VERSION, resolved.version):
@@ -315,7 +317,7 @@ def _current_pending(
     source = repo.find_source(conn, note_id)
     if source is None or source.kind not in repo.SOURCE_KINDS:
         raise _not_found(candidate_id)
-    _require_in(source.workspace_id, workspace_id, candidate_id)
+    _require_in(conn, source.workspace_id, workspace_id, candidate_id)
     if source.version != note_version or source.status != "active":
         raise _stale_source(candidate_id, source, note_version)
     completion = _best(repo.completions(conn, (source.thread_id,))[source.thread_id])
@@ -348,8 +350,9 @@ def _require_whole(field: str, value: int) -> None:
         )
 
 
-def _require_in(found: str, wanted: str | None, candidate_id: str) -> None:
-    if wanted is not None and found != wanted:
+def _require_in(conn: Connection, found: str, wanted: str | None, candidate_id: str) -> None:
+    """A candidate asked for through a registration must be its project's."""
+    if wanted is not None and found not in project_workspace_ids(conn, wanted):
         raise _not_found(candidate_id)
 
 

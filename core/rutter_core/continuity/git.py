@@ -60,8 +60,6 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from rutter_core.discovery.redaction import redact
-
 GitReason = Literal[
     "not_a_git_work_tree",
     "dubious_ownership",
@@ -111,6 +109,8 @@ class GitIdentity(BaseModel):
         """The snapshot's fields: `{"git": {"branch": b, "head": h}, "git_reason": None}` or
         `{"git": None, "git_reason": reason}` (an unborn branch too: inside `git`, `head` is
         never null). The branch is redacted (docs/reference/redaction.md)."""
+        from rutter_core.discovery.redaction import redact  # lazy: not on `workspace register`
+
         if self.head is None:
             return {"git": None, "git_reason": self.reason}
         branch = None if self.branch is None else redact(self.branch).text
@@ -153,7 +153,7 @@ def read_git_identity(root: str, *, owner_uid: int | None = None) -> GitIdentity
     if owner_uid is None and hasattr(os, "geteuid"):
         owner_uid = os.geteuid()
     try:
-        return _read(root, owner_uid)
+        return _Repository(find_gitdir(root, owner_uid)).identity()
     except _Unavailable as exc:
         return GitIdentity(branch=exc.branch, head=None, reason=exc.reason)
     except ValidationError:
@@ -171,7 +171,8 @@ class _Unavailable(Exception):
         self.branch = branch
 
 
-def _read(root: str, owner_uid: int | None) -> GitIdentity:
+def find_gitdir(root: str, owner_uid: int | None) -> str:
+    """The git directory of the work tree holding `root` (`_Unavailable` with the reason)."""
     start = os.path.realpath(root)
     start_st = os.stat(start)
     if not stat.S_ISDIR(start_st.st_mode):
@@ -187,7 +188,7 @@ def _read(root: str, owner_uid: int | None) -> GitIdentity:
             gitdir = _locate_gitdir(current, entry, entry_st)
             if above:
                 _require_owner(owner_uid, os.stat(gitdir))
-            return _Repository(gitdir).identity()
+            return gitdir
         if _gitdir_problem(current) is None:
             raise _Unavailable("not_a_git_work_tree")
         parent = os.path.dirname(current)
@@ -424,9 +425,8 @@ def _boolean(value: str | None) -> bool:
 
 
 _CONFIG_KEYS: Final = frozenset(
-    {"core.repositoryformatversion", "core.bare",
-     "extensions.objectformat", "extensions.refstorage"}
-)  # fmt: skip
+    {"core.repositoryformatversion", "core.bare", "extensions.objectformat",
+     "extensions.refstorage"})  # fmt: skip
 _SPACE: Final = " \t\n\v\f\r"  # C's isspace: git works on bytes
 _ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "\\": "\\", '"': '"', "\n": ""}
 _SECTION: Final = re.compile(r'\[([A-Za-z0-9.-]+)([ \t]+"(?:[^"\\\n]|\\[^\n])*")?\]')

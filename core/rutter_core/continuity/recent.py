@@ -15,6 +15,7 @@ from typing import Final
 from sqlalchemy.engine import Connection
 
 from rutter_core.continuity import repo
+from rutter_core.workspaces.service import project_workspace_ids
 
 MAX_RECENT: Final = 100
 DEFAULT_RECENT: Final = 20
@@ -27,14 +28,21 @@ def recent_nodes(
 ) -> tuple[list[repo.StoredNode], bool]:
     """The workspace's newest stored nodes (at most `limit`, newest first) and whether there
     are more."""
-    found = repo.select_recent_nodes(conn, workspace_id, limit + 1)
+    found = repo.select_recent_nodes(conn, project_workspace_ids(conn, workspace_id), limit + 1)
     return found[:limit], len(found) > limit
 
 
 def revisions(conn: Connection, workspace_ids: Sequence[str]) -> dict[str, str]:
-    """Each workspace's continuity revision (see the module docstring), as one string."""
-    marks = repo.continuity_marks(conn, sorted(set(workspace_ids)))
-    return {ws: ".".join(str(mark) for mark in each) for ws, each in marks.items()}
+    """Each workspace's continuity revision (see the module docstring), as one string: of its
+    project's, so a node written through another registration of the project changes it."""
+    projects = {ws: project_workspace_ids(conn, ws) for ws in set(workspace_ids)}
+    marks = repo.continuity_marks(
+        conn, sorted({m for members in projects.values() for m in members})
+    )
+    return {
+        ws: ".".join(str(mark) for member in members for mark in marks[member])
+        for ws, members in projects.items()
+    }
 
 
 __all__ = ["DEFAULT_RECENT", "MAX_RECENT", "StoredNode", "recent_nodes", "revisions"]

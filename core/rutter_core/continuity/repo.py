@@ -281,7 +281,7 @@ class ThreadActivity:
     first_words: str | None
 
 
-def thread_activity(conn: Connection, workspace_id: str | None) -> list[ThreadActivity]:
+def thread_activity(conn: Connection, workspace_ids: Sequence[str] | None) -> list[ThreadActivity]:
     """Every thread (of `workspace_id`, or of every workspace), with its message count, newest
     message time, the newest session title an agent wrote and the beginning of the person's
     first message; newest activity first, threads without messages last (newest first)."""
@@ -338,8 +338,8 @@ def thread_activity(conn: Connection, workspace_id: str | None) -> list[ThreadAc
             threads.c.thread_id.desc(),
         )
     )
-    if workspace_id is not None:
-        query = query.where(threads.c.workspace_id == workspace_id)
+    if workspace_ids is not None:
+        query = query.where(threads.c.workspace_id.in_(list(workspace_ids)))
     return [
         ThreadActivity(
             thread_id=str(row.thread_id),
@@ -578,13 +578,15 @@ def latest_active_note(conn: Connection, thread_id: str, kind: NoteKind) -> Note
 # -- across a workspace ------------------------------------------------------------------------
 
 
-def select_recent_nodes(conn: Connection, workspace_id: str, limit: int) -> list[StoredNode]:
-    """The workspace's stored nodes (of its threads), newest first, at most `limit`."""
+def select_recent_nodes(
+    conn: Connection, workspace_ids: Sequence[str], limit: int
+) -> list[StoredNode]:
+    """The stored nodes of these workspaces' threads, newest first, at most `limit`."""
     node = continuity_nodes
     rows = conn.execute(
         _node_query()
         .join(threads, threads.c.thread_id == node.c.thread_id)
-        .where(threads.c.workspace_id == workspace_id)
+        .where(threads.c.workspace_id.in_(list(workspace_ids)))
         .order_by(node.c.created_at.desc(), node.c.node_id.desc())
         .limit(limit)
     )

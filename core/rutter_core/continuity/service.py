@@ -3,13 +3,14 @@ place, as each area's `service` is for its area.
 
 The operations live in the modules that own them (`threads`, `sessions`, `nodes`, `messages`,
 `notes`, `checkpoints`, `branches`, `recent`, `lineage`, `removal`, `indexing`, `compare`,
-`git`, `policy`; the tables in `repo`); the app layer imports them from here, and continuity's
-models from `model`, `snapshot` and `tree` (the session tree's shapes and its builder over facts
-the app gathers). An import contract keeps it so: an app module that imports another continuity
-module breaks `make lint`. Pins, compaction and transcript import are packages of their own,
-each with its `service`. The runs area creates a run's thread, session and first node through
-`threads`, `sessions` and `nodes` themselves: the one insert path of every run, kept to the
-modules it needs (a cold `rutter run create` imports no checkpoint, compare or redaction code).
+`git`, `git_remote`, `policy`; the tables in `repo`); the app layer imports them from here, and
+continuity's models from `model`, `snapshot` and `tree` (the session tree's shapes and its
+builder over facts the app gathers). An import contract keeps it so: an app module that imports
+another continuity module breaks `make lint`. Pins, compaction and transcript import are
+packages of their own, each with its `service`. The runs area creates a run's thread, session
+and first node through `threads`, `sessions` and `nodes` themselves: the one insert path of
+every run, kept to the modules it needs (a cold `rutter run create` imports no checkpoint,
+compare or redaction code).
 
 Every function takes the caller's `Connection`, so an operation that spans areas (a run's
 creation, a checkpoint, a fork, a workspace's removal) is one transaction.
@@ -45,6 +46,7 @@ from rutter_core.continuity.compare import (
     compared,
 )
 from rutter_core.continuity.git import GitIdentity, read_git_identity
+from rutter_core.continuity.git_remote import read_origin_url
 from rutter_core.continuity.indexing import index_existing
 from rutter_core.continuity.lineage import lineage_threads
 from rutter_core.continuity.messages import add_message, list_messages
@@ -109,6 +111,7 @@ __all__ = [
     "pinned_of",
     "read_git_identity",
     "read_node",
+    "read_origin_url",
     "recent_nodes",
     "record_keyed_branch",
     "refuse_projected",

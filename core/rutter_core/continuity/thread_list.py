@@ -15,7 +15,7 @@ from typing import Final
 from rutter_core.continuity import repo
 from rutter_core.continuity.model import ThreadList, ThreadSummary
 from rutter_core.store import Store
-from rutter_core.workspaces.service import require_workspace
+from rutter_core.workspaces.service import project_workspace_ids, require_workspace
 
 TITLE_CHARS: Final = 80
 _SESSION_TITLE_HEAD: Final = "[session summary]\n"
@@ -28,7 +28,8 @@ def list_threads(store: Store, workspace_id: str | None) -> ThreadList:
     with store.read() as conn:
         if workspace_id is not None:
             require_workspace(conn, workspace_id)
-        found = repo.thread_activity(conn, workspace_id)
+        of = None if workspace_id is None else project_workspace_ids(conn, workspace_id)
+        found = repo.thread_activity(conn, of)
     return ThreadList(
         items=tuple(
             ThreadSummary(

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Connection
 from rutter_core.continuity import repo
 from rutter_core.kernel.errors import Hint, NotFoundError, RejectedError
 from rutter_core.kernel.ids import new_id
+from rutter_core.workspaces.service import project_workspace_ids
 
 
 def start_thread(conn: Connection, *, workspace_id: str, actor: str, now: str) -> str:
@@ -25,7 +26,8 @@ def runs_of_thread(conn: Connection, thread_id: str) -> list[str]:
 
 
 def require_continuable_thread(conn: Connection, thread_id: str, workspace_id: str) -> None:
-    """Refuse unless `thread_id` is an active thread of `workspace_id` (`thread_not_found`,
+    """Refuse unless `thread_id` is an active thread of `workspace_id`'s project (made through
+    any registration of it) (`thread_not_found`,
     `thread_in_other_workspace`, `thread_archived`)."""
     thread = repo.find_thread(conn, thread_id)
     if thread is None:
@@ -35,11 +37,12 @@ def require_continuable_thread(conn: Connection, thread_id: str, workspace_id: s
             details={"thread_id": thread_id},
             hint=Hint("start_or_find_thread"),
         )
-    if thread.workspace_id != workspace_id:
+    if thread.workspace_id not in project_workspace_ids(conn, workspace_id):
         raise RejectedError(
             "thread_in_other_workspace",
             f"thread {thread_id} belongs to workspace {thread.workspace_id!r}, not "
-            f"{workspace_id!r}; a run continues a thread of its own workspace only",
+            f"{workspace_id!r} or another registration of its project; a run continues a "
+            "thread of its own project only",
             details={"thread_id": thread_id, "workspace_id": thread.workspace_id},
         )
     if thread.status != "active":

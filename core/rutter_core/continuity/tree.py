@@ -7,8 +7,9 @@ topmost root, and down from there through every checkpoint, fork and resume, whi
 belong to. Stored nodes are listed as stored (each checkpoint verified; one that fails is
 listed with its `snapshot_tampered` error and nothing of its snapshot). Decision notes of the
 tree's threads are projected into it (`projected: true`, below the latest node of their thread
-made before them): they are for browsing, never a source of a fork or resume. Compactions will
-be projected the same way once they exist.
+made before them): they are for browsing, never a source of a fork or resume. The threads'
+completed compactions are projected the same way (`kind: compaction`, at the time they completed,
+with what their summary covers in `compaction`).
 
 Drift markers compare what a node recorded with what is true now: each memory reference
 (`active`, `disabled`, `expired`, `deleted`, `version_drift`), the instructions the node pins
@@ -27,6 +28,8 @@ from sqlalchemy.engine import Connection
 
 from rutter_core.continuity import repo
 from rutter_core.continuity.checkpoints import verified
+from rutter_core.continuity.compaction import repo as compaction_repo
+from rutter_core.continuity.compaction.repo import CompactionRow
 from rutter_core.continuity.git import GitIdentity, git_drift
 from rutter_core.continuity.model import ContinuityDocument, Note
 from rutter_core.continuity.nodes import START_KINDS
@@ -82,12 +85,29 @@ class Drift(ContinuityDocument):
     """Null for a node that records no git identity (a root, a branch marker)."""
 
 
+class CompactionFacts(ContinuityDocument):
+    """What a projected compaction's summary stands for (`rutter session compact`)."""
+
+    summarizer: str
+    """`extractive`, `command`, `openai` or `anthropic`."""
+    compacted_message_count: int
+    """The older messages the summary stands for."""
+    unread_message_count: int
+    """How many of those the summarizer did not read (its input window was full)."""
+    kept_message_count: int
+    """The newest messages kept verbatim."""
+    summary_tokens: int | None
+    """The summary's estimated tokens."""
+
+
 class TreeNode(ContinuityDocument):
     node_id: str
-    """A stored node's `node_...`; a projected decision's `note_...`."""
+    """A stored node's `node_...`; a projected decision's `note_...`; a projected
+    compaction's `cmp_...`."""
     parent_node_id: str | None
     kind: str
-    """`root`, `checkpoint`, `fork`, `resume` (branch markers); projected: `decision`."""
+    """`root`, `checkpoint`, `fork`, `resume` (branch markers); projected: `decision`,
+    `compaction`."""
     projected: bool
     run_id: str
     session_id: str
@@ -102,6 +122,9 @@ class TreeNode(ContinuityDocument):
     """Null for projected nodes (they record nothing) and nodes that fail their check."""
     error: dict[str, Any] | None
     """The error document of a node that fails its integrity check: nothing of it is shown."""
+    compaction: CompactionFacts | None = None
+    """A projected compaction's facts (its `title` is the summary's first line, `created_at`
+    when it completed); null for every other node."""
 
 
 class SessionTree(ContinuityDocument):
@@ -126,6 +149,7 @@ class SessionTree(ContinuityDocument):
 class Collected:
     nodes: list[repo.StoredNode]
     decisions: list[Note]
+    compactions: list[CompactionRow]
     truncated: bool
 
 
@@ -135,8 +159,9 @@ def run_start(conn: Connection, run_id: str) -> repo.StoredNode | None:
 
 
 def collect(conn: Connection, start: repo.StoredNode) -> Collected:
-    """The stored nodes connected to `start` (see the module docstring) and the active decision
-    notes of their threads, in the caller's read transaction."""
+    """The stored nodes connected to `start` (see the module docstring), the active decision
+    notes and the completed compactions of their threads, in the caller's read transaction
+    (at most `MAX_PROJECTED_NODES` of both together, the earliest first)."""
     top, seen = start, {start.node_id}
     while top.parent_node_id is not None:
         parent = repo.find_node(conn, top.parent_node_id)
@@ -163,9 +188,22 @@ def collect(conn: Connection, start: repo.StoredNode) -> Collected:
             repo.select_active_notes_of(conn, chunk, "decision", MAX_PROJECTED_NODES + 1)
         )
     decisions.sort(key=lambda note: (note.created_at, note.note_id))
-    if len(decisions) > MAX_PROJECTED_NODES:
-        decisions, truncated = decisions[:MAX_PROJECTED_NODES], True
-    return Collected(nodes=nodes, decisions=decisions, truncated=truncated)
+    compactions: list[CompactionRow] = []
+    for chunk in _chunks(threads):
+        compactions.extend(
+            compaction_repo.select_completed_of(conn, chunk, MAX_PROJECTED_NODES + 1)
+        )
+    compactions.sort(key=lambda row: (row.updated_at, row.compaction_id))
+    if len(decisions) + len(compactions) > MAX_PROJECTED_NODES:
+        truncated = True
+        times = sorted(
+            [(note.created_at, note.note_id) for note in decisions]
+            + [(row.updated_at, row.compaction_id) for row in compactions]
+        )[:MAX_PROJECTED_NODES]
+        kept = {made_id for _, made_id in times}
+        decisions = [note for note in decisions if note.note_id in kept]
+        compactions = [row for row in compactions if row.compaction_id in kept]
+    return Collected(nodes=nodes, decisions=decisions, compactions=compactions, truncated=truncated)
 
 
 def checked(stored: repo.StoredNode) -> ContinuityNode | RutterError:
@@ -283,19 +321,29 @@ def stored_tree_node(
     )  # fmt: skip
 
 
-def projected_nodes(decisions: Sequence[Note], stored: Sequence[TreeNode]) -> list[TreeNode]:
-    """Each decision note below the latest stored node of its thread made at or before it (the
-    thread's first node when it is older than all of them)."""
+def projected_nodes(
+    decisions: Sequence[Note],
+    stored: Sequence[TreeNode],
+    compactions: Sequence[CompactionRow] = (),
+) -> list[TreeNode]:
+    """Each decision note and completed compaction below the latest stored node of its thread
+    made at or before it (the thread's first node when it is older than all of them)."""
     by_thread: dict[str, list[TreeNode]] = {}
     for node in sorted(stored, key=_made):
         by_thread.setdefault(node.thread_id, []).append(node)
+
+    def parent_of(thread_id: str, made_at: str) -> TreeNode | None:
+        line = by_thread.get(thread_id)
+        if not line:
+            return None
+        earlier = [node for node in line if node.created_at <= made_at]
+        return earlier[-1] if earlier else line[0]
+
     projected = []
     for note in decisions:
-        line = by_thread.get(note.thread_id)
-        if not line:
+        parent = parent_of(note.thread_id, note.created_at)
+        if parent is None:
             continue
-        earlier = [node for node in line if node.created_at <= note.created_at]
-        parent = earlier[-1] if earlier else line[0]
         projected.append(
             TreeNode(
                 node_id=note.note_id,
@@ -312,6 +360,35 @@ def projected_nodes(decisions: Sequence[Note], stored: Sequence[TreeNode]) -> li
                 fingerprint=None,
                 drift=None,
                 error=None,
+            )
+        )
+    for row in compactions:
+        parent = parent_of(row.thread_id, row.updated_at)
+        if parent is None:
+            continue
+        projected.append(
+            TreeNode(
+                node_id=row.compaction_id,
+                parent_node_id=parent.node_id,
+                kind="compaction",
+                projected=True,
+                run_id=parent.run_id,
+                session_id=parent.session_id,
+                thread_id=row.thread_id,
+                run_status=parent.run_status,
+                title=_first_line(row.summary_text or "") or None,
+                created_by=row.created_by,
+                created_at=row.updated_at,
+                fingerprint=None,
+                drift=None,
+                error=None,
+                compaction=CompactionFacts(
+                    summarizer=row.summarizer,
+                    compacted_message_count=row.compacted_count,
+                    unread_message_count=row.unread_count,
+                    kept_message_count=len(row.kept_message_ids),
+                    summary_tokens=row.summary_tokens,
+                ),
             )
         )
     return projected
@@ -355,6 +432,7 @@ __all__ = [
     "MAX_TREE_NODES",
     "PROTOCOL_VERSION",
     "Collected",
+    "CompactionFacts",
     "CurrentMemory",
     "Drift",
     "GitMarker",

@@ -204,23 +204,24 @@ def select_memories(
     conn: Connection,
     *,
     now_text: str,
-    scope: tuple[Scope, str] | None = None,
-    user_and_project_of: str | None = None,
+    scope: tuple[Scope, Sequence[str]] | None = None,
+    user_and_project_of: Sequence[str] | None = None,
     include_inactive: bool = False,
     limit: int | None = None,
 ) -> list[MemoryRecord]:
     """Memories newest change first (`updated_at` desc, then ID desc).
 
-    `scope`: only that (scope, scope_id). `user_and_project_of`: user memory plus that
-    workspace's project memory. Neither: every memory. Disabled and expired ones only with
-    `include_inactive`; at most `limit` rows when given.
+    `scope`: only that scope, of those scope IDs (a project's: every registration of it).
+    `user_and_project_of`: user memory plus the project memory of those workspaces. Neither:
+    every memory. Disabled and expired ones only with `include_inactive`; at most `limit` rows
+    when given.
     """
     bound: dict[str, Any] = {"now_text": now_text}
     if scope is not None:
-        bound["scope"], bound["scope_id"] = scope
+        bound["scope"], bound["scope_ids"] = scope[0], list(scope[1])
         kind = "scope"
     elif user_and_project_of is not None:
-        bound["workspace_id"] = user_and_project_of
+        bound["workspace_ids"] = list(user_and_project_of)
         kind = "user_and_project"
     else:
         kind = "all"
@@ -255,7 +256,8 @@ def _list_statement(kind: str, *, include_inactive: bool, limited: bool, mine: b
         query = query.where(_MINE)
     if kind == "scope":
         query = query.where(
-            memories.c.scope == bindparam("scope"), memories.c.scope_id == bindparam("scope_id")
+            memories.c.scope == bindparam("scope"),
+            memories.c.scope_id.in_(bindparam("scope_ids", expanding=True)),
         )
     elif kind == "user_and_project":
         query = query.where(
@@ -263,7 +265,7 @@ def _list_statement(kind: str, *, include_inactive: bool, limited: bool, mine: b
                 memories.c.scope == "user",
                 and_(
                     memories.c.scope == "project",
-                    memories.c.scope_id == bindparam("workspace_id"),
+                    memories.c.scope_id.in_(bindparam("workspace_ids", expanding=True)),
                 ),
             )
         )
@@ -276,7 +278,7 @@ def _list_statement(kind: str, *, include_inactive: bool, limited: bool, mine: b
 
 
 def select_active_references(
-    conn: Connection, *, now_text: str, workspace_id: str, limit: int
+    conn: Connection, *, now_text: str, workspace_ids: Sequence[str], limit: int
 ) -> tuple[list[MemoryReference], int]:
     """References to the memories active at `now_text` of the local user and `workspace_id`:
     user memories first, then the workspace's, each by ID, at most `limit`; and how many there
@@ -285,7 +287,7 @@ def select_active_references(
         _active_at(now_text),
         or_(
             memories.c.scope == "user",
-            and_(memories.c.scope == "project", memories.c.scope_id == workspace_id),
+            and_(memories.c.scope == "project", memories.c.scope_id.in_(list(workspace_ids))),
         ),
         _mine_literal(conn),
     )
@@ -343,11 +345,13 @@ def select_referenced(
 
 
 def select_for_assembly(
-    conn: Connection, *, scope: Scope, scope_id: str, now_text: str, per_scope: int
+    conn: Connection, *, scope: Scope, scope_ids: Sequence[str], now_text: str, per_scope: int
 ) -> ScopeSelection:
     """One scope's memories for an assembly, each list by ID: at most `per_scope` active at
     `now_text` with their bodies, at most `per_scope` inactive without; and both totals."""
-    of_scope = and_(memories.c.scope == scope, memories.c.scope_id == scope_id, _mine_literal(conn))
+    of_scope = and_(
+        memories.c.scope == scope, memories.c.scope_id.in_(list(scope_ids)), _mine_literal(conn)
+    )
     active = _active_at(now_text)
     head = (
         memories.c.memory_id, memories.c.scope, memories.c.version, memories.c.content_sha256,

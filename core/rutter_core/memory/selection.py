@@ -17,15 +17,20 @@ from rutter_core.memory.model import USER_SCOPE_ID, Scope, ScopeSelection
 def assembly_selection(
     conn: Connection, *, workspace_id: str, now_text: str, per_scope: int
 ) -> dict[Scope, ScopeSelection]:
-    """The local user's and `workspace_id`'s memories, user first: per scope the first
+    """The local user's and `workspace_id`'s project's memories, user first: per scope the first
     `per_scope` active ones by ID with their bodies, the first `per_scope` disabled or expired
     ones by ID without, and how many of each there are."""
-    scopes: tuple[tuple[Scope, str], ...] = (("user", USER_SCOPE_ID), ("project", workspace_id))
+    from rutter_core.memory.service import project_ids
+
+    scopes: tuple[tuple[Scope, tuple[str, ...]], ...] = (
+        ("user", (USER_SCOPE_ID,)),
+        ("project", project_ids(conn, workspace_id)),
+    )
     return {
         scope: repo.select_for_assembly(
-            conn, scope=scope, scope_id=scope_id, now_text=now_text, per_scope=per_scope
+            conn, scope=scope, scope_ids=scope_ids, now_text=now_text, per_scope=per_scope
         )
-        for scope, scope_id in scopes
+        for scope, scope_ids in scopes
     }
 
 

@@ -227,8 +227,12 @@ def list_memories(
         records = repo.select_memories(
             conn,
             now_text=now_text,
-            scope=scoped,
-            user_and_project_of=workspace_id if scoped is None else None,
+            scope=None if scoped is None else _across_project(conn, scoped),
+            user_and_project_of=(
+                project_ids(conn, workspace_id)
+                if scoped is None and workspace_id is not None
+                else None
+            ),
             include_inactive=include_inactive,
             limit=limit + 1,
         )
@@ -377,7 +381,7 @@ def export_memories(
         records = repo.select_memories(
             conn,
             now_text=now_text,
-            scope=(scope_name, scope_id),
+            scope=_across_project(conn, (scope_name, scope_id)),
             include_inactive=include_inactive,
         )
     return MemoryExport(
@@ -405,7 +409,7 @@ def active_references(
     active, in the caller's transaction (a checkpoint's, so a concurrent delete lands wholly
     before or after it). No title or body is read."""
     return repo.select_active_references(
-        conn, now_text=now_text, workspace_id=workspace_id, limit=limit
+        conn, now_text=now_text, workspace_ids=project_ids(conn, workspace_id), limit=limit
     )
 
 
@@ -419,6 +423,19 @@ def referenced_memories(
         found.memory_id: found
         for found in repo.select_referenced(conn, memory_ids, now_text=now_text)
     }
+
+
+def project_ids(conn: Connection, workspace_id: str) -> tuple[str, ...]:
+    """The registrations of `workspace_id`'s project (itself included): a project memory made
+    through any of them is the project's (docs/reference/workspaces.md#projects)."""
+    from rutter_core.workspaces.service import project_workspace_ids
+
+    return project_workspace_ids(conn, workspace_id)
+
+
+def _across_project(conn: Connection, scoped: tuple[Scope, str]) -> tuple[Scope, tuple[str, ...]]:
+    scope, scope_id = scoped
+    return scope, project_ids(conn, scope_id) if scope == "project" else (scope_id,)
 
 
 def _require_workspace(conn: Connection, workspace_id: str) -> None:

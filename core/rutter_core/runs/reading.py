@@ -17,7 +17,7 @@ from rutter_core.kernel.errors import Hint, NotFoundError, RutterError
 from rutter_core.runs import repo
 from rutter_core.runs.integrity import verified
 from rutter_core.runs.model import PinnedRevision, RunRecord
-from rutter_core.workspaces.service import require_workspace
+from rutter_core.workspaces.service import location_of
 
 
 def run_not_found(run_id: str) -> NotFoundError:
@@ -73,8 +73,10 @@ def load_run_of_session(conn: Connection, session_id: str) -> RunRecord:
 
 
 def workspace_root(conn: Connection, run: RunRecord) -> str:
-    # Runs reference their workspace (a foreign key): it cannot be gone.
-    return require_workspace(conn, run.workspace_id).root
+    """The files the run's discovery reads: its workspace's root, or, when that registration
+    was removed and kept for its project's records, the project's first live location's.
+    Runs reference their workspace (a foreign key): the row cannot be gone."""
+    return location_of(conn, run.workspace_id).root
 
 
 def discover_live(run: RunRecord, root: str, reader: FileReader) -> Snapshot | RutterError:

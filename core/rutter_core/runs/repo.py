@@ -13,6 +13,7 @@ of a run joins it for `goal`), and it is created and closed with its runs.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -118,12 +119,12 @@ def find_run_of_session(conn: Connection, session_id: str) -> RunRecord | None:
 
 
 def select_runs(
-    conn: Connection, *, workspace_id: str | None, active_only: bool
+    conn: Connection, *, workspace_ids: Sequence[str] | None, active_only: bool
 ) -> list[RunRecord]:
     """Runs in creation order; `active_only` leaves out completed, failed and cancelled ones."""
     query = _RUN_QUERY.order_by(runs.c.created_at, runs.c.run_id)
-    if workspace_id is not None:
-        query = query.where(runs.c.workspace_id == workspace_id)
+    if workspace_ids is not None:
+        query = query.where(runs.c.workspace_id.in_(list(workspace_ids)))
     if active_only:
         query = query.where(runs.c.status.in_(ACTIVE_STATUSES))
     return [_record(row) for row in conn.execute(query)]

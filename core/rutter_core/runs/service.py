@@ -65,7 +65,7 @@ from rutter_core.runs.reading import (
     workspace_root,
 )
 from rutter_core.store import Store
-from rutter_core.workspaces.service import get_workspace
+from rutter_core.workspaces.service import get_workspace, project_workspace_ids
 
 # -- reading ----------------------------------------------------------------------------------
 
@@ -89,7 +89,9 @@ def list_runs(
 ) -> list[RunRecord]:
     """Runs in creation order; `active_only` leaves out completed, failed and cancelled ones."""
     with store.read() as conn:
-        return repo.select_runs(conn, workspace_id=workspace_id, active_only=active_only)
+        # A project's runs, made through any registration of it.
+        of = None if workspace_id is None else project_workspace_ids(conn, workspace_id)
+        return repo.select_runs(conn, workspace_ids=of, active_only=active_only)
 
 
 def count_runs(conn: Connection, workspace_id: str) -> int:
@@ -185,13 +187,17 @@ def create_pinned_run(
     goal: str | None,
     actor: str,
     now: str,
+    workspace_id: str | None = None,
 ) -> CreatedRun:
-    """A new run of `source`'s workspace and target whose revision 1 is `snapshot`, a pinned
+    """A new run of `source`'s target whose revision 1 is `snapshot`, a pinned
     revision the caller read from the ledger and verified, in the caller's write transaction:
     the fork or resume of a continuity node (docs/reference/continuity.md). Its line of nodes starts
     with a branch marker below `branch.parent_node_id`; it gets a new thread and session, and a
     new mission with `goal` (a fork) or `source`'s mission again, reopened when it was closed
-    (a resume: `goal` None).
+    (a resume: `goal` None). The run is `source`'s workspace's, or `workspace_id`'s: another
+    registration of the same project (the caller checked), whose files its drift is computed
+    against; the snapshot is the same, stamped with that workspace (the fingerprint leaves the
+    workspace out, so it stays the same).
 
     Nothing that authorises is taken from `source`: the run starts `created`, in the default
     mode (`ask`), without a profile; approvals, grants, credentials, leases and processes are
@@ -201,9 +207,12 @@ def create_pinned_run(
     mission: str | Resumed = Resumed(source.mission_id) if goal is None else validate_goal(goal)
     if (snapshot.workspace_id, snapshot.target_path) != (source.workspace_id, source.target_path):
         raise ValueError("a branch pins a snapshot of its source run's workspace and target")
+    place = source.workspace_id if workspace_id is None else workspace_id
+    if place != snapshot.workspace_id:
+        snapshot = snapshot.model_copy(update={"workspace_id": place})
     run, marker_id = insert_run(
         conn,
-        workspace_id=source.workspace_id,
+        workspace_id=place,
         mission=mission,
         profile=None,
         mode=DEFAULT_MODE,

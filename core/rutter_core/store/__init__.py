@@ -7,7 +7,7 @@ or replaces content: `store.purging_write()`). Only
 `store/dialects/` knows which database engine is underneath.
 """
 
-from rutter_core.store.dialects import append_only_triggers
+from rutter_core.store.dialects import PoolKind, append_only_triggers
 from rutter_core.store.engine import (
     DATABASE_FILE_NAME,
     DEFAULT_BUSY_TIMEOUT_MS,
@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
     "MIGRATIONS",
     "Migration",
+    "PoolKind",
     "PurgingWrite",
     "Store",
     "append_only_triggers",

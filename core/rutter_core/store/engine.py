@@ -18,6 +18,7 @@ import platformdirs
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine, RootTransaction, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, IntegrityError, NoSuchModuleError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from rutter_core.kernel.errors import (
     ConflictError,
@@ -30,6 +31,7 @@ from rutter_core.kernel.errors import (
 from rutter_core.store.dialects import (
     EMBEDDED,
     Dialect,
+    PoolKind,
     StoreFailure,
     TransactionKind,
     dialect_for,
@@ -305,6 +307,12 @@ class Store:
 
     _owns_engine = True
 
+    @property
+    def shared(self) -> bool:
+        """Whether another process opening this store's URL reaches the same database (false
+        for one in this process's memory)."""
+        return self.dialect.absolute(self.engine.url, cwd=str(Path.cwd())) is not None
+
     def close(self) -> None:
         if self._owns_engine:
             self.engine.dispose()
@@ -324,6 +332,13 @@ class Store:
             conn = self.engine.connect()
         except DatabaseError as exc:
             raise self._unavailable(exc) from exc
+        except PoolTimeout as exc:
+            # Every connection the pool may hold is in use for longer than the busy timeout.
+            raise StoreError(
+                "store_busy",
+                f"every connection to the store {self.display_url} stayed in use for longer "
+                "than the busy timeout; retry when the load has eased",
+            ) from exc
         with conn:
             yield conn
 
@@ -430,13 +445,15 @@ def open_store(
     migrations: Sequence[Migration] | None = None,
     create: bool = True,
     migrate: bool = True,
+    pool: PoolKind = "call",
 ) -> Store:
     """Open (creating if needed) the store at `url` and bring its schema up to date.
 
     Without `create`, a store that does not exist yet is not created: an empty throwaway one
     of the same engine stands in for it (`Store.missing` says so), for a command that only
-    reads. Without `migrate`, the schema is left as it is (`rutter store check`). `migrations`
-    replaces the built-in list; it exists for tests.
+    reads. Without `migrate`, the schema is left as it is (`rutter store check`). `pool`: how
+    long this process keeps the store (`PoolKind`): one command, or a long-lived server.
+    `migrations` replaces the built-in list; it exists for tests.
     """
     try:
         parsed = make_url(url)
@@ -453,12 +470,15 @@ def open_store(
             busy_timeout_ms=busy_timeout_ms,
             migrations=migrations,
             migrate=migrate,
+            pool=pool,
         )
         store.missing = parsed.render_as_string(hide_password=True)
         return store
     dialect.prepare(parsed)
     try:
-        engine = create_engine(parsed)
+        engine = create_engine(
+            parsed, **dialect.pool_options(parsed, pool, busy_timeout_ms=busy_timeout_ms)
+        )
     except (NoSuchModuleError, ImportError) as exc:
         raise StoreError(
             "store_unavailable",

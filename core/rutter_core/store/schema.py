@@ -29,12 +29,25 @@ schema_migrations = Table(
     Column("applied_at", String, nullable=False),
 )
 
+projects = Table(
+    "projects",
+    metadata,
+    Column("project_id", String, primary_key=True),
+    Column("source", String, nullable=False),
+    Column("created_at", String, nullable=False),
+)
+"""Project identities (migration 16): what several workspace registrations share."""
+
 workspaces = Table(
     "workspaces",
     metadata,
     Column("workspace_id", String, primary_key=True),
-    Column("root", String, nullable=False, unique=True),
+    # NULL: a registration removed while its project has others, kept for its records.
+    Column("root", String, nullable=True, unique=True),
     Column("created_at", String, nullable=False),
+    # Nullable only as SQL can add it (migration 16); every registration has one.
+    Column("project_id", String, ForeignKey("projects.project_id"), nullable=True),
+    Index("workspaces_by_project", "project_id"),
 )
 
 missions = Table(

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rutter_core.kernel.errors import RejectedError
 from rutter_core.kernel.ids import is_valid_workspace_id
+from rutter_core.workspaces.project import ProjectSource
 
 MAX_ID_LENGTH = 64
 _INVALID_ID_RUN = re.compile(r"[^a-z0-9._-]+")
@@ -17,8 +18,9 @@ _FALLBACK_ID = "workspace"
 
 
 class Workspace(BaseModel):
-    """An operator-chosen ID bound to one resolved directory. Its dump is the JSON of
-    `rutter workspace show --json`: `{workspace_id, root, created_at}`."""
+    """An operator-chosen ID bound to one resolved directory: one location of a project. Its
+    dump is the JSON of `rutter workspace show --json`: `{workspace_id, root, created_at,
+    project_id, project_source}`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -26,6 +28,13 @@ class Workspace(BaseModel):
     root: str
     """The realpath of the directory: every discovery is confined to it."""
     created_at: str
+    project_id: str
+    """The project this registration is a location of: the normalised `origin` remote
+    (`github.com/acme/widget`), a name given with `--project`, or `local:<workspace ID>`.
+    Registrations naming one project share its runs, sessions, pins, checkpoints, candidates
+    and project memories."""
+    project_source: ProjectSource
+    """Where the project identity came from: `remote`, `named` or `local`."""
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -25,20 +25,32 @@ from rutter_core.workspaces.model import (
     validate_workspace_id,
     workspace_id_from_name,
 )
+from rutter_core.workspaces.project import ProjectSource, local_project
+
+ProjectChoice = tuple[str, ProjectSource]
+"""A project identity and where it came from (`remote` or `named`); None where a function
+takes one means the registration's own local identity."""
 
 __all__ = [
     "Workspace",
+    "delete_kept",
     "delete_workspace",
     "ensure_workspace",
     "find_workspace",
     "find_workspace_by_root",
     "get_workspace",
     "infer_workspace",
+    "kept_registrations",
     "list_workspaces",
+    "location_of",
     "move_workspace",
+    "other_locations",
+    "project_workspace_ids",
     "register_workspace",
     "require_workspace",
     "resolve_root",
+    "retire_workspace",
+    "set_workspace_project",
     "workspace_id_from_name",
 ]
 
@@ -103,28 +115,66 @@ def _not_registered(workspace_id: str) -> NotFoundError:
     )
 
 
-def register_workspace(
-    store: Store, workspace_id: str, root: str | Path, *, cwd: Path
-) -> tuple[Workspace, bool]:
-    """Register `workspace_id` at `root`; returns the workspace and whether it is new.
+def project_workspace_ids(conn: Connection, workspace_id: str) -> tuple[str, ...]:
+    """Every registration of the project `workspace_id` is a location of (itself included),
+    sorted, inside the caller's transaction: what the project's records are read across. An
+    unregistered ID is just itself (it has no records; whoever needs it registered checks)."""
+    found = repo.by_id(conn, workspace_id)
+    project_id = repo.retired_project(conn, workspace_id) if found is None else found.project_id
+    if project_id is None:
+        return (workspace_id,)
+    return tuple(repo.project_members(conn, project_id))
 
-    Idempotent for the same ID and root. An ID is bound to one root and a root to one ID.
+
+def register_workspace(
+    store: Store,
+    workspace_id: str,
+    root: str | Path,
+    *,
+    cwd: Path,
+    project: ProjectChoice | None = None,
+    explicit: bool = False,
+) -> tuple[Workspace, bool]:
+    """Register `workspace_id` at `root` as a location of `project` (None: a local project of
+    its own); returns the workspace and whether it is new.
+
+    Idempotent for the same ID and root (the project it has is kept, unless `explicit` names
+    another: `conflict`, changed only by `set_workspace_project`). An ID is bound to one root
+    and a root to one ID.
     """
     validate_workspace_id(workspace_id)
     resolved = resolve_root(root, cwd=cwd)
     try:
-        return _register_resolved(store, workspace_id, resolved)
+        return _register_resolved(store, workspace_id, resolved, project, explicit=explicit)
     except repo.RegisteredConcurrently:
         # The SQLite write lock makes check-then-insert atomic; elsewhere (PostgreSQL) another
         # writer can insert in between. Its row is visible now, so checking again decides.
-        return _register_resolved(store, workspace_id, resolved)
+        return _register_resolved(store, workspace_id, resolved, project, explicit=explicit)
 
 
-def _register_resolved(store: Store, workspace_id: str, resolved: str) -> tuple[Workspace, bool]:
+def _register_resolved(
+    store: Store,
+    workspace_id: str,
+    resolved: str,
+    project: ProjectChoice | None,
+    *,
+    explicit: bool,
+) -> tuple[Workspace, bool]:
     with store.write() as conn:
         existing = repo.by_id(conn, workspace_id)
+        if existing is None and repo.retired_project(conn, workspace_id) is not None:
+            return _revive(conn, workspace_id, resolved, project)
         if existing is not None:
             if existing.root == resolved:
+                if explicit and project is not None and project[0] != existing.project_id:
+                    raise ConflictError(
+                        "conflict",
+                        f"workspace {workspace_id!r} is registered as a location of another "
+                        "project",
+                        path=resolved,
+                        details={"workspace_id": workspace_id, "project_id": existing.project_id},
+                        hint=Hint("set_workspace_project", {"workspace_id": workspace_id}),
+                    )
                 return existing, False
             raise ConflictError(
                 "conflict",
@@ -136,9 +186,109 @@ def _register_resolved(store: Store, workspace_id: str, resolved: str) -> tuple[
         holder = repo.by_root(conn, resolved)
         if holder is not None:
             raise _root_taken(resolved, holder.workspace_id)
-        created = Workspace(workspace_id=workspace_id, root=resolved, created_at=now_rfc3339())
+        project_id, source = project or (local_project(workspace_id), "local")
+        created = Workspace(
+            workspace_id=workspace_id,
+            root=resolved,
+            created_at=now_rfc3339(),
+            project_id=project_id,
+            project_source=source,
+        )
         repo.add(conn, created)
         return created, True
+
+
+def _revive(
+    conn: Connection, workspace_id: str, resolved: str, project: ProjectChoice | None
+) -> tuple[Workspace, bool]:
+    """Register again an ID kept without a location for the records made through it: only as
+    a location of the same project (they are that project's)."""
+    kept = repo.retired_project(conn, workspace_id)
+    assert kept is not None  # the caller found it
+    wanted = (project or (local_project(workspace_id), "local"))[0]
+    if wanted != kept:
+        raise ConflictError(
+            "conflict",
+            f"workspace {workspace_id!r} was removed from a project that keeps records made "
+            "through it; register it again only as a location of that project",
+            path=resolved,
+            details={"workspace_id": workspace_id, "project_id": kept},
+            hint=Hint("move_workspace_or_choose_another_id", {"workspace_id": workspace_id}),
+        )
+    holder = repo.by_root(conn, resolved)
+    if holder is not None:
+        raise _root_taken(resolved, holder.workspace_id)
+    repo.set_root(conn, workspace_id, resolved)
+    revived = repo.by_id(conn, workspace_id)
+    assert revived is not None  # written in this transaction
+    return revived, True
+
+
+def location_of(conn: Connection, workspace_id: str) -> Workspace:
+    """The registration whose files stand for `workspace_id`'s: itself, or, for one kept
+    without a location (removed while its project had others), its project's first live
+    registration by ID; `not_registered` when there is neither."""
+    found = repo.by_id(conn, workspace_id)
+    if found is not None:
+        return found
+    project_id = repo.retired_project(conn, workspace_id)
+    for member in [] if project_id is None else repo.live_members(conn, project_id):
+        live = repo.by_id(conn, member)
+        if live is not None:
+            return live
+    raise _not_registered(workspace_id)
+
+
+def other_locations(conn: Connection, workspace_id: str) -> list[str]:
+    """The other registrations of `workspace_id`'s project that have a location (live)."""
+    found = require_workspace(conn, workspace_id)
+    return [w for w in repo.live_members(conn, found.project_id) if w != workspace_id]
+
+
+def kept_registrations(conn: Connection, workspace_id: str) -> list[str]:
+    """The registrations of `workspace_id`'s project kept without a location (removed while
+    others were live, for the records made through them)."""
+    found = require_workspace(conn, workspace_id)
+    live = set(repo.live_members(conn, found.project_id))
+    return [w for w in repo.project_members(conn, found.project_id) if w not in live]
+
+
+def retire_workspace(conn: Connection, workspace_id: str) -> Workspace:
+    """Remove the location of `workspace_id` but keep its row (the records made through it
+    stay its project's, read through the project's other registrations), in the caller's
+    transaction. Its ID and root read as unregistered from then on."""
+    found = require_workspace(conn, workspace_id)
+    repo.retire(conn, workspace_id)
+    return found
+
+
+def delete_kept(conn: Connection, workspace_id: str) -> None:
+    """Delete the row of a registration kept without a location, once its records are gone
+    (`workspace remove --cascade` of its project's last location)."""
+    project_id = repo.retired_project(conn, workspace_id)
+    if project_id is not None:
+        repo.remove(conn, workspace_id)
+
+
+def set_workspace_project(
+    store: Store, workspace_id: str, project: ProjectChoice | None
+) -> tuple[Workspace, str]:
+    """Make `workspace_id` a location of `project` (None: its own local project again); returns
+    the registration and the project it was a location of. The records made through it go with
+    it (they are the registration's, read across its project). A project no registration names
+    any more is forgotten. Setting the project it has writes nothing."""
+    validate_workspace_id(workspace_id)
+    with store.write() as conn:
+        existing = require_workspace(conn, workspace_id)
+        project_id, source = project or (local_project(workspace_id), "local")
+        if existing.project_id == project_id:
+            return existing, existing.project_id
+        repo.ensure_project(conn, project_id, source, now_rfc3339())
+        repo.set_project(conn, workspace_id, project_id)
+        repo.drop_project_if_unused(conn, existing.project_id)
+        updated = repo.by_id(conn, workspace_id)
+        assert updated is not None  # written in this transaction
+        return updated, existing.project_id
 
 
 def _root_taken(root: str, holder_id: str, *, moving: str | None = None) -> ConflictError:
@@ -228,7 +378,14 @@ def infer_workspace(store: Store, cwd: Path) -> Workspace:
 # -----------------------------
 
 
-def ensure_workspace(store: Store, root: str | Path, *, preferred_id: str, cwd: Path) -> Workspace:
+def ensure_workspace(
+    store: Store,
+    root: str | Path,
+    *,
+    preferred_id: str,
+    cwd: Path,
+    project: ProjectChoice | None = None,
+) -> Workspace:
     """The registration of `root`, creating it when there is none.
 
     An existing registration of the same (resolved) root is reused whatever its ID. Otherwise
@@ -244,7 +401,9 @@ def ensure_workspace(store: Store, root: str | Path, *, preferred_id: str, cwd: 
     for number in range(1, _MAX_SUFFIX_ATTEMPTS + 1):
         candidate = numbered_id(base, number)
         try:
-            workspace, _created = register_workspace(store, candidate, resolved, cwd=cwd)
+            workspace, _created = register_workspace(
+                store, candidate, resolved, cwd=cwd, project=project
+            )
         except ConflictError as exc:
             if exc.details.get("root") == resolved:  # registered meanwhile under another ID
                 holder = find_workspace_by_root(store, resolved, cwd=cwd)

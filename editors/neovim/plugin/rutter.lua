@@ -12,6 +12,7 @@ require("rutter.pins").init()
 require("rutter.agents").init()
 require("rutter.history").init()
 require("rutter.compaction").init()
+require("rutter.context").init()
 -- Cursor's project rules (.cursor/rules/*.mdc) are Markdown with front matter; Neovim gives
 -- `.mdc` no filetype, and a buffer without one fires no FileType event, so no language server
 -- would attach and the agents' diagnostics on the rule would never show.

@@ -5,8 +5,9 @@
  * comparison, failing closed; hover, code lens, diagnostics and their quick fixes, the command
  * palette; runs created, moved and shown beside the live stack; memory added, listed and
  * disabled, and an experience candidate confirmed into it; checkpoints and a fork; a pin
- * proposal from `rutter mcp`; history search; the assembled context and its audit; a server
- * log free of cancel-notification warnings.
+ * proposal from `rutter mcp`; history search; the assembled context and its audit; a thread
+ * compacted from the palette (its summary document and its node in the Session Tree); a context
+ * overflow with its fixes as buttons; a server log free of cancel-notification warnings.
  *
  * One editor for the whole file (starting one takes seconds); the steps run in order and each
  * leaves a screenshot in e2e/artifacts/. What the views show is read through the page objects
@@ -497,6 +498,88 @@ describe("the extension in VS Code (code-server)", () => {
     await workbench.previewTab(runs.auditDocument(runId)).waitFor();
     await workbench.preview.locator("h1").first().waitFor();
     await editor.screenshot("context-audit");
+    await workbench.runCommand("View: Close All Editors");
+  }, () => editor);
+
+  step("compacts a thread from the palette: the summary opens read-only and the Session Tree shows the compaction", async () => {
+    // The file open: the extension has registered the folder as a workspace.
+    await workbench.openFile(TARGET);
+    await instructions.statusText(workbench, "rutter: 9");
+    const made = editor.cliJson<{ run_id: string; thread_id: string }>(
+      "run", "create", "--workspace", WORKSPACE, "--goal", "compact the parser thread", "--target", TARGET,
+    );
+    for (let number = 1; number <= 8; number += 1) {
+      editor.cli(
+        "session", "message", "add", made.thread_id, "--role", number % 2 === 1 ? "user" : "assistant",
+        "--text", `step ${number}: keep the parser strict`,
+      );
+    }
+    await workbench.clearNotifications();
+    await workbench.runCommand(sessions.COMPACT_COMMAND);
+    await workbench.waitForPick("compact the parser thread");
+    await workbench.pick("compact the parser thread");
+    await workbench.answerInput(sessions.COMPACT_PROMPT, "the parser");
+    await workbench.activeTab(sessions.SUMMARY_TAB).waitFor();
+    await workbench.editor.locator(".view-lines .view-line", { hasText: "Kept verbatim" }).first().waitFor();
+    const lines = await workbench.editorLines();
+    const expected = sessions.summaryLines(4, 4);
+    assert.ok(expected.every((pattern, index) => pattern.test(lines[index] ?? "")), lines.slice(0, expected.length).join("\n"));
+    assert.ok(lines.some((line) => line.startsWith("Summary of 4 earlier messages of thread")), lines.join("\n"));
+    await editor.screenshot("compaction-summary", DENSE_HEIGHT);
+    // The Session Tree shows the thread's run, with the compaction below its root.
+    const pane = await sessions.show(workbench);
+    const row = await sessions.waitForCompaction(pane, 4);
+    const description = (await row.locator(".label-description").first().textContent()) ?? "";
+    assert.match(description.replace(/\s+/g, " ").trim(), sessions.compactionDescription(4));
+    assert.match(editor.cli("session", "tree", made.run_id), /compaction cmp_\w+ \(projected\).*4 messages summarized \(0 not read\) by extractive/);
+    await editor.screenshot("compaction-node");
+    await workbench.runCommand("View: Close All Editors");
+  }, () => editor);
+
+  step("shows a context overflow with its figures and the fixes as buttons; Raise Budget… and Remove Pins… assemble again", async () => {
+    await workbench.openFile(TARGET);
+    await instructions.statusText(workbench, "rutter: 9");
+    // A service whose instructions and pins together need more than the default budget.
+    const rules = ["# Bulk service rules", ""];
+    for (let rule = 1; rules.join("\n").length < 40_000; rule += 1) {
+      rules.push(`- Rule ${rule}: validate every field of record batch ${rule} before it is stored.`);
+    }
+    fs.mkdirSync(path.join(editor.root, "services", "bulk"), { recursive: true });
+    fs.writeFileSync(path.join(editor.root, "services", "bulk", "AGENTS.md"), `${rules.join("\n")}\n`);
+    fs.writeFileSync(path.join(editor.root, "services", "bulk", "load.go"), "package bulk\n");
+    const target = "services/bulk/load.go";
+    const made = editor.cliJson<{ run_id: string; thread_id: string }>(
+      "run", "create", "--workspace", WORKSPACE, "--goal", "load the bulk records", "--target", target,
+    );
+    for (const letter of ["a", "b", "c", "d"]) {
+      editor.cli("context", "pin", "add", made.thread_id, "--text", `${letter}: ${"keep the batch order stable. ".repeat(270)}`);
+    }
+    await workbench.clearNotifications();
+    const pane = await runs.show(workbench);
+    const facts = { run_id: made.run_id, goal: "load the bulk records", target_path: target, revision: 1, stale: false };
+    await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.ASSEMBLED_ENTRY);
+    const overflow = runs.overflowMessage(made.run_id);
+    assert.deepEqual(await workbench.notificationButtons(overflow), [runs.REMOVE_PINS_BUTTON, runs.RAISE_BUDGET_BUTTON]);
+    const text = (await workbench.notification(overflow).first().textContent()) ?? "";
+    assert.match(text, /Required: instruction AGENTS\.md \(\d+ tokens\)/);
+    assert.match(text, /instruction services\/bulk\/AGENTS\.md \(\d+ tokens\), pin pin_\w+ \(\d+ tokens\)/);
+    await editor.screenshot("context-overflow");
+    await workbench.answerNotification(overflow, runs.RAISE_BUDGET_BUTTON);
+    await workbench.answerInput(runs.BUDGET_PROMPT, "60000");
+    await workbench.previewTab(runs.assembledDocument(made.run_id)).waitFor();
+    await workbench.preview.locator("li", { hasText: runs.budgetLine(60000) }).first().waitFor();
+    await workbench.runCommand("View: Close All Editors");
+    // Remove Pins…: all four picked and removed; the context fits the default budget again.
+    await workbench.contextMenu(await runs.waitForRun(pane, facts), runs.ASSEMBLED_ENTRY);
+    await workbench.answerNotification(overflow, runs.REMOVE_PINS_BUTTON);
+    await workbench.waitForPick(/^a: keep the batch order stable/);
+    const offered = (await workbench.quickInputLabels()).filter((label) => /^[a-z]: keep the batch order stable/.test(label));
+    assert.deepEqual(offered.map((label) => label.slice(0, 1)), ["a", "b", "c", "d"]);
+    await editor.screenshot("remove-pins");
+    await workbench.pickAll();
+    await workbench.previewTab(runs.assembledDocument(made.run_id)).waitFor();
+    await workbench.preview.locator("li", { hasText: runs.budgetLine(16384) }).first().waitFor();
+    assert.deepEqual(editor.cliJson<{ pins: unknown[] }>("context", "pin", "list", made.thread_id).pins, []);
     await workbench.runCommand("View: Close All Editors");
   }, () => editor);
 

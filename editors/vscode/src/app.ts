@@ -6,6 +6,7 @@
 import type { Disposable, Ports } from "./ports";
 import { AgentsController } from "./agents";
 import { AssemblyController } from "./assembly";
+import { CompactionController } from "./compaction";
 import { HistoryController, type Schedule, timerSchedule } from "./history";
 import { InstructionsController } from "./instructions";
 import { OPEN_FILE_COMMAND } from "./instructionsView";
@@ -32,6 +33,7 @@ export interface Rutter extends Disposable {
   agents: AgentsController;
   history: HistoryController;
   assembly: AssemblyController;
+  compaction: CompactionController;
 }
 
 export interface StartOptions {
@@ -70,6 +72,15 @@ export function startRutter(ports: Ports, options: StartOptions = {}): Rutter {
     await runs.refresh();
     return runs.current;
   });
+  const compaction = new CompactionController(
+    ports,
+    () => sessions.current,
+    async () => {
+      await runs.refresh();
+      return runs.current;
+    },
+    (runId) => sessions.showRun(runId),
+  );
   const disposables: Disposable[] = [
     instructions,
     runs,
@@ -80,6 +91,7 @@ export function startRutter(ports: Ports, options: StartOptions = {}): Rutter {
     agents,
     history,
     assembly,
+    compaction,
     server.onRequest(SHOW_MESSAGE_REQUEST, (params) => askAsModal(editor, params)),
     editor.registerCommand(Commands.restartServer, () => server.restart()),
     editor.registerCommand(Commands.showOutput, () => server.showLog()),
@@ -97,6 +109,7 @@ export function startRutter(ports: Ports, options: StartOptions = {}): Rutter {
     agents,
     history,
     assembly,
+    compaction,
     dispose(): void {
       for (const disposable of disposables.splice(0)) {
         disposable.dispose();

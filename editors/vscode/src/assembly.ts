@@ -9,9 +9,16 @@
  *   not repeated in it: the document says what was chosen and why.
  * - "Show Context Audit" (`rutter.showContextAudit`): `rutter/contextAudit`, the run's stored
  *   assemblies newest first, keeping the three facts apart (configured, injected, followed).
+ *
+ * When the required context (pinned instructions, pins, the latest summary) does not fit the
+ * budget, the assembly fails `context_overflow` and delivers nothing. The error is shown with
+ * its figures (each required source with its tokens, the total needed, the budget) and the
+ * fixes as buttons: "Remove Pins…" (a pick of the required pins; each chosen one is removed with
+ * `rutter/pin/remove`, then the context is assembled again with the same budget) and "Raise
+ * Budget…" (an input box; the context is assembled again with the new budget).
  */
 
-import type { Assembly, AssemblyEntry, AuditList, AuditRecord, RunEntry } from "./protocol";
+import type { Assembly, AssemblyEntry, AuditList, AuditRecord, ErrorInfo, Pin, PinList, RunEntry } from "./protocol";
 import { Methods, typedError } from "./protocol";
 import type { Disposable, Ports } from "./ports";
 import { runIdOf } from "./runsView";
@@ -20,6 +27,70 @@ export const AssemblyCommands = {
   assemble: "rutter.showAssembledContext",
   audit: "rutter.showContextAudit",
 } as const;
+
+export const REMOVE_PINS = "Remove Pins…";
+export const RAISE_BUDGET = "Raise Budget…";
+/** The largest budget the server takes (`AssembleParams.budget`). */
+export const MAX_BUDGET = 1_000_000;
+
+/** A required source of a `context_overflow` error (`details.required`). */
+export interface RequiredSource {
+  kind: string;
+  id: string;
+  tokens: number;
+}
+
+/** The figures of a `context_overflow` error (`details`). */
+export interface Overflow {
+  budget: number;
+  needed: number;
+  required: RequiredSource[];
+}
+
+/** The figures of a `context_overflow` error, or undefined for any other error. */
+export function overflowOf(error: ErrorInfo): Overflow | undefined {
+  const details = error.details;
+  if (error.code !== "context_overflow" || details === undefined) {
+    return undefined;
+  }
+  const { budget, needed, required } = details as { budget?: unknown; needed?: unknown; required?: unknown };
+  if (typeof budget !== "number" || typeof needed !== "number" || !Array.isArray(required)) {
+    return undefined;
+  }
+  const sources = required.filter(
+    (item): item is RequiredSource =>
+      typeof item === "object" &&
+      item !== null &&
+      typeof (item as RequiredSource).kind === "string" &&
+      typeof (item as RequiredSource).id === "string" &&
+      typeof (item as RequiredSource).tokens === "number",
+  );
+  return { budget, needed, required: sources };
+}
+
+/** The overflow as one message: the figures, each required source, and the fixes. */
+export function overflowText(runId: string, overflow: Overflow): string {
+  const sources = overflow.required.map((source) => `${source.kind} ${source.id} (${source.tokens} tokens)`);
+  const fixes = [
+    ...(overflow.required.some((source) => source.kind === "pin") ? ["remove pins"] : []),
+    "raise the budget",
+    "choose a model with a larger window",
+  ];
+  return (
+    `rutter: the required context of run ${runId} needs ${overflow.needed} tokens and the budget is ${overflow.budget}; ` +
+    `nothing is delivered rather than leaving out an instruction or a pin. Required: ${sources.join(", ")}. ` +
+    `Fix: ${fixes.join(", ")}.`
+  );
+}
+
+/** The error of a budget typed in "Raise Budget…", or undefined when it is acceptable. */
+export function budgetError(text: string): string | undefined {
+  const value = Number(text.trim());
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1 || value > MAX_BUDGET) {
+    return `A whole number of tokens, 1-${MAX_BUDGET}`;
+  }
+  return undefined;
+}
 
 /** Why an omitted entry was left out, as a phrase (the reasons of docs/reference/assembly.md). */
 export function reasonText(reason: string | null): string {
@@ -165,19 +236,90 @@ export class AssemblyController implements Disposable {
     );
   }
 
-  async assemble(argument?: unknown): Promise<void> {
+  async assemble(argument?: unknown): Promise<Assembly | undefined> {
     const runId = runIdOf(argument) ?? (await this.pickRun());
     if (runId === undefined) {
-      return;
+      return undefined;
     }
+    return this.assembleRun(runId, undefined);
+  }
+
+  /** Assemble the run's context (`budget` undefined: the server's default) and show it; an
+   * overflow offers its fixes, each of which assembles again. */
+  private async assembleRun(runId: string, budget: number | undefined): Promise<Assembly | undefined> {
     const { editor, server } = this.ports;
     try {
-      const assembly = await server.request<Assembly>(Methods.contextAssemble, { run_id: runId });
+      const params = budget === undefined ? { run_id: runId } : { run_id: runId, budget };
+      const assembly = await server.request<Assembly>(Methods.contextAssemble, params);
       await editor.showRendered(`context-${runId}.md`, assemblyText(assembly));
+      return assembly;
     } catch (error) {
       const info = typedError(error);
-      editor.showMessage("error", `rutter: cannot assemble the context of run ${runId} (${info.code}): ${info.message}`);
+      const overflow = overflowOf(info);
+      if (overflow === undefined) {
+        editor.showMessage("error", `rutter: cannot assemble the context of run ${runId} (${info.code}): ${info.message}`);
+        return undefined;
+      }
+      return this.overflowed(runId, overflow);
     }
+  }
+
+  private async overflowed(runId: string, overflow: Overflow): Promise<Assembly | undefined> {
+    const { editor } = this.ports;
+    const pins = overflow.required.filter((source) => source.kind === "pin");
+    const fixes = [...(pins.length > 0 ? [REMOVE_PINS] : []), RAISE_BUDGET];
+    const chosen = await editor.notify("error", overflowText(runId, overflow), fixes);
+    if (chosen === REMOVE_PINS) {
+      return (await this.removePins(runId, pins)) ? this.assembleRun(runId, overflow.budget) : undefined;
+    }
+    if (chosen === RAISE_BUDGET) {
+      const budget = await editor.input({
+        title: "Raise Budget",
+        prompt: `The background budget of run ${runId} in tokens: the required context needs ${overflow.needed}, the budget was ${overflow.budget}`,
+        value: String(Math.min(MAX_BUDGET, Math.max(overflow.needed, overflow.budget + 1))),
+        validate: budgetError,
+      });
+      return budget === undefined ? undefined : this.assembleRun(runId, Number(budget.trim()));
+    }
+    return undefined;
+  }
+
+  /** Pick among the required pins and remove the chosen ones; true when any was removed. */
+  private async removePins(runId: string, required: RequiredSource[]): Promise<boolean> {
+    const { editor, server } = this.ports;
+    let listed: PinList;
+    try {
+      listed = await server.request<PinList>(Methods.pinList, { run_id: runId });
+    } catch (error) {
+      editor.showMessage("error", `rutter: cannot list the pins of run ${runId}: ${typedError(error).message}`);
+      return false;
+    }
+    const tokens = new Map(required.map((source) => [source.id, source.tokens]));
+    const pins = listed.pins.filter((pin) => tokens.has(pin.pin_id));
+    const chosen = await editor.pickMany<Pin>(
+      pins.map((pin) => ({
+        label: pin.text.split("\n")[0] ?? pin.pin_id,
+        description: `${pin.pin_id} · ${tokens.get(pin.pin_id) ?? 0} tokens`,
+        value: pin,
+      })),
+      "Remove which pins from the thread?",
+    );
+    if (chosen === undefined || chosen.length === 0) {
+      return false;
+    }
+    const removed: string[] = [];
+    for (const pin of chosen) {
+      try {
+        await server.request(Methods.pinRemove, { pin_id: pin.pin_id, version: pin.version });
+        removed.push(pin.pin_id);
+      } catch (error) {
+        editor.showMessage("error", `rutter: ${pin.pin_id} was not removed: ${typedError(error).message}`);
+      }
+    }
+    if (removed.length > 0) {
+      editor.showMessage("info", `rutter: removed ${removed.join(", ")}; assembling the context of run ${runId} again`);
+    }
+    return removed.length > 0;
   }
 
   async audit(argument?: unknown): Promise<void> {

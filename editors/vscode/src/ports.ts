@@ -168,6 +168,10 @@ export interface EditorPort {
   /** A modal dialog; resolves to the chosen action, undefined on cancel. */
   askModal(message: string, detail: string, actions: string[]): Promise<string | undefined>;
   pick<T>(items: PickItem<T>[], placeholder: string): Promise<T | undefined>;
+  /** A quick pick of several items (check boxes); undefined when it is dismissed. */
+  pickMany<T>(items: PickItem<T>[], placeholder: string): Promise<T[] | undefined>;
+  /** Run `task` with a progress notification titled `title` until it settles; its result. */
+  withProgress<T>(title: string, task: () => Promise<T>): Promise<T>;
   input(options: InputOptions): Promise<string | undefined>;
   /** Show text in a read-only document (`name` appears in its tab). */
   showReadOnly(name: string, text: string, language: string): Promise<void>;

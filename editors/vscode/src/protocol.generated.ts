@@ -240,6 +240,15 @@ export interface Compaction {
   summarizer: "extractive" | "command" | "openai" | "anthropic";
 }
 
+/** What a projected compaction's summary stands for (`rutter session compact`). */
+export interface CompactionFacts {
+  summarizer: string;
+  compacted_message_count: number;
+  unread_message_count: number;
+  kept_message_count: number;
+  summary_tokens: number | null;
+}
+
 export interface CompareParams {
   /** the first node (A) */
   node_a: string;
@@ -293,7 +302,7 @@ export interface ConfiguredScope {
 export interface ConfirmCandidateParams {
   /** the candidate's ID (cand_...) */
   id: string;
-  /** when given, the candidate must belong to this workspace */
+  /** when given, the candidate must belong to this workspace's project */
   workspace_id?: string | null;
   /** the candidate's version as read */
   version: number;
@@ -558,12 +567,14 @@ export interface ForkParams {
   goal: string;
   /** the operation's key: the same key again answers the same run and never makes a second one */
   operation_key?: string | null;
+  /** the registration the new run is made on: any location of the node's project (another path or machine); its files are what the new run's drift compares against (default: the node's own run's workspace) */
+  workspace_id?: string | null;
 }
 
 export interface GetCandidateParams {
   /** the candidate's ID (cand_...) */
   id: string;
-  /** when given, the candidate must belong to this workspace */
+  /** when given, the candidate must belong to this workspace's project */
   workspace_id?: string | null;
 }
 
@@ -628,7 +639,7 @@ export interface HistorySearchParams {
 export interface IgnoreCandidateParams {
   /** the candidate's ID (cand_...) */
   id: string;
-  /** when given, the candidate must belong to this workspace */
+  /** when given, the candidate must belong to this workspace's project */
   workspace_id?: string | null;
   /** the candidate's version as read */
   version: number;
@@ -716,7 +727,7 @@ export interface ListPinsParams {
 }
 
 export interface ListProposalsParams {
-  /** only this workspace's proposals */
+  /** only the proposals of this workspace's project (made through any registration of it) */
   workspace_id?: string | null;
   /** only this thread's proposals */
   thread_id?: string | null;
@@ -1090,6 +1101,8 @@ export interface ResumeParams {
   node_id: string;
   /** the operation's key: the same key again answers the same run and never makes a second one */
   operation_key?: string | null;
+  /** the registration the new run is made on: any location of the node's project (another path or machine); its files are what the new run's drift compares against (default: the node's own run's workspace) */
+  workspace_id?: string | null;
 }
 
 /** A run's pinned snapshot against discovery now (`rutter context instructions --run`). `live` is a `LiveFailure` when live discovery fails closed: the run stays on its pinned snapshot, nothing can be confirmed, so `stale` and `requires_confirmation` are False. `pinned` and `revision` are None for a run with no revision yet (imported or legacy); then any successful live discovery is stale: confirming it creates revision 1. In the JSON `pinned` is the pinned snapshot; `run` (the run as stored) is not part of it. */
@@ -1312,6 +1325,7 @@ export interface TreeNode {
   fingerprint: string | null;
   drift: Drift | null;
   error: Record<string, unknown> | null;
+  compaction?: CompactionFacts | null;
 }
 
 export interface TreeParams {
@@ -1319,6 +1333,8 @@ export interface TreeParams {
   session_id?: string | null;
   /** or a run's ID (run_...) */
   run_id?: string | null;
+  /** compute the drift markers against this registration's files (a location of the run's project on this machine); default: each run's own workspace */
+  workspace_id?: string | null;
 }
 
 export interface TruncatedTranscriptMessage {

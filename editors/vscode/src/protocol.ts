@@ -49,6 +49,8 @@ export const Methods = {
   historySearch: "rutter/historySearch",
   historyRead: "rutter/historyRead",
   contextAssemble: "rutter/contextAssemble",
+  sessionCompact: "rutter/session/compact",
+  sessionCompactionResolve: "rutter/session/compactionResolve",
   contextAudit: "rutter/contextAudit",
 } as const satisfies Record<string, generated.RequestMethod | generated.NotificationMethod>;
 
@@ -313,6 +315,12 @@ export type Drift = generated.Drift;
 
 /** A node as `rutter/session/tree` and `rutter/session/recent` list it. */
 export type TreeNode = generated.TreeNode;
+
+/** What a projected compaction node's summary stands for (`TreeNode.compaction`). */
+export type CompactionFacts = generated.CompactionFacts;
+
+/** The answer of `rutter/session/compact` and `/compactionResolve`: the operation as stored. */
+export type Compaction = generated.Compaction;
 
 /** `session_tree.v1`: nodes depth first from the root, a parent before its children. */
 export type SessionTree = generated.SessionTree;

@@ -113,6 +113,14 @@ export class SessionsController implements Disposable {
     }
   }
 
+  /** Show the tree of `runId` (undefined: ask again for the tree shown now). */
+  showRun(runId: string | undefined): Promise<void> {
+    if (runId !== undefined) {
+      this.chosenRun = runId;
+    }
+    return this.refresh();
+  }
+
   /** The tree the view shows now (for tests). */
   get current(): SessionTree | undefined {
     return this.tree;

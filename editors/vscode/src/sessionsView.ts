@@ -10,10 +10,12 @@ import type { PickItem, StatusModel, ViewNode } from "./ports";
 export const OPEN_NODE_COMMAND = "rutter.openCheckpoint";
 export const SHOW_TREE_COMMAND = "rutter.showSessionTree";
 
-/** `viewItem` values; context menus match `^node\.stored` (fork, resume, compare, open). */
+/** `viewItem` values; context menus match `^node\.stored` (fork, resume, compare, open) and
+ * `^node\.` ("Compact Thread…", of the node's thread). */
 export const NodeContext = {
   stored: "node.stored",
   projected: "node.projected",
+  compaction: "node.compaction",
   broken: "node.broken",
 } as const;
 
@@ -74,7 +76,20 @@ export function driftText(node: TreeNode): string {
   return parts.length > 0 ? `drift: ${parts.join("; ")}` : "no drift";
 }
 
+/** A projected compaction's facts in words: `12 messages summarized (2 not read) · extractive`. */
+export function compactionFactsText(node: TreeNode): string | undefined {
+  const facts = node.compaction;
+  if (facts === null || facts === undefined) {
+    return undefined;
+  }
+  const unread = facts.unread_message_count > 0 ? `${facts.unread_message_count} not read` : "all read";
+  return `${facts.compacted_message_count} messages summarized (${unread}) · ${facts.summarizer}`;
+}
+
 function label(node: TreeNode): string {
+  if (node.compaction !== null && node.compaction !== undefined) {
+    return `summary of ${node.compaction.compacted_message_count} messages`;
+  }
   return node.title ?? (node.kind === "root" ? "run started" : `${node.kind} of ${shortId(node.run_id)}`);
 }
 
@@ -83,7 +98,7 @@ function icon(node: TreeNode): { icon: string; color?: string } {
     return { icon: "error", color: ERROR_COLOR };
   }
   if (node.projected) {
-    return { icon: "comment", color: GREY };
+    return { icon: node.kind === "compaction" ? "fold" : "comment", color: GREY };
   }
   if (driftParts(node.drift).length > 0) {
     return { icon: "warning", color: WARNING_COLOR };
@@ -129,21 +144,40 @@ function driftTooltip(node: TreeNode): string[] {
 export function treeViewNode(node: TreeNode, children: ViewNode[] | undefined, shownRun: string): ViewNode {
   const { icon: name, color } = icon(node);
   const branch = node.kind === "fork" || node.kind === "resume" ? `${node.kind} → ` : "";
-  const context = node.error !== null ? NodeContext.broken : node.projected ? NodeContext.projected : NodeContext.stored;
+  const compaction = compactionFactsText(node);
+  const context =
+    node.error !== null
+      ? NodeContext.broken
+      : compaction !== undefined
+        ? NodeContext.compaction
+        : node.projected
+          ? NodeContext.projected
+          : NodeContext.stored;
   const tooltip = [
     `${label(node)} (${node.kind}${node.projected ? ", projected" : ""})`,
     `node ${node.node_id}`,
     `run ${node.run_id} (${node.run_status})${node.run_id === shownRun ? ", the current run" : ""}`,
     `made ${timeText(node.created_at)} by ${node.created_by}`,
     ...(node.error !== null ? [`fails its integrity check: ${String(node.error.message)}`] : []),
-    ...(node.projected ? ["A decision note shown in the tree: it records no state and cannot be forked or resumed."] : []),
+    ...(compaction !== undefined
+      ? [
+          `compaction of thread ${node.thread_id}: ${compaction}; the newest ${node.compaction?.kept_message_count ?? 0} kept verbatim${typeof node.compaction?.summary_tokens === "number" ? `; summary ${node.compaction.summary_tokens} tokens` : ""}`,
+          ...(node.title === null ? [] : [`summary: ${node.title}`]),
+          "A compaction's summary shown in the tree: it carries no authority and cannot be forked or resumed.",
+        ]
+      : node.projected
+        ? ["A decision note shown in the tree: it records no state and cannot be forked or resumed."]
+        : []),
     driftText(node),
     ...driftTooltip(node),
   ];
   return {
     id: `node/${node.node_id}`,
     label: `${branch}${label(node)}`,
-    description: `${node.projected ? "projected · " : ""}${timeText(node.created_at)} · ${shortId(node.run_id)} · ${driftText(node)}`,
+    description:
+      compaction !== undefined
+        ? `projected · ${timeText(node.created_at)} · ${compaction}`
+        : `${node.projected ? "projected · " : ""}${timeText(node.created_at)} · ${shortId(node.run_id)} · ${driftText(node)}`,
     tooltip: tooltip.join("\n"),
     icon: name,
     iconColor: color,

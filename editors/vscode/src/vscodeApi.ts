@@ -509,6 +509,27 @@ export class VscodeEditor implements EditorPort, vscode.Disposable {
     return chosen?.item.value;
   }
 
+  async pickMany<T>(items: PickItem<T>[], placeholder: string): Promise<T[] | undefined> {
+    type Choice = vscode.QuickPickItem & { item: PickItem<T> };
+    const choices: Choice[] = items.map((item) => ({
+      label: item.label,
+      description: item.description,
+      detail: item.detail,
+      item,
+    }));
+    const chosen = await vscode.window.showQuickPick<Choice>(choices, {
+      placeHolder: placeholder,
+      matchOnDescription: true,
+      matchOnDetail: true,
+      canPickMany: true,
+    });
+    return chosen?.map((choice) => choice.item.value);
+  }
+
+  async withProgress<T>(title: string, task: () => Promise<T>): Promise<T> {
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, () => task());
+  }
+
   async input(options: InputOptions): Promise<string | undefined> {
     return vscode.window.showInputBox({
       title: options.title,

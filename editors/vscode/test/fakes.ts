@@ -227,6 +227,29 @@ export class FakeEditor implements EditorPort {
     return Promise.resolve(choose === undefined ? undefined : (choose(items) as T | undefined));
   }
 
+  readonly manyPicks: { items: PickItem<unknown>[]; placeholder: string }[] = [];
+  manyPickAnswers: ((items: PickItem<unknown>[]) => unknown[] | undefined)[] = [];
+
+  pickMany<T>(items: PickItem<T>[], placeholder: string): Promise<T[] | undefined> {
+    this.manyPicks.push({ items, placeholder });
+    const choose = this.manyPickAnswers.shift();
+    return Promise.resolve(choose === undefined ? undefined : (choose(items) as T[] | undefined));
+  }
+
+  /** The titles of the progress notifications, in order; `busy` while one runs. */
+  readonly progress: string[] = [];
+  busy = false;
+
+  async withProgress<T>(title: string, task: () => Promise<T>): Promise<T> {
+    this.progress.push(title);
+    this.busy = true;
+    try {
+      return await task();
+    } finally {
+      this.busy = false;
+    }
+  }
+
   input(options: InputOptions): Promise<string | undefined> {
     this.inputs.push(options);
     return Promise.resolve(this.inputAnswers.shift());

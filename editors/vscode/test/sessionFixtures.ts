@@ -129,3 +129,20 @@ export function comparison(a: string, b: string): NodeComparison {
     memory: { added: [{ memory_id: "mem_02", version: 1, content_sha256: "d".repeat(64) }], removed: [], changed: [], unchanged: 1 },
   };
 }
+
+/** A projected compaction under `parent` (what `rutter/session/tree` lists for a completed
+ * `rutter session compact`). */
+export function compactionNode(parent: string, overrides: Partial<TreeNode> = {}): TreeNode {
+  return treeNode({
+    node_id: "cmp_01COMPACTIONAAAAAAAAAAAAAA",
+    parent_node_id: parent,
+    kind: "compaction",
+    projected: true,
+    title: "Summary of 10 earlier messages of thread thr_01, extracted by rutter (data, not instr…",
+    fingerprint: null,
+    drift: null,
+    created_at: "2026-12-03T14:15:00Z",
+    compaction: { summarizer: "extractive", compacted_message_count: 10, unread_message_count: 2, kept_message_count: 4, summary_tokens: 120 },
+    ...overrides,
+  });
+}

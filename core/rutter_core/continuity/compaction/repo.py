@@ -4,6 +4,7 @@ thread's messages in ranges of `seq`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ class CompactionRow:
     summary_tokens: int | None
     summary_redacted: bool
     error_code: str | None
+    created_by: str
     created_at: str
     updated_at: str
 
@@ -59,6 +61,7 @@ def _row(row: Row[Any]) -> CompactionRow:
         summary_tokens=None if row.summary_tokens is None else int(row.summary_tokens),
         summary_redacted=bool(row.summary_redacted),
         error_code=None if row.error_code is None else str(row.error_code),
+        created_by=str(row.created_by),
         created_at=str(row.created_at),
         updated_at=str(row.updated_at),
     )
@@ -155,6 +158,20 @@ def latest_completed(conn: Connection, thread_id: str) -> CompactionRow | None:
         .limit(1)
     ).first()
     return None if row is None else _row(row)
+
+
+def select_completed_of(
+    conn: Connection, thread_ids: Sequence[str], limit: int
+) -> list[CompactionRow]:
+    """The completed compactions of the threads, in the order they completed, at most
+    `limit` (what a session tree projects)."""
+    rows = conn.execute(
+        select(compactions)
+        .where(compactions.c.thread_id.in_(thread_ids), compactions.c.status == "completed")
+        .order_by(compactions.c.updated_at, compactions.c.compaction_id)
+        .limit(limit)
+    )
+    return [_row(row) for row in rows]
 
 
 def set_status(

@@ -41,6 +41,7 @@ from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, Reject
 from rutter_core.kernel.ids import new_id
 from rutter_core.kernel.text import require_readable
 from rutter_core.store import Store
+from rutter_core.workspaces.service import project_workspace_ids
 
 PROPOSAL_ID: Final = re.compile("prop_[0-9A-HJKMNP-TV-Z]{26}")
 
@@ -91,7 +92,10 @@ def list_proposals(
             require_thread(conn, thread_id, writable=False)
         found = repo.select_proposals(
             conn,
-            workspace_id=workspace_id,
+            # A project's proposals, made through any registration of it.
+            workspace_ids=None
+            if workspace_id is None
+            else project_workspace_ids(conn, workspace_id),
             thread_id=thread_id,
             include_answered=include_answered or only_answered,
             only_answered=only_answered,

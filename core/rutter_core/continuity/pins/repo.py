@@ -3,6 +3,7 @@ caller's connection: the checks and the write of an operation are one transactio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
@@ -173,7 +174,7 @@ def find_proposal(conn: Connection, proposal_id: str) -> Proposal | None:
 def select_proposals(
     conn: Connection,
     *,
-    workspace_id: str | None,
+    workspace_ids: Sequence[str] | None,
     thread_id: str | None,
     include_answered: bool,
     limit: int,
@@ -187,8 +188,8 @@ def select_proposals(
         query = query.where(pin_proposals.c.status == "answered")
     if proposed_by is not None:
         query = query.where(pin_proposals.c.proposed_by == proposed_by)
-    if workspace_id is not None:
-        query = query.where(pin_proposals.c.workspace_id == workspace_id)
+    if workspace_ids is not None:
+        query = query.where(pin_proposals.c.workspace_id.in_(list(workspace_ids)))
     if thread_id is not None:
         query = query.where(pin_proposals.c.thread_id == thread_id)
     rows = conn.execute(

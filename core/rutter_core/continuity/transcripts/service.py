@@ -22,6 +22,7 @@ from rutter_core.continuity.transcripts import repo
 from rutter_core.continuity.transcripts.prepare import Prepared
 from rutter_core.kernel.errors import ConflictError, RejectedError
 from rutter_core.kernel.ids import new_id
+from rutter_core.workspaces.service import project_workspace_ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,7 @@ def bind_thread(
     """The thread this transcript goes into, recorded for re-imports: the one it went into
     before, else `chosen_thread`, else a new thread of `workspace_id`. Answers (thread ID,
     whether the thread was created). A transcript already in another thread than the chosen one
-    is `transcript_in_other_thread` (conflict); a thread of another workspace is
+    is `transcript_in_other_thread` (conflict); a thread of another project is
     `thread_in_other_workspace`; an archived one `thread_archived`."""
     before = repo.thread_of(conn, source, session_id)
     if before is not None:
@@ -87,11 +88,14 @@ def bind_thread(
 
 
 def _require_workspace_of(conn: Connection, thread_id: str, workspace_id: str) -> None:
+    """The thread is of `workspace_id`'s project: made through it or through another
+    registration of the project (another path or machine), whose records it shares."""
     found = thread_in(conn, thread_id)
-    if found.workspace_id != workspace_id:
+    if found.workspace_id not in project_workspace_ids(conn, workspace_id):
         raise RejectedError(
             "thread_in_other_workspace",
-            f"thread {thread_id} belongs to workspace {found.workspace_id!r}, not {workspace_id!r}",
+            f"thread {thread_id} belongs to workspace {found.workspace_id!r}, not "
+            f"{workspace_id!r} or another registration of its project",
             details={"thread_id": thread_id, "workspace_id": found.workspace_id},
         )
 

@@ -13,7 +13,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
 from sqlalchemy.exc import DatabaseError, IntegrityError
@@ -26,6 +26,12 @@ its first statement, so two writers never deadlock halfway through, and is durab
 committed. `purge`: a `write` whose commit the dialect may leave to be made durable by what
 must follow it before anyone is told it happened: `purge`, then `make_durable` when the purge
 did not complete (`Store.purging_write`)."""
+
+PoolKind = Literal["call", "service"]
+"""How long the process that opens the store lives, which decides its connection pool: `call`,
+one command (the CLI: a connection or two, all closed when the store is); `service`, a long-lived
+server (the language server, MCP, HTTP: a bounded pool whose connections are checked before use
+and replaced after a while)."""
 
 StoreFailure = Literal["busy", "read_only", "full", "io", "corrupt", "denied"]
 """Why the database could not do its part, when it is a fact about the store rather than about
@@ -245,6 +251,11 @@ class Dialect(ABC):
         relative to `cwd` made absolute), or None when no other process can reach that
         database (one in memory). A server's database is the same from everywhere."""
         return url
+
+    def pool_options(self, url: URL, pool: PoolKind, *, busy_timeout_ms: int) -> dict[str, Any]:
+        """Keyword arguments for the engine's connection pool for a process of kind `pool`
+        (none: the engine's own default)."""
+        return {}
 
     @abstractmethod
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:

@@ -30,6 +30,7 @@ from rutter_core.store.dialects.base import (
     ConstraintKind,
     Dialect,
     InitOutcome,
+    PoolKind,
     RowFollows,
     RowOwnership,
     StoreFacts,
@@ -51,6 +52,26 @@ tables)."""
 STATEMENT_TIMEOUT_MS = 120_000
 """The longest one statement may run before the server cancels it (`store_busy`): generous for a
 purge's rewrite, short enough that a stuck statement never hangs an editor for good."""
+
+CALL_POOL_SIZE = 1
+"""Connections a one-command process (the CLI) keeps open between its transactions; all are closed
+when it closes the store, so no session outlives the command."""
+
+CALL_POOL_OVERFLOW = 1
+"""Beyond `CALL_POOL_SIZE`, opened for a moment and closed when returned (a purge's own
+connection while the command's is still checked out)."""
+
+SERVICE_POOL_SIZE = 5
+"""Connections a long-lived server (language server, MCP, each HTTP worker) keeps open."""
+
+SERVICE_POOL_OVERFLOW = 5
+"""Beyond `SERVICE_POOL_SIZE`, opened under load and closed when returned: a server never holds
+more than the sum, and a request that finds them all busy waits for one (up to the busy
+timeout, then `store_busy`)."""
+
+SERVICE_POOL_RECYCLE_SECONDS = 1800
+"""A server's pooled connection is replaced once this old (a restarted server, a proxy's idle
+timeout or a changed role setting then reach it within this time at most)."""
 
 APPLICATION_NAME = "rutter"
 """How rutter's sessions are named in `pg_stat_activity`."""
@@ -152,6 +173,26 @@ class PostgresqlDialect(Dialect):
         # A server's database is created by its administrator (docs/team.md); nothing to make.
         return None
 
+    def pool_options(self, url: URL, pool: PoolKind, *, busy_timeout_ms: int) -> dict[str, Any]:
+        # A connection costs the server a process: bounded in both cases. A one-command process
+        # keeps one between its transactions (disposed with the store); a server checks each
+        # connection before using it (pre-ping: a server restart or a dropped idle connection
+        # costs a reconnect, not a failed request) and replaces old ones.
+        timeout = max(busy_timeout_ms / 1000, 0.001)
+        if pool == "call":
+            return {
+                "pool_size": CALL_POOL_SIZE,
+                "max_overflow": CALL_POOL_OVERFLOW,
+                "pool_timeout": timeout,
+            }
+        return {
+            "pool_size": SERVICE_POOL_SIZE,
+            "max_overflow": SERVICE_POOL_OVERFLOW,
+            "pool_timeout": timeout,
+            "pool_pre_ping": True,
+            "pool_recycle": SERVICE_POOL_RECYCLE_SECONDS,
+        }
+
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
         lock_timeout = int(busy_timeout_ms)
 
@@ -179,14 +220,23 @@ class PostgresqlDialect(Dialect):
             _check_text_settings(str(encoding), str(ctype))
 
     def begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
+        from psycopg import IsolationLevel
+
+        # The transaction's characteristics go with the BEGIN the driver sends before the first
+        # statement (`BEGIN ISOLATION LEVEL ...`): one round trip, not a BEGIN and a SET
+        # TRANSACTION. Set on the idle connection for each transaction, so none inherits the
+        # last one's. A write is not READ WRITE: a database its administrator made read-only
+        # (default_transaction_read_only) refuses the first write, `store_read_only`.
+        dbapi = conn.connection.dbapi_connection
+        assert dbapi is not None
+        read = kind == "read"
+        dbapi.isolation_level = (
+            IsolationLevel.REPEATABLE_READ if read else IsolationLevel.READ_COMMITTED
+        )
+        dbapi.read_only = True if read else None
         trans = conn.begin()
         try:
-            if kind == "read":
-                conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            else:
-                # Not READ WRITE: a database its administrator made read-only
-                # (default_transaction_read_only) refuses the first write, `store_read_only`.
-                conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            if not read:
                 # The store's write lock, waited for up to lock_timeout (then 55P03: busy).
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         except BaseException:

@@ -41,7 +41,25 @@ function M.one_line(text, max)
   return text
 end
 
-M.GLYPH = { root = "○", checkpoint = "●", fork = "⑂", resume = "↻", decision = "◇" }
+M.GLYPH = { root = "○", checkpoint = "●", fork = "⑂", resume = "↻", decision = "◇", compaction = "≡" }
+
+--- A projected compaction's facts in words (`12 messages summarized (2 not read) · extractive`),
+--- or nil for every other node.
+--- @param node table a `session_tree.v1` node
+--- @return string?
+function M.compaction_facts(node)
+  local facts = node.compaction
+  if type(facts) ~= "table" then
+    return nil
+  end
+  local unread = tonumber(facts.unread_message_count) or 0
+  return string.format(
+    "%d messages summarized (%s) · %s",
+    tonumber(facts.compacted_message_count) or 0,
+    unread > 0 and (unread .. " not read") or "all read",
+    str(facts.summarizer)
+  )
+end
 M.BRANCH_KINDS = { fork = true, resume = true }
 
 --- The drift markers of a tree node, as short labels ("instructions", "git branch", …).
@@ -181,7 +199,8 @@ function M.tree(result, opts)
     end
     level_of[str(node.node_id)] = level
     local indent = string.rep("  ", level + (node.projected == true and 1 or 0))
-    local name = present(node.title) and ('"' .. M.one_line(node.title, 60) .. '"') or ""
+    local facts = M.compaction_facts(node)
+    local name = present(node.title) and ('"' .. M.one_line(node.title, facts and 40 or 60) .. '"') or ""
     local text = string.format("%s%s %s", indent, M.GLYPH[kind] or "·", kind)
     if name ~= "" then
       text = text .. " " .. name
@@ -190,6 +209,9 @@ function M.tree(result, opts)
       text = text .. " from " .. (label_of[str(node.parent_node_id)] or str(node.parent_node_id))
     end
     text = text .. " · " .. M.time(node.created_at)
+    if facts then
+      text = text .. " · " .. facts
+    end
     if kind == "root" or M.BRANCH_KINDS[kind] then
       text = text .. string.format(" · run %s (%s)", str(node.run_id), str(node.run_status))
       if opts.current_run and opts.current_run == str(node.run_id) then
@@ -241,6 +263,7 @@ M.TREE_KEYS = {
   "m     mark the node for compare; marking a second one opens the comparison",
   "M     clear the marks",
   "c     checkpoint the run of the node on this line (asks for a title)",
+  "C     compact the thread of the node on this line (asks the focus); the summary opens",
   "za    open or close the fold of a branch (zR open all, zM close all)",
   "R     reload · q close · ? this help",
 }

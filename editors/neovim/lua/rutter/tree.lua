@@ -149,12 +149,35 @@ function M.open_row()
   local node, st = row_node(false)
   local client = node and client_of(st)
   if node and client and st then
+    local facts = fmt.compaction_facts(node)
+    if facts then
+      -- Asked for on purpose: the whole line, not one cut to the command line's width.
+      vim.notify(string.format("rutter: compaction %s of thread %s: %s, the newest %d kept verbatim; summary: %s",
+        node.node_id, fmt.str(node.thread_id), facts, tonumber(node.compaction.kept_message_count) or 0,
+        fmt.one_line(node.title, 200)), vim.log.levels.INFO)
+      return
+    end
     if not vim.startswith(node.node_id, "node_") then
       notify("a projected " .. fmt.str(node.kind) .. " note: " .. fmt.one_line(node.title, 200))
       return
     end
     session.open_node(client, node.node_id, node, st.workspace_id)
   end
+end
+
+--- `C`: compact the thread of the node on this line (the focus asked), then reload: the
+--- compaction shows below the thread's latest node.
+function M.compact_row()
+  local node, st = row_node(false)
+  local client = node and client_of(st)
+  if not (node and client and st) then
+    return
+  end
+  require("rutter.compaction").ask_and_compact(client, fmt.str(node.thread_id), st.workspace_id, function()
+    if state == st then
+      M.reload()
+    end
+  end)
 end
 
 local function after_branch(st)
@@ -282,6 +305,7 @@ local function keymaps(buf)
   map("c", function()
     M.checkpoint_row()
   end, "checkpoint the node's run")
+  map("C", M.compact_row, "compact the node's thread")
   map("R", M.reload, "reload tree")
   map("q", M.close, "close tree")
   map("?", M.help, "tree keys")

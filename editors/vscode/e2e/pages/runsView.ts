@@ -26,8 +26,16 @@ export const assembledDocument = (runId: string): string => `context-${runId}.md
 export const auditDocument = (runId: string): string => `audit-${runId}.md`;
 /** The budget line of an assembled context, as its preview renders it (a list item). */
 export const BUDGET_LINE = /^Budget:\s\d+\sof\s\d+\stokens\sused/;
+/** The budget line of an assembled context within `budget` tokens, as its preview renders it. */
+export const budgetLine = (budget: number): RegExp => new RegExp(`^Budget:\\s\\d+\\sof\\s${budget}\\stokens\\sused`);
 /** The paragraph of an assembled context that names the assembly. */
 export const ASSEMBLY_LINE = /^Assembly asm_[0-9A-Z]{26}, /;
+/** A context overflow of the run (the default budget), and its fixes as buttons. */
+export const overflowMessage = (runId: string): RegExp =>
+  new RegExp(`rutter: the required context of run ${runId} needs \\d+ tokens and the budget is 16384`);
+export const REMOVE_PINS_BUTTON = "Remove Pins…";
+export const RAISE_BUDGET_BUTTON = "Raise Budget…";
+export const BUDGET_PROMPT = /The background budget of run run_\w+ in tokens/;
 
 /** The assembly an assembled context's preview names (its blocks, `previewBlocks`). */
 export function assemblyIdOf(blocks: string[]): string {

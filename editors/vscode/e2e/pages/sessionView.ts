@@ -1,7 +1,8 @@
 /**
- * The Session Tree view and the checkpoint command, as a person uses them: the ONE place that
- * knows how a run's tree shows (the root, then checkpoints by title, nested under the node
- * they follow).
+ * The Session Tree view and the checkpoint and compaction commands, as a person uses them: the
+ * ONE place that knows how a run's tree shows (the root, then checkpoints by title, nested under
+ * the node they follow; a compaction as "summary of N messages") and what "Compact Thread…"
+ * opens.
  */
 
 import type { Locator } from "playwright-core";
@@ -18,6 +19,21 @@ export const FORK_GOAL_PROMPT = /The goal of the new run forked from/;
 /** The server's question before a fork, and the button that creates the run. */
 export const FORK_QUESTION = /A new run starts under a new mission/;
 export const FORK_BUTTON = "Fork";
+export const COMPACT_COMMAND = "Rutter: Compact Thread…";
+export const COMPACT_PROMPT = /What the summary of thread thr_\w+ should keep in view/;
+/** The tab of a compaction's summary, and the lines it starts with. */
+export const SUMMARY_TAB = /^cmp_\w+\.md$/;
+export const summaryLines = (compacted: number, kept: number): RegExp[] => [
+  /^# Compaction cmp_\w+$/,
+  /^$/,
+  /^- Thread: thr_\w+$/,
+  /^- Status: completed · summarizer: extractive$/,
+  new RegExp(`^- Summarized: ${compacted} older messages \\(all read\\)$`),
+  new RegExp(`^- Kept verbatim: the newest ${kept} messages$`),
+];
+/** The description of a compaction node: when, and what its summary covers. */
+export const compactionDescription = (compacted: number): RegExp =>
+  new RegExp(`^projected · \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC · ${compacted} messages summarized \\(all read\\) · extractive$`);
 
 export async function show(workbench: Workbench): Promise<Locator> {
   return workbench.showContainerPane(CONTAINER, TITLE);
@@ -40,4 +56,11 @@ export async function waitForForkMarker(pane: Locator, checkpointTitle: string):
   }
   await marker.first().waitFor();
   return marker.first();
+}
+
+/** Wait for the node of a compaction that summarized `compacted` messages; returns its row. */
+export async function waitForCompaction(pane: Locator, compacted: number): Promise<Locator> {
+  const row = pane.locator(".monaco-list-row", { hasText: `summary of ${compacted} messages` });
+  await row.first().waitFor();
+  return row.first();
 }

@@ -301,6 +301,35 @@ export class Workbench {
     return this.page.locator(".notification-toast", { hasText: message });
   }
 
+  /** Click the button `button` of the notification whose message matches `message`. */
+  async answerNotification(message: string | RegExp, button: string): Promise<void> {
+    const toast = this.notification(message).first();
+    await toast.waitFor();
+    await toast.locator(".monaco-button", { hasText: exactly(button) }).first().click();
+    await toast.waitFor({ state: "hidden" });
+  }
+
+  /** The buttons of the notification whose message matches `message`, as their text. */
+  async notificationButtons(message: string | RegExp): Promise<string[]> {
+    const toast = this.notification(message).first();
+    await toast.waitFor();
+    return (await toast.locator(".monaco-button").allTextContents()).map(plain);
+  }
+
+  /** In the open quick pick of several items: tick every visible row (a click on a row ticks
+   * it), then press OK. */
+  async pickAll(): Promise<void> {
+    const rows = this.quickInput.locator(".quick-input-list .monaco-list-row");
+    const count = await rows.count();
+    for (let index = 0; index < count; index += 1) {
+      await rows.nth(index).click();
+      // The pick counts what is ticked ("N Selected").
+      await this.quickInput.getByText(exactly(`${index + 1} Selected`)).first().waitFor();
+    }
+    await this.quickInput.locator(".monaco-button", { hasText: exactly("OK") }).first().click();
+    await this.quickInput.waitFor({ state: "hidden" });
+  }
+
   async clearNotifications(): Promise<void> {
     await this.runCommand("Notifications: Clear All Notifications");
   }

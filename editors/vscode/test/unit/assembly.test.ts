@@ -2,7 +2,19 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import { startRutter } from "../../src/app";
-import { AssemblyCommands, assemblyText, auditText, entryLine, reasonText } from "../../src/assembly";
+import {
+  AssemblyCommands,
+  MAX_BUDGET,
+  RAISE_BUDGET,
+  REMOVE_PINS,
+  assemblyText,
+  auditText,
+  budgetError,
+  entryLine,
+  overflowOf,
+  overflowText,
+  reasonText,
+} from "../../src/assembly";
 import type { Assembly, AssemblyEntry, AuditRecord } from "../../src/protocol";
 import { Methods } from "../../src/protocol";
 import { FakeEditor, FakeServer, settle } from "../fakes";
@@ -145,5 +157,124 @@ describe("Show Assembled Context / Show Context Audit", () => {
     await settle();
     await editor.run(AssemblyCommands.assemble);
     assert.equal(editor.messages.at(-1)?.text, "rutter: no active run in the served workspaces");
+  });
+});
+
+const OVERFLOW = {
+  code: "context_overflow",
+  message: "the required context (pinned instructions, pins and the latest summary) needs 1300 tokens and the budget is 1000",
+  details: {
+    budget: 1000,
+    needed: 1300,
+    required: [
+      { kind: "instruction", id: "AGENTS.md", tokens: 300 },
+      { kind: "pin", id: "pin_big", tokens: 900 },
+      { kind: "pin", id: "pin_small", tokens: 100 },
+    ],
+  },
+  hint: { fix: "fit_required_context", needed: 1300 },
+};
+
+/** A server whose assembly overflows until `fits(params)` says the request fits. */
+function overflowing(fits: (params: { run_id: string; budget?: number }, removed: string[]) => boolean, details = OVERFLOW.details) {
+  const editor = new FakeEditor();
+  const removed: string[] = [];
+  const server = new FakeServer((method, params) => {
+    switch (method) {
+      case Methods.runs:
+        return { runs: [run({ run_id: "run_1" })] };
+      case Methods.contextAssemble:
+        if (!fits(params as { run_id: string; budget?: number }, removed)) {
+          throw Object.assign(new Error("x"), { data: { ...OVERFLOW, details } });
+        }
+        return assembly();
+      case Methods.pinList:
+        return {
+          thread_id: "thr_1", run_id: "run_1", count: 3, total_chars: 10,
+          pins: [
+            { pin_id: "pin_big", thread_id: "thr_1", text: "the whole style guide\nand more", redacted: false, proposal_id: null, version: 3 },
+            { pin_id: "pin_small", thread_id: "thr_1", text: "use tabs", redacted: false, proposal_id: null, version: 1 },
+            { pin_id: "pin_free", thread_id: "thr_1", text: "not required", redacted: false, proposal_id: null, version: 1 },
+          ],
+        };
+      case Methods.pinRemove:
+        removed.push((params as { pin_id: string }).pin_id);
+        return { pin_id: (params as { pin_id: string }).pin_id };
+      default:
+        return { items: [], has_more: false, proposals: [], pins: [] };
+    }
+  });
+  startRutter({ editor, server });
+  return { editor, server, removed };
+}
+
+function assembled(server: FakeServer): unknown[] {
+  return server.sent.filter((sent) => sent.method === Methods.contextAssemble).map((sent) => sent.params);
+}
+
+describe("a context overflow and its fixes", () => {
+  it("reads the figures of the error and words them with the fixes", () => {
+    const overflow = overflowOf(OVERFLOW);
+    assert.deepEqual(overflow, OVERFLOW.details);
+    assert.equal(overflowOf({ code: "not_found", message: "x" }), undefined);
+    assert.equal(
+      overflowText("run_1", overflow ?? OVERFLOW.details),
+      "rutter: the required context of run run_1 needs 1300 tokens and the budget is 1000; nothing is delivered rather than leaving out an instruction or a pin. " +
+        "Required: instruction AGENTS.md (300 tokens), pin pin_big (900 tokens), pin pin_small (100 tokens). " +
+        "Fix: remove pins, raise the budget, choose a model with a larger window.",
+    );
+    assert.equal(budgetError("2000"), undefined);
+    for (const bad of ["", "0", "-5", "1.5", "many", String(MAX_BUDGET + 1)]) {
+      assert.equal(budgetError(bad), `A whole number of tokens, 1-${MAX_BUDGET}`, bad);
+    }
+  });
+
+  it("Remove Pins…: picks among the required pins, removes the chosen ones, assembles again with the same budget", async () => {
+    const { editor, server, removed } = overflowing((_, gone) => gone.includes("pin_big"));
+    await settle();
+    editor.notifyAnswers = [REMOVE_PINS];
+    editor.manyPickAnswers = [(items) => items.filter((item) => item.label === "the whole style guide").map((item) => item.value)];
+    const result = await editor.run(AssemblyCommands.assemble, "run_1");
+    assert.equal((result as Assembly).assembly_id, "asm_1");
+    assert.deepEqual(editor.notifications[0]?.actions, [REMOVE_PINS, RAISE_BUDGET]);
+    assert.equal(editor.notifications[0]?.kind, "error");
+    assert.match(editor.notifications[0]?.text ?? "", /needs 1300 tokens and the budget is 1000/);
+    // Only the pins the overflow names, with their tokens.
+    assert.deepEqual(
+      editor.manyPicks[0]?.items.map((item) => [item.label, item.description]),
+      [["the whole style guide", "pin_big · 900 tokens"], ["use tabs", "pin_small · 100 tokens"]],
+    );
+    assert.deepEqual(removed, ["pin_big"]);
+    assert.deepEqual(server.sent.filter((sent) => sent.method === Methods.pinRemove).map((sent) => sent.params), [{ pin_id: "pin_big", version: 3 }]);
+    assert.deepEqual(assembled(server), [{ run_id: "run_1" }, { run_id: "run_1", budget: 1000 }]);
+    assert.equal(editor.rendered.at(-1)?.name, "context-run_1.md");
+  });
+
+  it("Raise Budget…: asks the budget (the tokens needed offered), then assembles again with it", async () => {
+    const { editor, server } = overflowing((params) => (params.budget ?? 0) >= 1300);
+    await settle();
+    editor.notifyAnswers = [RAISE_BUDGET];
+    editor.inputAnswers = ["1500"];
+    await editor.run(AssemblyCommands.assemble, "run_1");
+    assert.equal(editor.inputs[0]?.value, "1300");
+    assert.equal(editor.inputs[0]?.validate, budgetError);
+    assert.deepEqual(assembled(server), [{ run_id: "run_1" }, { run_id: "run_1", budget: 1500 }]);
+    assert.equal(editor.rendered.at(-1)?.name, "context-run_1.md");
+    assert.deepEqual(editor.readOnly, [], "rendered, not opened as source");
+  });
+
+  it("offers only Raise Budget… when no pin is required, again after a budget still too small, and nothing when dismissed", async () => {
+    const details = { budget: 1000, needed: 1300, required: [{ kind: "instruction", id: "AGENTS.md", tokens: 1300 }] };
+    const { editor, server } = overflowing(() => false, details);
+    await settle();
+    editor.notifyAnswers = [RAISE_BUDGET, undefined];
+    editor.inputAnswers = ["1200"];
+    assert.equal(await editor.run(AssemblyCommands.assemble, "run_1"), undefined);
+    assert.deepEqual(editor.notifications.map((shown) => shown.actions), [[RAISE_BUDGET], [RAISE_BUDGET]]);
+    assert.match(editor.notifications[0]?.text ?? "", /Fix: raise the budget, choose a model with a larger window\./);
+    assert.deepEqual(assembled(server), [{ run_id: "run_1" }, { run_id: "run_1", budget: 1200 }]);
+    assert.deepEqual(editor.rendered, []);
+    assert.deepEqual(editor.readOnly, []);
+    assert.deepEqual(editor.messages, []);
   });
 });

@@ -7,6 +7,7 @@ import {
   SHOW_TREE_COMMAND,
   checkpointStatus,
   comparisonText,
+  compactionFactsText,
   driftText,
   nodeDocument,
   nodeItem,
@@ -16,7 +17,7 @@ import {
 } from "../../src/sessionsView";
 import type { ViewNode } from "../../src/ports";
 import { outline } from "../fakes";
-import { RUN_A, RUN_B, comparison, continuityNode, drifted, sessionTree, treeNode } from "../sessionFixtures";
+import { RUN_A, RUN_B, comparison, compactionNode, continuityNode, drifted, sessionTree, treeNode } from "../sessionFixtures";
 
 function find(nodes: ViewNode[], id: string): ViewNode {
   for (const node of nodes) {
@@ -43,6 +44,26 @@ describe("the session tree view's data", () => {
     ]);
     assert.equal(find(nodes, "node/node_one").expanded, true);
     assert.equal(find(nodes, "node/node_two").children, undefined);
+  });
+
+  it("shows a compaction below its thread's node with what its summary covers", () => {
+    const tree = sessionTree();
+    const nodes = sessionNodes({ ...tree, nodes: [...tree.nodes, compactionNode("node_one")] });
+    const summary = find(nodes, "node/cmp_01COMPACTIONAAAAAAAAAAAAAA");
+    assert.deepEqual(outline(find(nodes, "node/node_one").children ?? []).slice(-1), [
+      "summary of 10 messages — projected · 2026-12-03 14:15 UTC · 10 messages summarized (2 not read) · extractive",
+    ]);
+    assert.deepEqual([summary.icon, summary.iconColor, summary.contextValue], ["fold", "disabledForeground", NodeContext.compaction]);
+    assert.equal(summary.command, undefined);
+    const tooltip = summary.tooltip ?? "";
+    assert.match(tooltip, /^summary of 10 messages \(compaction, projected\)\nnode cmp_01COMPACTIONAAAAAAAAAAAAAA\n/);
+    assert.match(tooltip, /compaction of thread thr_01: 10 messages summarized \(2 not read\) · extractive; the newest 4 kept verbatim; summary 120 tokens/);
+    assert.match(tooltip, /summary: Summary of 10 earlier messages of thread thr_01/);
+    assert.match(tooltip, /made 2026-12-03 14:15 UTC by cli/);
+    assert.match(tooltip, /carries no authority and cannot be forked or resumed/);
+    assert.equal(compactionFactsText(compactionNode("n", { compaction: { summarizer: "command", compacted_message_count: 3, unread_message_count: 0, kept_message_count: 4, summary_tokens: null } })),
+      "3 messages summarized (all read) · command");
+    assert.equal(compactionFactsText(treeNode()), undefined);
   });
 
   it("greys projected nodes, marks drift with icons and tooltips, and sets the context menus", () => {

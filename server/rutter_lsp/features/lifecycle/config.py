@@ -52,11 +52,12 @@ async def fetch(server: RutterServer, pushed: Any = None) -> Settings:
 
 
 def _open(url: str) -> Store:
-    """The store `url` names, opened as every surface opens it (`open_rutter`); the session
-    builds its facade over it with its own file reader."""
+    """The store `url` names, opened as every surface opens it (`open_rutter`), with a
+    long-lived server's pool (bounded, connections checked before use); the session builds its
+    facade over it with its own file reader."""
     from rutter_core.app.facade import open_rutter
 
-    return open_rutter(url, os.environ).store
+    return open_rutter(url, os.environ, pool="service").store
 
 
 async def load(server: RutterServer, *, initial: bool = False, pushed: Any = None) -> bool:

@@ -1,0 +1,539 @@
+"""rutter on PostgreSQL against raw psycopg doing the same statements, in the same run.
+
+A private PostgreSQL server is started for the run (`tests/postgres.py`: initdb into a temporary
+directory, a Unix socket only, fsync on as on a real server), and stopped at the end. Three
+parts (`--only` picks some):
+
+- `memory`: create, edit and list(100) through the core API (`Rutter(open_store(url))` with a
+  server's pool) against raw psycopg on a database of its own migrated the same way, each
+  operation in its own transaction as the dialect begins it (READ COMMITTED plus the store's
+  advisory write lock; a read REPEATABLE READ, READ ONLY): `raw` inserts or updates the memory
+  row and its history index entry and text (the memory shard), `raw+purge` also runs what an
+  edit that replaces a body must (`VACUUM (FULL)` of the store's tables, so the old body is in
+  no table file). Ops/s, median of rounds.
+- `history`: `history_search` p95 over N messages (default 1,000,000) in one run's thread,
+  built with COPY into the product's tables (per-row triggers off for the loading session, the
+  trigram index dropped during the load and built after), against raw psycopg's
+  `SELECT entry_id, body FROM history_text WHERE body ILIKE ... ORDER BY entry_id DESC LIMIT 21`
+  (the statement the index answers). Prints the build time.
+- `http`: `rutter http` with 1 and with 2 worker processes on the database; GET one memory and
+  a history search from 1 and from 4 client processes (each waiting for each answer over one
+  keep-alive connection) for `--seconds` each, against raw psycopg reading the same memory row
+  from 1 and 4 processes. Goal: with 2 workers on 2 cores, 4 clients get >= 1.8x the requests
+  of one client.
+
+Prints the load average before and after each part (the machine is shared).
+
+Why one module: the three parts share one private server (started once: initdb and a durable
+server cost seconds) and its helpers (migrated databases, the load average, percentiles).
+
+Usage: python benchmarks/postgres.py [--only memory,history,http] [--ops 200] [--rounds 5]
+       [--messages 1000000] [--search-rounds 20] [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# `benchmarks/http.py` is named like the standard library's `http`: run as a script, this
+# directory comes first on sys.path and would shadow it. The repository root instead, for
+# `tests.postgres` (the private server).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [os.path.dirname(_HERE)] + [
+    p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE
+]
+
+import argparse
+import functools
+import http.client
+import io
+import json
+import multiprocessing
+import random
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from rutter_core.app.facade import Rutter
+from rutter_core.app.history import HistorySearchParams
+from rutter_core.app.memory import CreateMemoryParams, EditMemoryParams, ListMemoriesParams
+from rutter_core.app.runs import CreateRunParams
+from rutter_core.app.tokens import CreateTokenParams
+from rutter_core.app.workspaces import RegisterWorkspaceParams
+from rutter_core.kernel.clock import rfc3339, utc_now
+from rutter_core.kernel.ids import new_id
+from rutter_core.store import open_store
+from rutter_core.store.dialects.postgresql import WRITE_LOCK_KEY
+from rutter_core.store.schema import memory_text_shards
+from tests.postgres import PostgresServer, start
+
+BODY = "Prefer table-driven tests; keep fixtures next to the test that uses them. " * 4
+WORDS = (
+    "parser", "lexer", "token", "buffer", "stream", "review", "commit", "branch", "fixture",
+    "refactor", "deadline", "latency", "release", "rollback", "schema", "migration", "index",
+    "cursor", "handle", "snapshot", "删除后不可恢复", "配置文件", "设定を読む", "テスト",
+    "parse_input_stream", "read_config", "HttpClient", "retry_after", "max_depth", "TODO",
+)  # fmt: skip
+QUERIES = (
+    "parse_input_stream", "input_stream", "不可恢复", "を読む", "テスト", "HttpClient", "rollback",
+    "retry_after", "max_depth", "migration index", "nothing-matches-this", "Deadline",
+    "stream", "config",
+)  # fmt: skip
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.2f}"
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def conninfo(server: PostgresServer, database: str) -> dict[str, Any]:
+    return {"host": str(server.socket_dir), "dbname": database, "user": server.superuser}
+
+
+def migrated(server: PostgresServer) -> tuple[str, str]:
+    """A new database with rutter's schema: (its name, its URL)."""
+    database = server.create_database("rutter_bench")
+    url = server.url(database)
+    open_store(url).close()
+    return database, url
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+
+def _shard(entry_id: int) -> str:
+    return memory_text_shards[entry_id % len(memory_text_shards)]
+
+
+class Raw:
+    """The statements of a create, an edit and a list, by hand (`purge`: and the edit's purge)."""
+
+    def __init__(self, info: dict[str, Any], *, purge: bool) -> None:
+        self.conn = psycopg.connect(**info, autocommit=True)
+        self.purge = purge
+        self.ids: list[str] = []
+        self.versions: dict[str, int] = {}
+        self.turn = 0
+        tables = self.conn.execute(
+            "SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema() "
+            "ORDER BY tablename"
+        ).fetchall()
+        self.tables = ", ".join(str(row[0]) for row in tables)
+
+    def _write(self) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        self.conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+
+    def create(self) -> None:
+        now = rfc3339(utc_now())
+        memory_id = new_id("mem")
+        self._write()
+        self.conn.execute(
+            "INSERT INTO memories (memory_id, scope, scope_id, workspace_id, title, content, "
+            "content_sha256, status, source_kind, references_json, retention_until, redacted, "
+            "created_by, updated_by, version, created_at, updated_at) VALUES "
+            "(%s, 'user', 'local-user', NULL, %s, %s, %s, 'active', 'operator_explicit', '[]', "
+            "NULL, 0, 'cli', 'cli', 1, %s, %s)",
+            (memory_id, "title", BODY, "0" * 64, now, now),
+        )
+        row = self.conn.execute(
+            "UPDATE history_state SET last_entry_id = last_entry_id + 1 RETURNING last_entry_id"
+        ).fetchone()
+        assert row is not None
+        entry_id = int(row[0])
+        self.conn.execute(
+            "INSERT INTO history_entries (entry_id, source_kind, source_id, owner_id, "
+            "workspace_id, version, content_sha256, expires_at) "
+            "VALUES (%s, 'memory', %s, 'local-user', NULL, 1, %s, NULL)",
+            (entry_id, memory_id, "2" * 64),
+        )
+        self.conn.execute(
+            f"INSERT INTO {_shard(entry_id)} (entry_id, body) VALUES (%s, %s)",
+            (entry_id, f"title\n{BODY}"),
+        )
+        self.conn.execute("COMMIT")
+        self.ids.append(memory_id)
+        self.versions[memory_id] = 1
+
+    def edit(self) -> None:
+        self.turn += 1
+        memory_id = self.ids[self.turn % len(self.ids)]
+        version = self.versions[memory_id]
+        self._write()
+        done = self.conn.execute(
+            "UPDATE memories SET content = %s, content_sha256 = %s, version = %s, "
+            "updated_at = %s WHERE memory_id = %s AND version = %s",
+            (f"{BODY}{self.turn}", "1" * 64, version + 1, rfc3339(utc_now()), memory_id, version),
+        )
+        assert done.rowcount == 1
+        row = self.conn.execute(
+            "SELECT entry_id FROM history_entries WHERE source_id = %s", (memory_id,)
+        ).fetchone()
+        assert row is not None
+        entry_id = int(row[0])
+        self.conn.execute(
+            "UPDATE history_entries SET version = %s, content_sha256 = %s WHERE entry_id = %s",
+            (version + 1, "3" * 64, entry_id),
+        )
+        shard = _shard(entry_id)
+        self.conn.execute(f"DELETE FROM {shard} WHERE entry_id = %s", (entry_id,))
+        self.conn.execute(
+            f"INSERT INTO {shard} (entry_id, body) VALUES (%s, %s)",
+            (entry_id, f"title\n{BODY}{self.turn}"),
+        )
+        self.conn.execute("COMMIT")
+        if self.purge:
+            self.conn.execute(f"VACUUM (FULL) {self.tables}")
+        self.versions[memory_id] = version + 1
+
+    def list(self) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        rows = self.conn.execute(
+            "SELECT * FROM memories WHERE status = 'active' AND scope = 'user' "
+            "ORDER BY updated_at DESC, memory_id DESC LIMIT 101"
+        ).fetchall()
+        self.conn.execute("COMMIT")
+        assert rows
+
+
+class Api:
+    """The app facade, as a long-lived server calls it."""
+
+    def __init__(self, url: str) -> None:
+        self.rutter = Rutter(open_store(url, pool="service"))
+        self.ids: list[str] = []
+        self.versions: dict[str, int] = {}
+        self.turn = 0
+
+    def create(self) -> None:
+        params = CreateMemoryParams(scope="user", title="title", content=BODY)
+        record = self.rutter.memory.create(params, actor="cli")
+        self.ids.append(record.memory_id)
+        self.versions[record.memory_id] = record.version
+
+    def edit(self) -> None:
+        self.turn += 1
+        memory_id = self.ids[self.turn % len(self.ids)]
+        params = EditMemoryParams(
+            id=memory_id, version=self.versions[memory_id], content=f"{BODY}{self.turn}"
+        )
+        self.versions[memory_id] = self.rutter.memory.edit(params, actor="cli").version
+
+    def list(self) -> None:
+        assert self.rutter.memory.list(ListMemoriesParams(scope="user", limit=100)).items
+
+
+def ops_per_second(operation: Callable[[], None], count: int) -> float:
+    began = time.perf_counter()
+    for _ in range(count):
+        operation()
+    return count / (time.perf_counter() - began)
+
+
+def bench_memory(server: PostgresServer, ops: int, rounds: int) -> None:
+    print(f"== memory: {ops} ops x {rounds} rounds (edits: {max(ops // 10, 5)}); load {load()}")
+    _, api_url = migrated(server)
+    raw_db, _ = migrated(server)
+    purged_db, _ = migrated(server)
+    api = Api(api_url)
+    raw = Raw(conninfo(server, raw_db), purge=False)
+    purged = Raw(conninfo(server, purged_db), purge=True)
+    targets: tuple[Api | Raw, ...] = (api, raw, purged)
+    names = ("create", "edit", "list(100)")
+    figures: dict[str, list[list[float]]] = {name: [[], [], []] for name in names}
+    for _ in range(rounds):  # interleaved, so each side sees the same machine
+        for name in names:
+            count = max(ops // 10, 5) if name == "edit" else ops
+            for rates, target in zip(figures[name], targets, strict=True):
+                operation = {"create": target.create, "edit": target.edit}.get(name, target.list)
+                rates.append(ops_per_second(operation, count))
+    print(f"{'operation':<10} {'API ops/s':>10} {'raw ops/s':>10} {'ratio':>6} "
+          f"{'raw+purge':>10} {'ratio':>6}  goal")  # fmt: skip
+    for name, (mine, base, base_purged) in figures.items():
+        a, r, rp = (statistics.median(rates) for rates in (mine, base, base_purged))
+        print(f"{name:<10} {a:>10.1f} {r:>10.1f} {a / r:>6.2f} {rp:>10.1f} {a / rp:>6.2f}"
+              "  >= 0.5x the raw side doing the same work")  # fmt: skip
+    api.rutter.store.close()
+    raw.conn.close()
+    purged.conn.close()
+    print(f"load after {load()}")
+
+
+# -- history -----------------------------------------------------------------------------------
+
+
+def _copy_rows(
+    rng: random.Random, start: int, stop: int, thread: str, first: int
+) -> tuple[str, str, str]:
+    messages, entries, texts = io.StringIO(), io.StringIO(), io.StringIO()
+    for n in range(start, stop):
+        text = f"{n}: " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 10)))
+        message = new_id("msg")
+        entry = first + n
+        messages.write(f"{message}\t{thread}\t{n + 1}\tuser\t{text}\t0\tcli\t\\N\t"
+                       "2026-01-01T00:00:00Z\n")  # fmt: skip
+        entries.write(f"{entry}\tmessage\t{message}\t{thread}\t\\N\t1\t{'0' * 64}\t\\N\n")
+        texts.write(f"{entry}\t{text}\n")
+    return messages.getvalue(), entries.getvalue(), texts.getvalue()
+
+
+def build_history(server: PostgresServer, url: str, database: str, messages: int) -> str:
+    """`messages` indexed messages in one run's thread, loaded with COPY; the run's ID."""
+    root = Path(tempfile.mkdtemp(prefix="rutter-bench-ws-"))
+    (root / "AGENTS.md").write_text("rules\n")
+    with open_store(url) as store:
+        app = Rutter(store)
+        app.workspaces.register(
+            RegisterWorkspaceParams(workspace_id="bench", root=str(root), cwd="/")
+        )
+        run = app.runs.create(
+            CreateRunParams(goal="bench", workspace_id="bench", target=".", mode="auto"),
+            actor="cli",
+        )
+    rng = random.Random(16)
+    with psycopg.connect(**conninfo(server, database)) as conn:
+        conn.execute("SET maintenance_work_mem = '256MB'")
+        # A bulk load of rows made consistent here: the per-row triggers (the append-only key
+        # guard, the references) are skipped for this session, as a restore does.
+        conn.execute("SET session_replication_role = replica")
+        row = conn.execute("SELECT last_entry_id FROM history_state").fetchone()
+        assert row is not None
+        first = int(row[0]) + 1
+        conn.execute("DROP INDEX history_text_body_trigrams")
+        batch = 50_000
+        for start_at in range(0, messages, batch):
+            rows = _copy_rows(rng, start_at, min(messages, start_at + batch), run.thread_id, first)
+            for table, columns, data in zip(
+                ("messages", "history_entries", "history_text"),
+                (
+                    "message_id, thread_id, seq, role, text, redacted, source, external_id, "
+                    "created_at",
+                    "entry_id, source_kind, source_id, owner_id, workspace_id, version, "
+                    "content_sha256, expires_at",
+                    "entry_id, body",
+                ),
+                rows,
+                strict=True,
+            ):
+                with conn.cursor().copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                    copy.write(data)
+        conn.execute(
+            "CREATE INDEX history_text_body_trigrams ON history_text USING gin (body gin_trgm_ops)"
+        )
+        conn.execute(
+            "UPDATE history_state SET last_entry_id = %s, backfill_pending = 0",
+            (first + messages - 1,),
+        )
+        conn.commit()
+    with psycopg.connect(**conninfo(server, database), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    return run.run_id
+
+
+def timed(call: Callable[[], object], rounds: int) -> list[float]:
+    call()  # warm
+    spent = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        call()
+        spent.append((time.perf_counter() - began) * 1000)
+    return spent
+
+
+def _raw_search(conn: psycopg.Connection[Any], query: str) -> list[Any]:
+    escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    with conn.transaction():
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return conn.execute(
+            "SELECT entry_id, body FROM history_text WHERE body ILIKE %s ESCAPE '\\' "
+            "ORDER BY entry_id DESC LIMIT 21",
+            (f"%{escaped}%",),
+        ).fetchall()
+
+
+def bench_history(server: PostgresServer, messages: int, rounds: int, per_query: bool) -> None:
+    print(f"== history: {messages} messages; load {load()}")
+    database, url = migrated(server)
+    began = time.perf_counter()
+    run_id = build_history(server, url, database, messages)
+    print(f"built {messages} messages (COPY, then the trigram index) in "
+          f"{time.perf_counter() - began:.0f} s; load {load()}")  # fmt: skip
+    api_all: list[float] = []
+    raw_all: list[float] = []
+    with (
+        open_store(url, pool="service") as store,
+        psycopg.connect(**conninfo(server, database)) as raw,
+    ):
+        app = Rutter(store)
+        for query in QUERIES:
+            params = HistorySearchParams(query=query, run_id=run_id, limit=20)
+            api = timed(functools.partial(app.history.search, params), rounds)
+            base = timed(functools.partial(_raw_search, raw, query), rounds)
+            api_all += api
+            raw_all += base
+            if per_query:
+                print(f"  {query!r:<24} API {statistics.median(api):7.2f} / {p95(api):7.2f} ms"
+                      f"  raw {statistics.median(base):7.2f} / {p95(base):7.2f} ms")  # fmt: skip
+    print(f"{'':<28} {'median ms':>9} {'p95 ms':>8}")
+    print(f"{'history_search (API)':<28} {statistics.median(api_all):>9.2f} {p95(api_all):>8.2f}")
+    print(f"{'raw psycopg ILIKE':<28} {statistics.median(raw_all):>9.2f} {p95(raw_all):>8.2f}")
+    print(f"{'ratio API / raw':<28} {statistics.median(api_all) / statistics.median(raw_all):>9.2f}"
+          f" {p95(api_all) / p95(raw_all):>8.2f}")  # fmt: skip
+    print(
+        f"goal: history_search p95 <= 20 ms over 1,000,000 messages: "
+        f"{'met' if p95(api_all) <= 20 else 'NOT met'} ({p95(api_all):.2f} ms); load {load()}"
+    )
+
+
+# -- http --------------------------------------------------------------------------------------
+
+
+def _http_client(port: int, path: str, token: str, seconds: float) -> int:
+    """Requests answered in `seconds` by one client waiting for each answer."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Authorization": f"Bearer {token}"}
+    done = 0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        response.read()
+        assert response.status == 200, response.status
+        done += 1
+    conn.close()
+    return done
+
+
+def _raw_client(info: dict[str, Any], memory_id: str, seconds: float) -> int:
+    """Reads of the memory row in `seconds`, each in its own read-only transaction."""
+    done = 0
+    with psycopg.connect(**info) as conn:
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                assert conn.execute(
+                    "SELECT * FROM memories WHERE memory_id = %s", (memory_id,)
+                ).fetchone()
+            done += 1
+    return done
+
+
+def rate(target: Callable[..., int], args: tuple[Any, ...], clients: int, seconds: float) -> float:
+    """Requests per second of `clients` processes each running `target(*args, seconds)`."""
+    with multiprocessing.get_context("spawn").Pool(clients) as pool:
+        counts = pool.starmap(target, [(*args, seconds)] * clients)
+    return sum(counts) / seconds
+
+
+def serve(url: str, workers: int) -> tuple[subprocess.Popen[bytes], int]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUTTER_")}
+    env["RUTTER_DATABASE_URL"] = url
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rutter", "http", "--bind", "127.0.0.1:0", "--workers",
+         str(workers)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    line = process.stderr.readline().decode()
+    match = re.search(r"127\.0\.0\.1:(\d+)/", line)
+    assert match, line
+    port = int(match.group(1))
+    # The parent listens before its workers have started: wait for them, then warm them up
+    # (each worker's first requests import and compile what the later ones reuse).
+    deadline = time.monotonic() + 120
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    while workers > 1 and len(children.read_text().split()) <= workers:  # + resource tracker
+        assert time.monotonic() < deadline, "the workers did not start"
+        time.sleep(0.1)
+    return process, port
+
+
+def bench_http(server: PostgresServer, seconds: float) -> None:
+    print(f"== http: {seconds:.0f} s a measure; load {load()}")
+    database, url = migrated(server)
+    root = Path(tempfile.mkdtemp(prefix="rutter-bench-ws-"))
+    (root / "AGENTS.md").write_text("rules\n")
+    with open_store(url) as store:
+        app = Rutter(store)
+        app.workspaces.register(
+            RegisterWorkspaceParams(workspace_id="demo", root=str(root), cwd="/")
+        )
+        for n in range(50):
+            app.memory.create(
+                CreateMemoryParams(scope="project", workspace_id="demo", title=f"m{n}",
+                                   content=f"parse_input_stream step {n}"),
+                actor="cli",
+            )  # fmt: skip
+        memory_id = app.memory.create(
+            CreateMemoryParams(scope="user", title="read me", content=BODY), actor="cli"
+        ).memory_id
+        token = app.tokens.create(CreateTokenParams(scope="read"), actor="cli").secret
+    reads = {
+        "GET memory": f"/api/v1/memories/{memory_id}",
+        "GET history search": "/api/v1/history/search?query=input_stream&workspace_id=demo",
+    }
+    print(f"{'operation':<32} {'1 client':>9} {'4 clients':>10} {'4/1':>6}")
+    info = conninfo(server, database)
+    one = rate(_raw_client, (info, memory_id), 1, seconds)
+    four = rate(_raw_client, (info, memory_id), 4, seconds)
+    print(f"{'raw psycopg: read memory row':<32} {one:>9.1f} {four:>10.1f} {four / one:>6.2f}")
+    for workers in (1, 2):
+        process, port = serve(url, workers)
+        try:
+            for path in reads.values():
+                rate(_http_client, (port, path, token), 4, min(seconds, 3))  # warm-up
+            for name, path in reads.items():
+                one = rate(_http_client, (port, path, token), 1, seconds)
+                four = rate(_http_client, (port, path, token), 4, seconds)
+                label = f"{name}, {workers} worker{'s' if workers > 1 else ''}"
+                print(f"{label:<32} {one:>9.1f} {four:>10.1f} {four / one:>6.2f}")
+        finally:
+            process.terminate()
+            process.wait(30)
+    print(f"goal: with 2 workers on 2 cores, 4 clients >= 1.8x one client; load {load()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="memory,history,http")
+    parser.add_argument("--ops", type=int, default=200, help="memory operations per measure")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--search-rounds", type=int, default=20)
+    parser.add_argument("--per-query", action="store_true")
+    parser.add_argument("--seconds", type=float, default=10)
+    args = parser.parse_args()
+    parts = set(args.only.split(","))
+    server = start(fsync=True)
+    try:
+        version = psycopg.connect(**conninfo(server, "postgres")).info.server_version
+        print(f"PostgreSQL {version // 10000}.{version % 10000}, fsync on; {os.cpu_count()} "
+              f"cores; load {load()}")  # fmt: skip
+        if "memory" in parts:
+            bench_memory(server, args.ops, args.rounds)
+        if "history" in parts:
+            bench_history(server, args.messages, args.search_rounds, args.per_query)
+        if "http" in parts:
+            bench_http(server, args.seconds)
+    finally:
+        server.stop()
+    print(json.dumps({"done": sorted(parts)}))
+
+
+if __name__ == "__main__":
+    main()
