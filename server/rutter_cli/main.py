@@ -35,7 +35,7 @@ VERSION_HELP: Final = "Print rutter's version and exit."
 
 def version_line() -> str:
     """`rutter X.Y.Z`, from the installed package's metadata (read only when asked for)."""
-    from rutter_core.app.facade import rutter_version
+    from rutter_core.kernel.version import rutter_version
 
     found = rutter_version()
     if found is None:  # run from a source tree that was never installed

@@ -26,7 +26,7 @@ from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict
 
-from rutter_core.app.facade import rutter_version
+from rutter_core.kernel.version import rutter_version
 from rutter_http.routes import PREFIX, ROUTES, Route
 
 BEARER: Final = HTTPBearer(

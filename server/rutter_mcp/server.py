@@ -32,8 +32,8 @@ import sys
 import traceback
 from typing import TYPE_CHECKING, Any, cast
 
-from rutter_core.app.facade import rutter_version
 from rutter_core.kernel.errors import RutterError
+from rutter_core.kernel.version import rutter_version
 
 if TYPE_CHECKING:
     import mcp_types

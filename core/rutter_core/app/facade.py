@@ -181,19 +181,3 @@ def open_rutter(
 
     url = resolve_database_url(database_url=database_url, env=env)
     return Rutter(open_store(url, create=create, migrate=migrate, pool=pool), reader)
-
-
-DISTRIBUTION = "rutter"
-"""The distribution that installs rutter (its `rutter` command and its servers)."""
-
-
-def rutter_version() -> str | None:
-    """rutter's version from the installed package's metadata (None when run from a source tree
-    that was never installed): what `rutter --version`, the MCP server and the OpenAPI document
-    say."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:
-        return None
