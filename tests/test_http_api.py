@@ -74,14 +74,17 @@ def test_a_token_secret_is_shown_once_and_stored_only_as_its_hash(
 ) -> None:
     cli = Cli(tmp_path / "home", tmp_path, database_url=store_url)
     made = cli.json("http", "token", "create", "--scope", "read")
-    assert set(made) == {"token_id", "scope", "secret"}
+    assert set(made) == {"token_id", "scope", "owner", "secret"}
     assert made["scope"] == "read"
     assert made["token_id"].startswith("tok_")
+    person = made["owner"]  # the operating-system user: a SQLite store is one person's
+    assert person
     listed = cli.json("http", "token", "list")
     assert listed == {
         "items": [
-            {"token_id": made["token_id"], "scope": "read", "created_at": listed["items"][0][
-                "created_at"], "revoked_at": None}
+            {"token_id": made["token_id"], "scope": "read", "owner": person,
+             "created_by_person": person, "created_at": listed["items"][0]["created_at"],
+             "revoked_at": None}
         ]
     }  # fmt: skip
     assert made["secret"] not in json.dumps(listed)

@@ -65,9 +65,10 @@ pytestmark = pytest.mark.both_dialects
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 RECORD_FIELDS = {
-    "id", "protocol_version", "scope", "scope_id", "title", "content", "content_sha256",
-    "status", "source_kind", "references", "retention_until", "expired", "redacted",
-    "created_by", "updated_by", "version", "created_at", "updated_at",
+    "id", "protocol_version", "scope", "scope_id", "owner", "title", "content",
+    "content_sha256", "status", "source_kind", "references", "retention_until", "expired",
+    "redacted", "created_by", "created_by_person", "updated_by", "updated_by_person", "version",
+    "created_at", "updated_at",
 }  # fmt: skip
 
 
@@ -159,8 +160,9 @@ def test_created_record_has_exactly_the_protocol_fields(store: Store) -> None:
     body = record.to_json()
     assert set(body) == RECORD_FIELDS
     assert list(body)[:3] == ["id", "protocol_version", "scope"]  # the documented key order
-    assert list(body)[-6:] == [
-        "redacted", "created_by", "updated_by", "version", "created_at", "updated_at",
+    assert list(body)[-8:] == [
+        "redacted", "created_by", "created_by_person", "updated_by", "updated_by_person",
+        "version", "created_at", "updated_at",
     ]  # fmt: skip
     assert body["id"].startswith("mem_")
     assert len(body["id"]) == 30

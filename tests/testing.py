@@ -30,6 +30,7 @@ import pytest
 from rutter_core.kernel import clock
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store import Store
+from rutter_core.store.migrations import MIGRATIONS
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "monorepo"
 """The example monorepo of the docs (`make demo`)."""
@@ -276,3 +277,18 @@ class Cli:
         result = self(*args, "--json", cwd=cwd)
         assert result.returncode == code, (result.stdout, result.stderr)
         return json.loads(result.stdout)
+
+
+LEGACY_USER_MEMORY = (
+    "INSERT INTO memories (memory_id, scope, scope_id, workspace_id, title, content, "
+    "content_sha256, status, source_kind, references_json, retention_until, redacted, "
+    "created_by, updated_by, version, created_at, updated_at) VALUES ('mem_' || "
+    "'01M8VVYTD4XWCMA67W2577NTV2', 'user', 'local-user', NULL, 'Old', 'kept from before', "
+    "'" + "0" * 64 + "', 'active', 'operator_explicit', '[]', NULL, 0, 'cli', 'cli', 1, "
+    "'2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')"
+)
+"""A user memory as a store before migration 17 held it (no person)."""
+
+BEFORE_PEOPLE = tuple(m for m in MIGRATIONS if m.version < 17)
+"""The migrations of a store from before people (migration 17), those numbered after it
+left out too."""

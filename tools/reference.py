@@ -64,6 +64,7 @@ AREAS: Final = {
     "tokens": "TokenOperations",
     "compaction": "CompactionOperations",
     "receipts": "ReceiptOperations",
+    "admin": "AdminOperations",
 }
 """Each attribute of the facade (`rutter_core.app.facade.Rutter`) and its operations class."""
 

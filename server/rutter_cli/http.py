@@ -88,16 +88,25 @@ def http_serve(
 def token_create(
     ctx: typer.Context,
     scope: Annotated[str, typer.Option("--scope", metavar="read|control", help="What it may do.")],
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            metavar="NAME",
+            help="The person its requests act for (a PostgreSQL role; default: you).",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Make a bearer token; its secret is printed this once and stored only as a hash."""
+    """Make a bearer token for a person; its secret is printed this once and stored only as a
+    hash."""
     with cli_app(ctx) as rutter:
-        created = rutter.tokens.create(CreateTokenParams(scope=scope), actor=ACTOR)
+        created = rutter.tokens.create(CreateTokenParams(scope=scope, user=user), actor=ACTOR)
 
     def for_people(console: Console) -> None:
         console.print(
-            f"Created {created.scope} token {created.token_id}. Its secret, shown only now:\n"
-            f"{created.secret}"
+            f"Created {created.scope} token {created.token_id} for {created.owner}. Its secret, "
+            f"shown only now:\n{created.secret}"
         )
 
     emit(created, as_json=as_json, for_people=for_people)
@@ -118,8 +127,9 @@ def token_list(
             console.print("No HTTP tokens.")
         for token in found.items:
             state = "valid" if token.revoked_at is None else f"revoked {token.revoked_at}"
+            owner = token.owner or "-"
             console.print(
-                f"{token.token_id}  {token.scope:<7}  created {token.created_at}  {state}"
+                f"{token.token_id}  {token.scope:<7}  {owner}  created {token.created_at}  {state}"
             )
 
     emit(found, as_json=as_json, for_people=for_people)

@@ -164,6 +164,10 @@ GROUPS: Final[dict[str, Group]] = {
         "Serve the HTTP API (/api/v1) and manage its bearer tokens.",
         _attribute("rutter_cli.http", "http_app"),
     ),
+    "store": Group(
+        "Prepare a store for its people (init) and check its state (check).",
+        _attribute("rutter_cli.store", "store_app"),
+    ),
     "hook": Group(
         "Commands an agent's hooks run (installed by `rutter connect`).",
         _attribute("rutter_cli.hook", "hook_app"),

@@ -3,19 +3,21 @@ app's result model (`response_model`), its failures the error document, its Open
 (`openapi`). Each operation runs its dependencies in order:
 
 1. the bearer (`Api.reader` / `Api.controller`, through FastAPI's `HTTPBearer`): 401 none or
-   unknown or revoked, 403 a read bearer on a mutation;
+   unknown or revoked, 403 a read bearer on a mutation; it gives the facade acting for the
+   bearer's person (`Rutter.acting_as`: on PostgreSQL every transaction of the request takes
+   that person's role, so row-level security holds the request to that person's rows);
 2. the request's values (`Api.values`): the path parameters, then the JSON body (413 over
    1 MiB, counted before it is all read; 415 not JSON; 400 not strict JSON) or the query
    string (400 a parameter given twice), then the fields (422 unknown or mistyped, from the
    derived wire model);
 
-then the app call in a worker thread. FastAPI's own body and query parsing is not used: it
-reads the body before any dependency runs (so before the bearer) and its validation errors
-repeat the input. Every failure is a `RutterError`, mapped once (`errors.status_of`) by the
-exception handlers below; nothing a client sent is echoed (`sent` holds its strings). Before
-any of it, on every path, unknown ones included, the `Host` header must name this server
-(`HostCheck`, a middleware: 400). A client that goes away before its body is complete is one
-line in the log.
+then the app call, on that facade, in a worker thread. FastAPI's own body and query parsing is
+not used: it reads the body before any dependency runs (so before the bearer) and its
+validation errors repeat the input. Every failure is a `RutterError`, mapped once
+(`errors.status_of`) by the exception handlers below; nothing a client sent is echoed (`sent`
+holds its strings). Before any of it, on every path, unknown ones included, the `Host` header
+must name this server (`HostCheck`, a middleware: 400). A client that goes away before its body
+is complete is one line in the log.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.routing import Match
 
+from rutter_core.app.facade import Rutter
 from rutter_core.app.models import invalid_params
-from rutter_core.app.tokens import TokenScope
+from rutter_core.app.tokens import Bearer
 from rutter_core.kernel.echo import sent_texts, without_echo
 from rutter_core.kernel.errors import RutterError, UsageError
 from rutter_http.errors import (
@@ -57,8 +60,6 @@ from rutter_http.wire import query_values
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
-
-    from rutter_core.app.facade import Rutter
 
 WORKERS: Final = 8
 """Operations running at once (each in a thread: the store and discovery block)."""
@@ -98,23 +99,30 @@ class Api:
     async def run(self, call: Callable[[], Any]) -> Any:
         return await anyio.to_thread.run_sync(call, limiter=self.limiter)
 
-    async def _scope(self, credentials: HTTPAuthorizationCredentials | None) -> TokenScope:
+    async def _bearer(self, credentials: HTTPAuthorizationCredentials | None) -> Bearer:
         secret = None if credentials is None else credentials.credentials
-        scope: TokenScope | None = None if secret is None else await self.run(
+        bearer: Bearer | None = None if secret is None else await self.run(
             lambda: self.rutter.tokens.authenticate(secret)
         )  # fmt: skip
-        if scope is None:
+        if bearer is None:
             raise unauthorized()
-        return scope
+        return bearer
 
-    async def reader(self, credentials: Credentials) -> None:
-        """A read or a control bearer (401 otherwise)."""
-        await self._scope(credentials)
+    def _acting(self, bearer: Bearer) -> Rutter:
+        # The request acts for the bearer's person: on PostgreSQL each of its transactions
+        # takes that person's role, so row-level security holds it to that person's rows.
+        return self.rutter.acting_as(bearer.owner)
 
-    async def controller(self, credentials: Credentials) -> None:
-        """A control bearer (401 none, 403 a read one)."""
-        if await self._scope(credentials) != "control":
+    async def reader(self, credentials: Credentials) -> Rutter:
+        """A read or a control bearer (401 otherwise): the facade acting for its person."""
+        return self._acting(await self._bearer(credentials))
+
+    async def controller(self, credentials: Credentials) -> Rutter:
+        """A control bearer (401 none, 403 a read one): the facade acting for its person."""
+        bearer = await self._bearer(credentials)
+        if bearer.scope != "control":
             raise forbidden()
+        return self._acting(bearer)
 
     def values(self, route: Route) -> Callable[[Request], Awaitable[dict[str, Any]]]:
         """The dependency giving `route`'s params values, read and validated strictly."""
@@ -139,12 +147,18 @@ class Api:
 
     def endpoint(self, route: Route) -> Callable[..., Awaitable[BaseModel]]:
         known = frozenset(route.wire().model_fields)
+        bearer = self.reader if route.scope == "read" else self.controller
         read = self.values(route)
 
-        # A default, not `Annotated`: `read` is local, and annotations are strings here.
-        async def endpoint(values: dict[str, Any] = Depends(read)) -> BaseModel:  # noqa: B008
+        # Defaults, not `Annotated`: `bearer` and `read` are local, and annotations are strings
+        # here. The bearer is resolved first (the parameters' order), so nothing of the request
+        # is read for a client without one; the operation runs acting for its person.
+        async def endpoint(
+            rutter: Rutter = Depends(bearer),  # noqa: B008
+            values: dict[str, Any] = Depends(read),  # noqa: B008
+        ) -> BaseModel:
             try:
-                result: BaseModel = await self.run(lambda: route.call(self.rutter, values))
+                result: BaseModel = await self.run(lambda: route.call(rutter, values))
             except ValidationError as error:  # the params model's own checks (one of two)
                 raise invalid_params(error, known) from None
             except RutterError:
@@ -157,14 +171,12 @@ class Api:
         return endpoint
 
     def route(self, route: Route) -> APIRoute:
-        bearer = self.reader if route.scope == "read" else self.controller
         options = route_options(route)
         if route.method == "GET":  # HEAD is answered as GET (without the body)
             options["methods"] = ["GET", "HEAD"]
         return APIRoute(
             f"{PREFIX}{route.path}",
             self.endpoint(route),
-            dependencies=[Depends(bearer)],
             include_in_schema=False,  # the document is `openapi.openapi_document`
             **options,
         )

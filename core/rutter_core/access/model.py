@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 TokenScope = Literal["read", "control"]
 TOKEN_SCOPES: Final[tuple[TokenScope, ...]] = get_args(TokenScope)
@@ -24,16 +24,33 @@ class TokenRecord(TokenDocument):
 
     token_id: str
     scope: TokenScope
+    owner: str | None = Field(
+        description="the person whose requests it makes (null: made before people were "
+        "recorded, the store's one person on SQLite)"
+    )
+    created_by_person: str | None = Field(
+        description="who made it (null: made before people were recorded)"
+    )
     created_at: str
     revoked_at: str | None
 
 
 class CreatedToken(TokenDocument):
-    """`{token_id, scope, secret}`: the secret is shown here once and stored only as a hash."""
+    """`{token_id, scope, owner, secret}`: the secret is shown here once and stored only as a
+    hash."""
 
     token_id: str
     scope: TokenScope
+    owner: str = Field(description="the person whose requests it makes")
     secret: str
+
+
+class Bearer(TokenDocument):
+    """Who a presented secret is: its scope and its person (None: the store's own person, for a
+    bearer made before people were recorded)."""
+
+    scope: TokenScope
+    owner: str | None
 
 
 class TokenList(TokenDocument):
@@ -42,6 +59,7 @@ class TokenList(TokenDocument):
 
 __all__ = [
     "TOKEN_SCOPES",
+    "Bearer",
     "CreatedToken",
     "TokenDocument",
     "TokenList",

@@ -17,6 +17,8 @@ def _record(row: Any) -> TokenRecord:
     return TokenRecord(
         token_id=str(row.token_id),
         scope=cast(TokenScope, str(row.scope)),
+        owner=None if row.owner is None else str(row.owner),
+        created_by_person=None if row.created_by_person is None else str(row.created_by_person),
         created_at=str(row.created_at),
         revoked_at=None if row.revoked_at is None else str(row.revoked_at),
     )
@@ -29,6 +31,8 @@ def add(
     scope: TokenScope,
     secret_sha256: str,
     actor: OperatorActor,
+    owner: str,
+    person: str,
     now: str,
 ) -> TokenRecord:
     conn.execute(
@@ -39,9 +43,18 @@ def add(
             created_by=actor,
             created_at=now,
             revoked_at=None,
+            owner=owner,
+            created_by_person=person,
         )
     )
-    return TokenRecord(token_id=token_id, scope=scope, created_at=now, revoked_at=None)
+    return TokenRecord(
+        token_id=token_id,
+        scope=scope,
+        owner=owner,
+        created_by_person=person,
+        created_at=now,
+        revoked_at=None,
+    )
 
 
 def by_id(conn: Connection, token_id: str) -> TokenRecord | None:

@@ -19,6 +19,7 @@ from typing import Final
 from rutter_core.access import repo
 from rutter_core.access.model import (
     TOKEN_SCOPES,
+    Bearer,
     CreatedToken,
     TokenList,
     TokenRecord,
@@ -28,7 +29,7 @@ from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, NotFoundError, RejectedError, UsageError
 from rutter_core.kernel.ids import new_id
-from rutter_core.store import Store
+from rutter_core.store import Store, person_of
 
 SECRET_PREFIX: Final = "rutter_"
 _SECRET = re.compile(r"rutter_(tok_[0-9A-HJKMNP-TV-Z]{26})_[A-Za-z0-9_-]{43}")
@@ -51,16 +52,30 @@ def _scope(scope: str) -> TokenScope:
     return scope
 
 
-def create_token(store: Store, *, scope: str, actor: OperatorActor) -> CreatedToken:
+def create_token(
+    store: Store, *, scope: str, actor: OperatorActor, user: str | None = None
+) -> CreatedToken:
+    """A bearer acting for `user` (default: the person running this, `Store.person`). On an
+    engine that separates people, the engine itself refuses a bearer for a person the creator
+    may not act as (`store_permission_denied`)."""
     chosen = _scope(scope)
+    if user is not None and not (0 < len(user) <= 256 and user.isprintable()):
+        raise UsageError(
+            "invalid_person",
+            "a person is named by 1 to 256 printable characters (a PostgreSQL role's name)",
+        )
     token_id = new_id("tok")
     secret = f"{SECRET_PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
     with store.write() as conn:
+        person = person_of(conn)
+        owner = person if user is None else user
+        if owner != person:
+            store.dialect.check_person(conn, owner)
         repo.add(
             conn, token_id=token_id, scope=chosen, secret_sha256=_hash(secret), actor=actor,
-            now=now_rfc3339(),
+            owner=owner, person=person, now=now_rfc3339(),
         )  # fmt: skip
-    return CreatedToken(token_id=token_id, scope=chosen, secret=secret)
+    return CreatedToken(token_id=token_id, scope=chosen, owner=owner, secret=secret)
 
 
 def list_tokens(store: Store, *, include_revoked: bool) -> TokenList:
@@ -88,9 +103,9 @@ def revoke_token(store: Store, token_id: str) -> TokenRecord:
     return found
 
 
-def authenticate(store: Store, secret: str) -> TokenScope | None:
-    """The scope of the valid token whose secret this is; None for anything else (malformed,
-    unknown, wrong secret, revoked), without saying which."""
+def authenticate(store: Store, secret: str) -> Bearer | None:
+    """The scope and person of the valid token whose secret this is; None for anything else
+    (malformed, unknown, wrong secret, revoked), without saying which."""
     match = _SECRET.fullmatch(secret)
     if match is None:
         return None
@@ -100,7 +115,7 @@ def authenticate(store: Store, secret: str) -> TokenScope | None:
     same = hmac.compare_digest(_hash(secret), stored)
     if found is None or not same or found[0].revoked_at is not None:
         return None
-    return found[0].scope
+    return Bearer(scope=found[0].scope, owner=found[0].owner)
 
 
 __all__ = ["SECRET_PREFIX", "authenticate", "create_token", "list_tokens", "revoke_token"]

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rutter_core.app.admin import AdminOperations
     from rutter_core.app.agent_sessions import AgentSessionOperations
     from rutter_core.app.assembly import AssemblyOperations
     from rutter_core.app.branches import BranchOperations
@@ -40,6 +41,13 @@ class Rutter:
     def __init__(self, store: Store, reader: FileReader | None = None) -> None:
         self.store = store
         self._reader = reader
+
+    def acting_as(self, person: str | None) -> Rutter:
+        """The same operations, every transaction acting for `person` (`Store.acting_as`):
+        what an HTTP request made with that person's bearer calls. None: this facade."""
+        if person is None:
+            return self
+        return Rutter(self.store.acting_as(person), self.reader)
 
     @cached_property
     def reader(self) -> FileReader:
@@ -140,6 +148,12 @@ class Rutter:
         return AssemblyOperations(self)
 
     @cached_property
+    def admin(self) -> AdminOperations:
+        from rutter_core.app.admin import AdminOperations
+
+        return AdminOperations(self)
+
+    @cached_property
     def tokens(self) -> TokenOperations:
         from rutter_core.app.tokens import TokenOperations
 
@@ -151,12 +165,14 @@ def open_rutter(
     env: Mapping[str, str],
     *,
     create: bool = True,
+    migrate: bool = True,
     reader: FileReader | None = None,
     pool: PoolKind = "call",
 ) -> Rutter:
     """The facade over the store `database_url` (else the environment's) names, opened and
     migrated: how every surface opens its store. `create`: a store that does not exist yet is
-    created (else it answers as an empty one: a command that only reads); `reader`: the
+    created (else it answers as an empty one: a command that only reads); `migrate`: its
+    schema is brought up to date (else left as it is: `rutter store check`); `reader`: the
     process's discovery file reader (the language server's), else one made on first use;
     `pool`: how long the process keeps the store (`PoolKind`): `call` for one command (the CLI),
     `service` for a long-lived server (the language server, MCP, HTTP and each of its workers: a
@@ -164,4 +180,4 @@ def open_rutter(
     from rutter_core.store import open_store, resolve_database_url
 
     url = resolve_database_url(database_url=database_url, env=env)
-    return Rutter(open_store(url, create=create, pool=pool), reader)
+    return Rutter(open_store(url, create=create, migrate=migrate, pool=pool), reader)

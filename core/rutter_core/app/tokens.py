@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field, StrictBool, StrictStr
 
 from rutter_core.access import service
-from rutter_core.access.model import CreatedToken, TokenList, TokenRecord, TokenScope
+from rutter_core.access.model import Bearer, CreatedToken, TokenList, TokenRecord, TokenScope
 from rutter_core.app.models import Params, allowed
 from rutter_core.kernel.actors import OperatorActor
 
@@ -26,6 +26,11 @@ TokenScopeName = Annotated[StrictStr, allowed(TokenScope)]
 
 class CreateTokenParams(Params):
     scope: TokenScopeName = Field(description="'read' (GET routes) or 'control' (every route)")
+    user: StrictStr | None = Field(
+        None,
+        description="the person whose requests it makes (a PostgreSQL role; on SQLite only "
+        "the operating-system user); default: the person creating it",
+    )
 
 
 class ListTokensParams(Params):
@@ -41,7 +46,9 @@ class TokenOperations:
         self._rutter = rutter
 
     def create(self, params: CreateTokenParams, *, actor: OperatorActor) -> CreatedToken:
-        return service.create_token(self._rutter.store, scope=params.scope, actor=actor)
+        return service.create_token(
+            self._rutter.store, scope=params.scope, actor=actor, user=params.user
+        )
 
     def list(self, params: ListTokensParams) -> TokenList:
         return service.list_tokens(self._rutter.store, include_revoked=params.all)
@@ -49,12 +56,13 @@ class TokenOperations:
     def revoke(self, params: RevokeTokenParams) -> TokenRecord:
         return service.revoke_token(self._rutter.store, params.token_id)
 
-    def authenticate(self, secret: str) -> TokenScope | None:
-        """The scope of the valid token whose secret this is, else None."""
+    def authenticate(self, secret: str) -> Bearer | None:
+        """The scope and person of the valid token whose secret this is, else None."""
         return service.authenticate(self._rutter.store, secret)
 
 
 __all__ = [
+    "Bearer",
     "CreateTokenParams",
     "CreatedToken",
     "ListTokensParams",

@@ -13,6 +13,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 
 from rutter_core.assembly.model import AuditedAssembly, AuditRecord, FollowedReport
+from rutter_core.store import person_of
 from rutter_core.store.schema import context_assemblies, context_assembly_reports
 
 _INSERT: Final = insert(context_assemblies)
@@ -46,6 +47,7 @@ def insert_assembly(
             "document_json": json.dumps(document, ensure_ascii=False, separators=(",", ":")),
             "created_by": actor,
             "created_at": now,
+            "created_by_person": person_of(conn),
         },
     )
 

@@ -19,7 +19,7 @@ from sqlalchemy import TextClause, bindparam, delete, insert, select, text, upda
 from sqlalchemy.engine import Connection
 
 from rutter_core.history.model import SourceKind
-from rutter_core.store import fulltext
+from rutter_core.store import fulltext, person_apart
 from rutter_core.store.schema import (
     full_text_tables,
     history_entries,
@@ -60,16 +60,19 @@ def _visible(owners: int, kinds: int) -> str:
     bound value each, so the statement is compiled once per count, not per call."""
     owner_list = ", ".join(f":o{n}" for n in range(owners))
     kind_list = ", ".join(f":k{n}" for n in range(kinds))
+    # `:person` (`store.person_apart`): a user memory's entry is its person's alone.
     return (
         f"e.owner_id IN ({owner_list}) AND e.source_kind IN ({kind_list}) "
-        "AND (e.expires_at IS NULL OR e.expires_at > :now)"
+        "AND (e.expires_at IS NULL OR e.expires_at > :now) "
+        "AND (CAST(:person AS TEXT) IS NULL OR e.person IS NULL OR e.person = :person)"
     )
 
 
-def _bound(owners: Sequence[str], kinds: Sequence[str]) -> dict[str, str]:
+def _bound(conn: Connection, owners: Sequence[str], kinds: Sequence[str]) -> dict[str, Any]:
     return {
         **{f"o{n}": owner for n, owner in enumerate(owners)},
         **{f"k{n}": kind for n, kind in enumerate(kinds)},
+        "person": person_apart(conn),
     }
 
 
@@ -195,6 +198,8 @@ class NewEntry:
     content_sha256: str
     expires_at: str | None
     body: str
+    person: str | None = None
+    """A user memory's owner (its entry is that person's alone); None for everything else."""
 
 
 # -- state -------------------------------------------------------------------------------------
@@ -300,6 +305,7 @@ def insert_entries(conn: Connection, entries: Sequence[NewEntry]) -> None:
                 "version": entry.version,
                 "content_sha256": entry.content_sha256,
                 "expires_at": entry.expires_at,
+                "person": entry.person,
             }
         )
         bodies.setdefault(table_of(entry.source_kind, entry_id), []).append(
@@ -422,7 +428,7 @@ def search(
             "horizon": horizon,
             "now": now,
             "limit": limit,
-            **_bound(owners, kinds),
+            **_bound(conn, owners, kinds),
         },
     )
     return [_entry(row) for row in rows]
@@ -474,7 +480,7 @@ def scan(
         "before": before,
         "horizon": horizon,
         "now": now,
-        **_bound(owners, kinds),
+        **_bound(conn, owners, kinds),
     }
     if len(tables) == 1:
         statement = _scan_statement(

@@ -88,10 +88,12 @@ def index_memory(
     content: str,
     retention_until: str | None,
     active: bool,
+    person: str | None = None,
     new: bool = False,
 ) -> None:
     """Bring the memory's entry in step with the memory as just written (`new`: just created,
-    so not indexed yet: nothing to look up)."""
+    so not indexed yet: nothing to look up). `person`: a user memory's owner, whom its entry
+    belongs to as the memory does."""
     found = None if new else repo.find_entry_id(conn, memory_id)
     if not active:
         if found is not None:
@@ -108,6 +110,7 @@ def index_memory(
         content_sha256=_sha256(body),
         expires_at=retention_until,
         body=body,
+        person=person,
     )
     if found is None:
         repo.insert_entries(conn, [entry])

@@ -47,6 +47,11 @@ class MemoryRecord(MemoryDocument):
     protocol_version: Literal["context_memory.v1"] = PROTOCOL_VERSION
     scope: Scope
     scope_id: str
+    owner: str | None = Field(
+        description="the person whose user memory this is (a PostgreSQL role, or the "
+        "operating-system user of a SQLite store); null for project memory, and for a user "
+        "memory a SQLite store kept before it recorded people"
+    )
     title: str
     content: str
     content_sha256: str
@@ -57,7 +62,13 @@ class MemoryRecord(MemoryDocument):
     expired: bool
     redacted: bool
     created_by: OperatorActor
+    created_by_person: str | None = Field(
+        description="who made it (null: made before people were recorded)"
+    )
     updated_by: OperatorActor
+    updated_by_person: str | None = Field(
+        description="who changed it last (null: before people were recorded)"
+    )
     version: int
     created_at: str
     updated_at: str

@@ -15,7 +15,19 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, Final, TypedDict
 
-from sqlalchemy import and_, bindparam, case, delete, func, insert, null, or_, select, update
+from sqlalchemy import (
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    null,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Select, Update
 from sqlalchemy.sql.elements import ColumnElement
@@ -32,6 +44,7 @@ from rutter_core.memory.model import (
     SourceKind,
     Status,
 )
+from rutter_core.store import person_apart
 from rutter_core.store.schema import memories
 
 
@@ -59,6 +72,7 @@ def insert_memory(
     retention_until: str | None,
     redacted: bool,
     actor: OperatorActor,
+    person: str,
     now_text: str,
 ) -> MemoryRecord:
     """Store a new memory at version 1 and return it as stored (built from what was written:
@@ -81,6 +95,9 @@ def insert_memory(
         "version": 1,
         "created_at": now_text,
         "updated_at": now_text,
+        "owner": person if scope == "user" else None,
+        "created_by_person": person,
+        "updated_by_person": person,
     }
     conn.execute(_INSERT, values)
     record = _record(tuple(values[name] for name in _COLUMN_NAMES), now_text)
@@ -100,6 +117,7 @@ def _index(conn: Connection, record: MemoryRecord, *, new: bool = False) -> None
         content=record.content,
         retention_until=record.retention_until,
         active=record.status == "active",
+        person=record.owner,
         new=new,
     )
 
@@ -113,7 +131,11 @@ def index_active(conn: Connection, now_text: str) -> None:
 
 def fetch_memory(conn: Connection, memory_id: str, now_text: str) -> MemoryRecord | None:
     """The memory `memory_id` whatever its status, or None."""
-    row = conn.execute(_SELECT_ONE, {"memory_id": memory_id}).first()
+    person = person_apart(conn)
+    if person is None:
+        row = conn.execute(_SELECT_ONE, {"memory_id": memory_id}).first()
+    else:
+        row = conn.execute(_SELECT_ONE_MINE, {"memory_id": memory_id, "person": person}).first()
     return None if row is None else _record(tuple(row), now_text)
 
 
@@ -123,6 +145,7 @@ def update_memory(
     changes: MemoryChanges,
     *,
     actor: OperatorActor,
+    person: str,
     now_text: str,
 ) -> MemoryRecord | None:
     """Apply `changes` to the memory as `read`, as version + 1; None when it is no longer at
@@ -141,7 +164,9 @@ def update_memory(
         values["redacted"] = int(changes["redacted"])
     if "status" in changes:
         values["status"] = changes["status"]
-    values.update(updated_by=actor, updated_at=now_text, version=read.version + 1)
+    values.update(
+        updated_by=actor, updated_by_person=person, updated_at=now_text, version=read.version + 1
+    )
     bound = {f"set_{name}": value for name, value in values.items()}
     bound.update(where_memory_id=read.memory_id, where_version=read.version)
     done = conn.execute(_update_statement(tuple(sorted(values))), bound)
@@ -155,6 +180,7 @@ def update_memory(
     retention = updated["retention_until"]
     updated.update(
         updated_by=actor,
+        updated_by_person=person,
         updated_at=now_text,
         version=read.version + 1,
         expired=retention is not None and retention <= now_text,
@@ -201,7 +227,12 @@ def select_memories(
         kind = "all"
     if limit is not None:
         bound["limit"] = limit
-    statement = _list_statement(kind, include_inactive=include_inactive, limited=limit is not None)
+    person = person_apart(conn)
+    if person is not None:
+        bound["person"] = person
+    statement = _list_statement(
+        kind, include_inactive=include_inactive, limited=limit is not None, mine=person is not None
+    )
     # All rows in one fetch (not one round through the result per row).
     return [_record(tuple(row), now_text) for row in conn.execute(statement, bound).all()]
 
@@ -218,9 +249,11 @@ def _update_statement(columns: tuple[str, ...]) -> Update:
 
 
 @cache
-def _list_statement(kind: str, *, include_inactive: bool, limited: bool) -> Select[Any]:
+def _list_statement(kind: str, *, include_inactive: bool, limited: bool, mine: bool) -> Select[Any]:
     """One statement per shape of list, built once: the values are bound per call."""
     query: Select[Any] = select(*_COLUMNS)
+    if mine:
+        query = query.where(_MINE)
     if kind == "scope":
         query = query.where(
             memories.c.scope == bindparam("scope"),
@@ -256,6 +289,7 @@ def select_active_references(
             memories.c.scope == "user",
             and_(memories.c.scope == "project", memories.c.scope_id.in_(list(workspace_ids))),
         ),
+        _mine_literal(conn),
     )
     user_first = case((memories.c.scope == "user", 0), else_=1)
     rows = conn.execute(
@@ -315,7 +349,9 @@ def select_for_assembly(
 ) -> ScopeSelection:
     """One scope's memories for an assembly, each list by ID: at most `per_scope` active at
     `now_text` with their bodies, at most `per_scope` inactive without; and both totals."""
-    of_scope = and_(memories.c.scope == scope, memories.c.scope_id.in_(list(scope_ids)))
+    of_scope = and_(
+        memories.c.scope == scope, memories.c.scope_id.in_(list(scope_ids)), _mine_literal(conn)
+    )
     active = _active_at(now_text)
     head = (
         memories.c.memory_id, memories.c.scope, memories.c.version, memories.c.content_sha256,
@@ -376,6 +412,14 @@ def delete_project_memories(conn: Connection, workspace_id: str) -> int:
     return int(done.rowcount)
 
 
+def _mine_literal(conn: Connection) -> ColumnElement[bool]:
+    """`_MINE` with the transaction's person in it (true where the store is one person's)."""
+    person = person_apart(conn)
+    if person is None:
+        return true()
+    return or_(memories.c.scope != "user", memories.c.owner == person)
+
+
 def _active_at(now_text: str | ColumnElement[str]) -> ColumnElement[bool]:
     """Enabled and not past its retention at `now_text`."""
     return and_(
@@ -387,12 +431,15 @@ def _active_at(now_text: str | ColumnElement[str]) -> ColumnElement[bool]:
 _COLUMN_NAMES: Final = (
     "memory_id", "scope", "scope_id", "title", "content", "content_sha256", "status",
     "source_kind", "references_json", "retention_until", "redacted", "created_by", "updated_by",
-    "version", "created_at", "updated_at",
+    "version", "created_at", "updated_at", "owner", "created_by_person", "updated_by_person",
 )  # fmt: skip
 """The columns a record is built from, in the order `_record` unpacks them."""
 _COLUMNS: Final = tuple(memories.c[name] for name in _COLUMN_NAMES)
 _INSERT: Final = insert(memories)
 _SELECT_ONE: Final = select(*_COLUMNS).where(memories.c.memory_id == bindparam("memory_id"))
+_MINE: Final = or_(memories.c.scope != "user", memories.c.owner == bindparam("person"))
+"""Project memories, and the user memories of the person bound (where people are apart)."""
+_SELECT_ONE_MINE: Final = _SELECT_ONE.where(_MINE)
 
 
 def _record(row: tuple[Any, ...], now_text: str) -> MemoryRecord:
@@ -401,13 +448,14 @@ def _record(row: tuple[Any, ...], now_text: str) -> MemoryRecord:
     (
         memory_id, scope, scope_id, title, content, content_sha256, status, source_kind,
         references_json, retention, redacted, created_by, updated_by, version, created_at,
-        updated_at,
+        updated_at, owner, created_by_person, updated_by_person,
     ) = row  # fmt: skip
     return MemoryRecord.model_validate(
         {
             "memory_id": memory_id,
             "scope": scope,
             "scope_id": scope_id,
+            "owner": owner,
             "title": title,
             "content": content,
             "content_sha256": content_sha256,
@@ -418,7 +466,9 @@ def _record(row: tuple[Any, ...], now_text: str) -> MemoryRecord:
             "expired": retention is not None and retention <= now_text,
             "redacted": bool(redacted),
             "created_by": created_by,
+            "created_by_person": created_by_person,
             "updated_by": updated_by,
+            "updated_by_person": updated_by_person,
             "version": version,
             "created_at": created_at,
             "updated_at": updated_at,

@@ -52,7 +52,7 @@ from rutter_core.memory.policy import (
     scan_secrets,
 )
 from rutter_core.memory.retention import edited_retention, parse_retention
-from rutter_core.store import Store
+from rutter_core.store import Store, person_of
 
 DEFAULT_LIST_LIMIT: Final = 100
 MAX_LIST_LIMIT: Final = 500
@@ -182,6 +182,7 @@ def insert_prepared(conn: Connection, prepared: PreparedMemory) -> MemoryRecord:
         retention_until=prepared.retention_until,
         redacted=prepared.redacted,
         actor=prepared.actor,
+        person=person_of(conn),
         now_text=prepared.now_text,
     )
 
@@ -479,7 +480,9 @@ def _update(
     """`changes` as version + 1 of the memory as `read`. The write is guarded by the version
     read; under SQLite's write lock the guard always holds, elsewhere a writer in between is
     a conflict (or not found) stating what is there now."""
-    updated = repo.update_memory(conn, read, changes, actor=actor, now_text=now_text)
+    updated = repo.update_memory(
+        conn, read, changes, actor=actor, person=person_of(conn), now_text=now_text
+    )
     if updated is None:
         current = _existing(conn, read.memory_id, now_text)
         raise _stale(read.memory_id, read.version, current.version)

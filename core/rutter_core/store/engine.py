@@ -104,6 +104,29 @@ def shareable_database_url(url: str, *, cwd: str) -> str:
     return absolute.render_as_string(hide_password=False)
 
 
+_STORE_KEY = "rutter.store"
+"""Where a transaction's connection keeps the store that began it (`person_of`)."""
+
+
+def person_of(conn: Connection) -> str:
+    """Who the transaction on `conn` (begun by a `Store`) acts for (`Store.person`)."""
+    store = conn.info.get(_STORE_KEY)
+    if not isinstance(store, Store):
+        raise RuntimeError("not a connection of a Store's transaction")
+    return store.person(conn)
+
+
+def person_apart(conn: Connection) -> str | None:
+    """The person `conn`'s transaction acts for when the store keeps people apart (their user
+    memories are theirs alone: the engine enforces it, and rutter asks for them alone too, so a
+    role the engine does not hold, a superuser, still sees only its own); None when the store
+    is one person's."""
+    store = conn.info.get(_STORE_KEY)
+    if not isinstance(store, Store):
+        raise RuntimeError("not a connection of a Store's transaction")
+    return store.person(conn) if store.dialect.separates_people else None
+
+
 class PurgingWrite:
     """What a `Store.purging_write()` block gets: the write's connection, and once the block is
     over, whether the purge completed."""
@@ -145,14 +168,37 @@ class Store:
     in-memory URL gives one database per thread: for throwaway use only.
     """
 
-    def __init__(self, engine: Engine, dialect: Dialect) -> None:
+    def __init__(self, engine: Engine, dialect: Dialect, *, acting: str | None = None) -> None:
         self.engine = engine
         self.dialect = dialect
+        self.acting = acting
+        """The person every transaction of this store acts for (`acting_as`); None: the one
+        the connection itself is (the login role, the operating-system user)."""
+        self._person: str | None = acting
         # Safe for messages and logs.
         self.display_url: str = engine.url.render_as_string(hide_password=True)
         self.missing: str | None = None
         """Set when this is an empty stand-in for a store that does not exist yet (opened
         without `create`): that store's URL, safe for messages."""
+
+    def acting_as(self, person: str | None) -> Store:
+        """This store with every transaction acting for `person` (docs/team.md): on an engine
+        that separates people, the transaction takes that person's role, so the engine holds
+        it to that person's rows. Shares the connections; closing it closes nothing. None:
+        the store itself."""
+        if person is None or person == self.acting:
+            return self
+        view = Store(self.engine, self.dialect, acting=person)
+        view.display_url = self.display_url
+        view._owns_engine = False
+        return view
+
+    def person(self, conn: Connection) -> str:
+        """Who `conn`'s transaction acts for: the person user memories and bearers are written
+        for, and whose name the records' `*_person` fields keep."""
+        if self._person is None:
+            self._person = self.dialect.person(conn)
+        return self._person
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -259,6 +305,8 @@ class Store:
         next purge finishes the job."""
         return self.dialect.purge(self.engine)
 
+    _owns_engine = True
+
     @property
     def shared(self) -> bool:
         """Whether another process opening this store's URL reaches the same database (false
@@ -266,7 +314,8 @@ class Store:
         return self.dialect.absolute(self.engine.url, cwd=str(Path.cwd())) is not None
 
     def close(self) -> None:
-        self.engine.dispose()
+        if self._owns_engine:
+            self.engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -295,9 +344,17 @@ class Store:
 
     def _begin(self, conn: Connection, kind: TransactionKind) -> RootTransaction:
         try:
-            return self.dialect.begin(conn, kind)
+            trans = self.dialect.begin(conn, kind)
         except DatabaseError as exc:
             raise self._unavailable(exc) from exc
+        conn.info[_STORE_KEY] = self
+        if self.acting is not None:
+            try:
+                self.dialect.act_as(conn, self.acting)
+            except BaseException:
+                trans.rollback()
+                raise
+        return trans
 
     def _unavailable(self, exc: DatabaseError) -> StoreError:
         """Opening a connection or a transaction failed: the store cannot be used."""
@@ -364,6 +421,15 @@ class Store:
                 f"the store {url} could not be read or written ({exc.orig}), so nothing was "
                 "written; check the free space, the file-size limit and the disk, then retry",
             )
+        if failure == "denied":
+            return StoreError(
+                "store_permission_denied",
+                f"the store {url} refused this database role the change or the read (a "
+                "privilege it lacks, or a row-level security policy: another person's row), "
+                "so nothing was written; its administrator grants what members need with "
+                "`rutter store init`",
+                hint=Hint("choose_store"),
+            )
         return StoreError(
             "store_corrupt",
             f"the store {url} is damaged or not a rutter store: {exc.orig}; restore it from a "
@@ -378,14 +444,16 @@ def open_store(
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
     migrations: Sequence[Migration] | None = None,
     create: bool = True,
+    migrate: bool = True,
     pool: PoolKind = "call",
 ) -> Store:
     """Open (creating if needed) the store at `url` and bring its schema up to date.
 
     Without `create`, a store that does not exist yet is not created: an empty throwaway one
     of the same engine stands in for it (`Store.missing` says so), for a command that only
-    reads. `pool`: how long this process keeps the store (`PoolKind`): one command, or a
-    long-lived server. `migrations` replaces the built-in list; it exists for tests.
+    reads. Without `migrate`, the schema is left as it is (`rutter store check`). `pool`: how
+    long this process keeps the store (`PoolKind`): one command, or a long-lived server.
+    `migrations` replaces the built-in list; it exists for tests.
     """
     try:
         parsed = make_url(url)
@@ -401,6 +469,7 @@ def open_store(
             stand_in.render_as_string(hide_password=False),
             busy_timeout_ms=busy_timeout_ms,
             migrations=migrations,
+            migrate=migrate,
             pool=pool,
         )
         store.missing = parsed.render_as_string(hide_password=True)
@@ -417,6 +486,8 @@ def open_store(
         ) from exc
     dialect.configure(engine, busy_timeout_ms=busy_timeout_ms)
     store = Store(engine, dialect)
+    if not migrate:
+        return store
     try:
         apply_migrations(
             store,

@@ -157,6 +157,9 @@ memories = Table(
     Column("version", Integer, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("owner", String, nullable=True),
+    Column("created_by_person", String, nullable=True),
+    Column("updated_by_person", String, nullable=True),
     Index("memories_by_workspace", "workspace_id"),
 )
 # Lists are per scope, newest change first.
@@ -277,6 +280,7 @@ history_entries = Table(
     Column("version", Integer, nullable=False),
     Column("content_sha256", String, nullable=False),
     Column("expires_at", String, nullable=True),
+    Column("person", String, nullable=True),
     Index("history_entries_by_source", "source_id", unique=True),
     Index("history_entries_by_owner", "owner_id", "entry_id"),
 )
@@ -313,6 +317,7 @@ context_assemblies = Table(
     Column("document_json", String, nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("context_assemblies_by_run", "run_id", "assembly_id"),
     info={"append_only": True},
 )
@@ -389,6 +394,8 @@ http_tokens = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("revoked_at", String, nullable=True),
+    Column("owner", String, nullable=True),
+    Column("created_by_person", String, nullable=True),
 )
 
 checkpoint_deliveries = Table(

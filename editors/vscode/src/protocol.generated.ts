@@ -503,6 +503,8 @@ export interface EditedMemory {
   protocol_version?: "context_memory.v1";
   scope: "user" | "project";
   scope_id: string;
+  /** the person whose user memory this is (a PostgreSQL role, or the operating-system user of a SQLite store); null for project memory, and for a user memory a SQLite store kept before it recorded people */
+  owner: string | null;
   title: string;
   content: string;
   content_sha256: string;
@@ -513,7 +515,11 @@ export interface EditedMemory {
   expired: boolean;
   redacted: boolean;
   created_by: "cli" | "lsp" | "http_control";
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   updated_by: "cli" | "lsp" | "http_control";
+  /** who changed it last (null: before people were recorded) */
+  updated_by_person: string | null;
   version: number;
   created_at: string;
   updated_at: string;
@@ -831,6 +837,8 @@ export interface MemoryRecord {
   protocol_version?: "context_memory.v1";
   scope: "user" | "project";
   scope_id: string;
+  /** the person whose user memory this is (a PostgreSQL role, or the operating-system user of a SQLite store); null for project memory, and for a user memory a SQLite store kept before it recorded people */
+  owner: string | null;
   title: string;
   content: string;
   content_sha256: string;
@@ -841,7 +849,11 @@ export interface MemoryRecord {
   expired: boolean;
   redacted: boolean;
   created_by: "cli" | "lsp" | "http_control";
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   updated_by: "cli" | "lsp" | "http_control";
+  /** who changed it last (null: before people were recorded) */
+  updated_by_person: string | null;
   version: number;
   created_at: string;
   updated_at: string;

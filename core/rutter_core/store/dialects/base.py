@@ -8,14 +8,17 @@ substring query is written for it, and how its index is compacted so deleted tex
 
 from __future__ import annotations
 
+import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
 from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
 from sqlalchemy.exc import DatabaseError, IntegrityError
+
+from rutter_core.kernel.errors import NotFoundError
 
 TransactionKind = Literal["read", "write", "purge"]
 """`read`: one consistent snapshot that refuses writes. `write`: takes the write lock before
@@ -30,13 +33,31 @@ one command (the CLI: a connection or two, all closed when the store is); `servi
 server (the language server, MCP, HTTP: a bounded pool whose connections are checked before use
 and replaced after a while)."""
 
-StoreFailure = Literal["busy", "read_only", "full", "io", "corrupt"]
+StoreFailure = Literal["busy", "read_only", "full", "io", "corrupt", "denied"]
 """Why the database could not do its part, when it is a fact about the store rather than about
-the statement (an unknown table or a syntax error is a bug, and stays a raw error)."""
+the statement (an unknown table or a syntax error is a bug, and stays a raw error). `denied`:
+the engine refused the connecting role a privilege or a row (row-level security)."""
 
 ConstraintKind = Literal["unique", "foreign_key", "append_only", "check", "not_null", "other"]
 """Which kind of rule refused a write: the first three are what a concurrent writer can make a
 correct write break (a lost race), the others only a value the code should have refused."""
+
+
+def local_person() -> str:
+    """The operating-system user running rutter: the one person of a store whose engine has no
+    roles."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError):  # no password database (Windows, a bare container uid)
+        import getpass
+
+        try:
+            return getpass.getuser()
+        except Exception:  # no name at all: the uid is who it is
+            return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "local-user"
+
 
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -69,6 +90,83 @@ class UniqueKey:
             check_identifier(self.partial[1])  # the value is spliced as a string literal
 
 
+@dataclass(frozen=True)
+class RowOwnership:
+    """Rows of `table` that belong to one person: the engine shows and changes them only for
+    that person (docs/team.md), where the engine knows people (`Dialect.separates_people`).
+
+    A row is owned when `owned_when` (an SQL condition on the row) holds, and then belongs to
+    the person named in `column`; other rows are shared by everyone who may use the store.
+    `members`: a person may also see and change the rows of every person whose role they may
+    assume (a service that acts for them). `backfill`: the value rows owned before this rule
+    existed get (an SQL expression), on an engine that separates people.
+    """
+
+    table: str
+    column: str
+    owned_when: str
+    backfill: str | None = None
+    members: bool = False
+
+    def __post_init__(self) -> None:
+        check_identifier(self.table)
+        check_identifier(self.column)
+
+
+@dataclass(frozen=True)
+class RowFollows:
+    """Rows of `table` are visible exactly when the row of `parent` with the same `key` is
+    (a full-text table's text follows its entry)."""
+
+    table: str
+    parent: str
+    key: str
+
+    def __post_init__(self) -> None:
+        for name in (self.table, self.parent, self.key):
+            check_identifier(name)
+
+
+@dataclass(frozen=True)
+class TableSecurity:
+    """Row-level security as the engine has it on one table."""
+
+    table: str
+    enabled: bool
+    forced: bool
+    policies: int
+
+
+@dataclass(frozen=True)
+class StoreFacts:
+    """What `rutter store check` reads from the engine (docs/team.md). None: the engine has no
+    such thing (SQLite has no extensions, row-level security or roles)."""
+
+    encoding: str
+    suits_cjk: bool
+    role: str
+    lc_ctype: str | None = None
+    extensions: dict[str, bool] | None = None
+    row_security: tuple[TableSecurity, ...] | None = None
+    superuser: bool = False
+    bypasses_row_security: bool = False
+    group_exists: bool | None = None
+    member_of_group: bool | None = None
+    owns_store: bool | None = None
+    """Whether the role owns rutter's tables (the administrator's; None: no roles)."""
+    integrity: tuple[str, ...] = ()
+    """What the engine's own consistency check found wrong (empty: nothing)."""
+
+
+@dataclass(frozen=True)
+class InitOutcome:
+    """What `rutter store init` did beyond migrating (nothing on an engine without roles)."""
+
+    group: str | None
+    group_created: bool
+    granted: tuple[str, ...]
+
+
 class ChangeFeed(Protocol):
     """A cheap counter that moves whenever anyone commits to the store."""
 
@@ -88,6 +186,53 @@ class Dialect(ABC):
 
     read_only_remedy: ClassVar[str] = "give rutter a store it may write to"
     """What to do about `store_read_only`, in this engine's terms."""
+
+    separates_people: ClassVar[bool] = False
+    """Whether the engine knows several people (its roles) and keeps their rows apart
+    (`RowOwnership`); otherwise the store is one person's."""
+
+    # An engine that does not separate people keeps the defaults: the store is one person's,
+    # the operating-system user running rutter, and nobody else may be acted for.
+
+    def person(self, conn: Connection) -> str:
+        """Who this connection's transaction acts for: the person its rows are written for."""
+        return local_person()
+
+    def act_as(self, conn: Connection, person: str) -> None:
+        """Right after `begin`: make the rest of the transaction act for `person` (as the engine
+        enforces it), or raise a typed error when this connection may not."""
+        self.check_person(conn, person)
+
+    def check_person(self, conn: Connection, person: str) -> None:
+        """Raise a typed error unless `person` is someone the store knows."""
+        if person != local_person():
+            raise NotFoundError(
+                "unknown_person",
+                f"a {self.name} store is one person's, the operating-system user running "
+                "rutter; a store shared between people needs an engine with roles "
+                "(docs/team.md)",
+                details={"person": person},
+            )
+
+    def row_security(
+        self, owned: Sequence[RowOwnership], follows: Sequence[RowFollows]
+    ) -> tuple[str, ...]:
+        """DDL that makes the engine keep owned rows to their person; nothing for an engine
+        whose store is one person's."""
+        return ()
+
+    @abstractmethod
+    def facts(self, conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts:
+        """The engine's facts for `rutter store check`: `group` is the members' role, `secured`
+        the tables that should have row-level security."""
+
+    def initialize(
+        self, conn: Connection, *, group: str, grants: Mapping[str, Sequence[str]]
+    ) -> InitOutcome:
+        """For `rutter store init`, inside a write transaction on a migrated store: what an
+        engine with roles needs beyond the schema (the members' `group` role and exactly the
+        privileges `grants` gives it on each table), idempotently; nothing without roles."""
+        return InitOutcome(group=None, group_created=False, granted=())
 
     @abstractmethod
     def prepare(self, url: URL) -> None:

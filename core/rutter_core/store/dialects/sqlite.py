@@ -27,6 +27,7 @@ from rutter_core.store.dialects.base import (
     ChangeFeed,
     ConstraintKind,
     Dialect,
+    StoreFacts,
     StoreFailure,
     TransactionKind,
     UniqueKey,
@@ -321,6 +322,15 @@ class SqliteDialect(Dialect):
         if path is None:
             return None
         return url.set(database=str(Path(cwd) / path))  # unchanged when already absolute
+
+    def facts(self, conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts:
+        found = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA quick_check").fetchall()]
+        return StoreFacts(
+            encoding=str(conn.exec_driver_sql("PRAGMA encoding").scalar_one()),
+            suits_cjk=True,  # FTS5's trigram tokenizer counts every character
+            role=self.person(conn),
+            integrity=tuple(line for line in found if line != "ok"),
+        )
 
     def configure(self, engine: Engine, *, busy_timeout_ms: int) -> None:
         install_hooks(engine, busy_timeout_ms=busy_timeout_ms)

@@ -24,6 +24,7 @@ from rutter_core.store.migrations import (
     m0014_memory_candidates,
     m0015_compactions,
     m0016_projects,
+    m0017_people,
     m0018_delivery_reports,
     m0019_compaction_summarizers,
 )
@@ -54,6 +55,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0014_memory_candidates.MIGRATION,
     m0015_compactions.MIGRATION,
     m0016_projects.MIGRATION,
+    m0017_people.MIGRATION,
     m0018_delivery_reports.MIGRATION,
     m0019_compaction_summarizers.MIGRATION,
 )

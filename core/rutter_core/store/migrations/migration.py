@@ -6,7 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from rutter_core.store.dialects import Dialect, UniqueKey, dialect_named
+from rutter_core.store.dialects import Dialect, RowFollows, RowOwnership, UniqueKey, dialect_named
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,8 @@ class Migration:
     full_text: tuple[str, ...] = ()
     full_text_rebuilds: tuple[str, ...] = ()
     full_text_splits: tuple[FullTextSplit, ...] = ()
+    row_owners: tuple[RowOwnership, ...] = ()
+    row_follows: tuple[RowFollows, ...] = ()
 
     def rendered(self, dialect: Dialect | str) -> tuple[str, ...]:
         """The statements exactly as applied on `dialect`."""
@@ -94,7 +96,14 @@ class Migration:
         reindex = tuple(
             stmt for table in self.full_text_rebuilds for stmt in dialect.full_text_repair(table)
         )
-        return rebuilds + self.statements + full_text + splits + guards + key_guards + reindex
+        people = (
+            dialect.row_security(self.row_owners, self.row_follows)
+            if self.row_owners or self.row_follows
+            else ()
+        )
+        return (
+            rebuilds + self.statements + full_text + splits + guards + key_guards + reindex + people
+        )
 
 
 def canonical_statement(statement: str) -> str:
