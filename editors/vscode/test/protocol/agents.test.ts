@@ -75,7 +75,7 @@ describe("history, agents and assembly against the real server", () => {
 
   it("puts every agent side by side for the file", async () => {
     await editor.run(AgentCommands.compare);
-    const text = editor.readOnly.at(-1)?.text ?? "";
+    const text = editor.rendered.at(-1)?.text ?? "";
     const lines = text.split("\n");
     assert.equal(lines[0], "# What each agent loads for services/api/main.go");
     assert.ok(lines.includes("| File | Codex | Claude Code | Gemini CLI | Copilot | Cursor | Loaded by |"), text);
@@ -167,7 +167,7 @@ describe("history, agents and assembly against the real server", () => {
       workspace_id: workspaceId, goal: "tidy the parser", target: "services/api/main.go",
     });
     await editor.run(AssemblyCommands.assemble, { run_id: run.run_id });
-    const assembled = editor.readOnly.at(-1);
+    const assembled = editor.rendered.at(-1);
     assert.equal(assembled?.name, `context-${run.run_id}.md`);
     const text = assembled?.text ?? "";
     assert.match(text, new RegExp(`^# Assembled context of run ${run.run_id}`));
@@ -176,7 +176,7 @@ describe("history, agents and assembly against the real server", () => {
     assert.match(text, /^- omitted: memory `mem_\w+` v3 \(project\) · not read · sha256 [0-9a-f]{12} — disabled: disabled memory$/m);
     assert.doesNotMatch(text, /go test/, "the document lists entries, not delivered texts");
     await editor.run(AssemblyCommands.audit, { id: `run/${run.run_id}` });
-    const audit = editor.readOnly.at(-1)?.text ?? "";
+    const audit = editor.rendered.at(-1)?.text ?? "";
     assert.match(audit, new RegExp(`^# Context audit of run ${run.run_id}`));
     assert.match(audit, /^## asm_\w+ — \S+ by lsp$/m);
     assert.match(audit, /Not reported: only an agent's later replies/);
