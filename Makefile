@@ -9,6 +9,9 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(shell $(PYTHON) -c "import sys; print(sys.executable)")
 export UV_PROJECT_ENVIRONMENT := .venv
 RUN := $(UV) run --locked --no-sync
+# Two pytest workers per core: many tests wait (on a language server, a subprocess, a real
+# editor, PostgreSQL), and a worker that waits leaves its core to the other (docs/performance.md).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 .PHONY: demo test lint typecheck unit postgres vscode vscode-e2e sync bench clean
 
@@ -43,7 +46,7 @@ typecheck: sync
 # shared fixture (a language server, a seeded store) is built once. `postgres` installs the
 # server the PostgreSQL tests start for themselves, where it is missing.
 unit: sync postgres
-	$(RUN) pytest -n auto --dist loadscope
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
 
 # The store's tests on PostgreSQL start a private server (tests/postgres.py) and need its
 # programs: installed from Debian's packages where missing, as root (otherwise it stops and
