@@ -40,9 +40,12 @@ from rutter_core.candidates.model import (
     MemoryCandidate,
 )
 from rutter_core.discovery.fingerprint import fingerprint
-from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
+from rutter_core.kernel.actors import (
+    OperatorActor,
+    require_operator,
+)
 from rutter_core.kernel.clock import now_rfc3339
-from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, UsageError
+from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, UsageError
 from rutter_core.memory import service as memory
 from rutter_core.store import Store
 from rutter_core.workspaces.service import project_workspace_ids, require_workspace
@@ -112,7 +115,7 @@ def confirm_candidate(
     actor: str,
 ) -> ConfirmedCandidate:
     """Save the candidate as a project memory and resolve it, in one transaction."""
-    operator = _require_operator(actor)
+    operator = require_operator(actor, what="review candidates")
     if confirm is not True:
         raise UsageError(
             "confirmation_required",
@@ -162,7 +165,7 @@ def ignore_candidate(
     actor: str,
 ) -> MemoryCandidate:
     """Resolve the candidate without a memory."""
-    operator = _require_operator(actor)
+    operator = require_operator(actor, what="review candidates")
     note_id, note_version = _parse_id(candidate_id)
     _require_whole("version", version)
     now = now_rfc3339()
@@ -450,14 +453,3 @@ def _not_found(candidate_id: str) -> NotFoundError:
         details={"candidate_id": candidate_id},
         hint=Hint("list_candidates"),
     )
-
-
-def _require_operator(actor: str) -> OperatorActor:
-    if not is_operator_actor(actor):
-        raise RejectedError(
-            "actor_not_allowed",
-            f"actor {actor!r} may not review candidates; only operator surfaces "
-            f"({', '.join(OPERATOR_ACTORS)}) may",
-            details={"actor": str(actor), "allowed": list(OPERATOR_ACTORS)},
-        )
-    return actor

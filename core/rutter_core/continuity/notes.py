@@ -30,7 +30,10 @@ from rutter_core.continuity.policy import (
     require_version,
 )
 from rutter_core.continuity.threads import require_thread
-from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
+from rutter_core.kernel.actors import (
+    OperatorActor,
+    require_operator,
+)
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError
 from rutter_core.kernel.ids import new_id
@@ -48,7 +51,7 @@ def add_note(
 ) -> Note:
     """A new active note of `kind` at version 1. `references` come checked and normalised by
     the app layer (memory's rules for references: a note's may become a memory's)."""
-    operator = _require_operator(actor)
+    operator = require_operator(actor, what="write notes")
     checked_references = tuple(sorted(set(references)))
     thread_id = require_thread_id(thread_id)
     checked_kind = require_kind(kind)
@@ -81,7 +84,7 @@ def list_notes(store: Store, thread_id: str, *, include_superseded: bool = False
 def edit_note(store: Store, note_id: str, *, version: int, text: str, actor: str) -> Note:
     """The note's new text as version + 1; the same text changes nothing (and answers with
     the note as it is)."""
-    operator = _require_operator(actor)
+    operator = require_operator(actor, what="write notes")
     note_id = require_note_id(note_id)
     version = require_version(version)
     clean = clean_text("text", text, max_bytes=MAX_NOTE_BYTES)
@@ -101,7 +104,7 @@ def supersede_note(
 ) -> SupersededNote:
     """Mark the note superseded (version + 1); with `text`, a new active note of the same
     kind replaces it, added in the same transaction and named in `superseded_by`."""
-    operator = _require_operator(actor)
+    operator = require_operator(actor, what="write notes")
     note_id = require_note_id(note_id)
     version = require_version(version)
     clean = None if text is None else clean_text("text", text, max_bytes=MAX_NOTE_BYTES)
@@ -197,14 +200,3 @@ def _stale(current: Note, expected: int) -> ConflictError:
             },
         ),
     )
-
-
-def _require_operator(actor: str) -> OperatorActor:
-    if not is_operator_actor(actor):
-        raise RejectedError(
-            "actor_not_allowed",
-            f"actor {actor!r} may not write notes; only operator surfaces "
-            f"({', '.join(OPERATOR_ACTORS)}) may",
-            details={"actor": str(actor), "allowed": list(OPERATOR_ACTORS)},
-        )
-    return actor

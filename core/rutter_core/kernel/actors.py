@@ -32,3 +32,17 @@ def is_operator_actor(actor: object) -> TypeGuard[OperatorActor]:
 def is_actor(actor: object) -> TypeGuard[Actor]:
     """An operator surface or an agent surface (what may propose or take a checkpoint)."""
     return isinstance(actor, str) and actor in ACTORS
+
+
+def require_operator(actor: object, *, what: str) -> OperatorActor:
+    """`actor` when it is an operator surface; else `actor_not_allowed`, saying who may `what`
+    (the refused actor is in the details: a surface's own name, never user input)."""
+    if not is_operator_actor(actor):
+        from rutter_core.kernel.errors import RejectedError
+
+        raise RejectedError(
+            "actor_not_allowed",
+            f"only operator surfaces ({', '.join(OPERATOR_ACTORS)}) may {what}",
+            details={"actor": str(actor), "allowed": list(OPERATOR_ACTORS)},
+        )
+    return actor

@@ -7,7 +7,6 @@ import re
 from typing import Final
 
 from rutter_core.discovery.redaction import redact
-from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
 from rutter_core.kernel.errors import Hint, RejectedError
 from rutter_core.kernel.text import require_readable
 from rutter_core.runs.model import RUN_MODES, RunMode, is_run_mode
@@ -15,17 +14,6 @@ from rutter_core.runs.model import RUN_MODES, RunMode, is_run_mode
 MAX_GOAL_CHARS: Final = 4096
 PROFILE_NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 FINGERPRINT_PATTERN: Final = re.compile(r"[0-9a-f]{64}")
-
-
-def require_operator(actor: str) -> OperatorActor:
-    if not is_operator_actor(actor):
-        raise RejectedError(
-            "actor_not_allowed",
-            f"actor {actor!r} may not create or change runs; only the operator's surfaces "
-            f"({', '.join(OPERATOR_ACTORS)}) may",
-            details={"actor": actor, "allowed": list(OPERATOR_ACTORS)},
-        )
-    return actor
 
 
 def validate_goal(goal: str) -> str:

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from typing import Final, get_args
 
 from rutter_core.continuity.policy import clean_text
-from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
+from rutter_core.kernel.actors import (
+    require_operator,
+)
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import RejectedError
 from rutter_core.kernel.ids import new_id
@@ -43,7 +45,7 @@ def report_delivery(
 ) -> DeliveryReport:
     """Append a report on the run's delivery. `references` come checked and normalised by the
     app layer (a memory's rules, as for a note's)."""
-    operator = _require_operator(actor)
+    operator = require_operator(actor, what="report on a delivery")
     checked_result = _require_result(result)
     clean = clean_text("summary", summary, max_bytes=MAX_REPORT_SUMMARY_BYTES, readable=True)
     now = now_rfc3339()
@@ -79,13 +81,3 @@ def _require_result(result: object) -> DeliveryResult:
         "a delivery report's result is passed or failed",
         details={"field": "result", "allowed": list(DELIVERY_RESULTS)},
     )
-
-
-def _require_operator(actor: str) -> OperatorActor:
-    if not is_operator_actor(actor):
-        raise RejectedError(
-            "actor_not_allowed",
-            f"only operator surfaces ({', '.join(OPERATOR_ACTORS)}) may report on a delivery",
-            details={"allowed": list(OPERATOR_ACTORS)},
-        )
-    return actor

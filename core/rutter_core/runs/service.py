@@ -27,6 +27,7 @@ from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.discovery.targets import normalize_target
 from rutter_core.discovery.walk import discover
+from rutter_core.kernel.actors import require_operator
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, RutterError
 from rutter_core.runs import repo
@@ -50,7 +51,6 @@ from rutter_core.runs.model import (
 )
 from rutter_core.runs.policy import (
     MAX_GOAL_CHARS,
-    require_operator,
     validate_fingerprint,
     validate_goal,
     validate_mode,
@@ -146,7 +146,7 @@ def _new_run(
     """A run with its mission, session, thread and root node, and revision 1 of its pinned
     instructions when `pin_with` reads the disk, in one write transaction. Returns the run as
     stored, its root node's ID and revision 1's snapshot."""
-    require_operator(actor)
+    require_operator(actor, what="create or change runs")
     goal = validate_goal(goal)
     checked_mode = validate_mode(mode)
     profile = validate_profile(profile)
@@ -203,7 +203,7 @@ def create_pinned_run(
     mode (`ask`), without a profile; approvals, grants, credentials, leases and processes are
     not stored by rutter at all, so there is nothing else to leave behind.
     """
-    require_operator(actor)
+    require_operator(actor, what="create or change runs")
     mission: str | Resumed = Resumed(source.mission_id) if goal is None else validate_goal(goal)
     if (snapshot.workspace_id, snapshot.target_path) != (source.workspace_id, source.target_path):
         raise ValueError("a branch pins a snapshot of its source run's workspace and target")
@@ -320,7 +320,7 @@ def set_run_status(store: Store, run_id: str, status: str, *, actor: str) -> Run
     Asking for the status the run already has changes nothing (and succeeds), so a retried
     request is harmless. When the run ends, its mission and session are closed with it.
     """
-    require_operator(actor)
+    require_operator(actor, what="create or change runs")
     if not is_run_status(status) or status == "created":
         targets = [s for s in RUN_STATUSES if s != "created"]
         raise RejectedError(
@@ -386,7 +386,7 @@ def confirm_refresh(
     Returns the inspection as it stands afterwards and whether a revision was appended.
     Terminal runs are `run_terminal`.
     """
-    require_operator(actor)
+    require_operator(actor, what="create or change runs")
     if expected_fingerprint == NO_REVISION:
         expected_fingerprint = None
     if expected_fingerprint is not None:

@@ -31,11 +31,10 @@ from rutter_core.continuity.pins.model import (
 from rutter_core.continuity.pins.service import (
     clean_pin_text,
     insert_within_bounds,
-    require_operator,
 )
 from rutter_core.continuity.policy import CleanText, require_thread_id
 from rutter_core.continuity.threads import require_thread
-from rutter_core.kernel.actors import ACTORS, is_actor
+from rutter_core.kernel.actors import ACTORS, is_actor, require_operator
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, UsageError
 from rutter_core.kernel.ids import new_id

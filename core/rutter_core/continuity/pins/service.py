@@ -27,7 +27,10 @@ from rutter_core.continuity.pins.model import (
 )
 from rutter_core.continuity.policy import CleanText, clean_text, require_thread_id
 from rutter_core.continuity.threads import require_thread
-from rutter_core.kernel.actors import OPERATOR_ACTORS, OperatorActor, is_operator_actor
+from rutter_core.kernel.actors import (
+    OperatorActor,
+    require_operator,
+)
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, UsageError
 from rutter_core.kernel.ids import new_id
@@ -57,17 +60,6 @@ def _within(field: str, chars: int, *, redacted: bool) -> None:
         )
 
 
-def require_operator(actor: str, *, what: str = "write pins") -> OperatorActor:
-    if not is_operator_actor(actor):
-        raise RejectedError(
-            "actor_not_allowed",
-            f"actor {actor!r} may not {what}; only operator surfaces "
-            f"({', '.join(OPERATOR_ACTORS)}) may",
-            details={"actor": str(actor), "allowed": list(OPERATOR_ACTORS)},
-        )
-    return actor
-
-
 def require_pin_id(pin_id: object) -> str:
     if isinstance(pin_id, str) and PIN_ID.fullmatch(pin_id) is not None:
         return pin_id
@@ -88,7 +80,7 @@ def require_version(version: object) -> int:
 
 def add_pin(store: Store, thread_id: str, *, text: str, actor: str) -> Pin:
     """A new pin of the thread at version 1."""
-    operator = require_operator(actor)
+    operator = require_operator(actor, what="write pins")
     thread_id = require_thread_id(thread_id)
     clean = clean_pin_text("text", text)
     now = now_rfc3339()
@@ -158,7 +150,7 @@ def list_pins(conn: Connection, thread_id: str, *, run_id: str | None = None) ->
 
 def edit_pin(store: Store, pin_id: str, *, version: int, text: str, actor: str) -> Pin:
     """The pin's new text as version + 1; the same text changes nothing."""
-    operator = require_operator(actor)
+    operator = require_operator(actor, what="write pins")
     pin_id = require_pin_id(pin_id)
     version = require_version(version)
     clean = clean_pin_text("text", text)
@@ -181,7 +173,7 @@ def edit_pin(store: Store, pin_id: str, *, version: int, text: str, actor: str) 
 
 def remove_pin(store: Store, pin_id: str, *, version: int, actor: str) -> RemovedPin:
     """Remove the pin (at the version read): later runs of its thread no longer carry it."""
-    require_operator(actor)
+    require_operator(actor, what="write pins")
     pin_id = require_pin_id(pin_id)
     version = require_version(version)
     with store.write() as conn:
