@@ -1,7 +1,11 @@
 """`rutter http` against hostile input (issue 34), end to end on a real server process, over
 raw sockets and `http.client`: bodies nested too deep and numbers out of range are typed 400s
 (never a 500 and a traceback), the `Host` header must name the server (DNS rebinding), a bearer
-is still required with a good one, and a client that disconnects mid-body is one log line."""
+is still required with a good one, and a client that disconnects mid-body is one log line.
+
+Every test on a served store runs on both engines (each request's bearer is read from the
+store, and a refused write must leave it as it was); the checks of a bind's Host rule and of
+`--allow-host` never reach a store and run once."""
 
 from __future__ import annotations
 
@@ -22,13 +26,15 @@ from tests.testing import Cli
 MARK = "hardening-echo-marker-5c1a"
 """Sent inside refused bodies and headers: no error may repeat it."""
 
+pytestmark = pytest.mark.both_dialects
+
 
 @pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
+def cli(tmp_path_factory: pytest.TempPathFactory, module_store_url: str) -> Cli:
     base = tmp_path_factory.mktemp("http-hardening")
     root = (base / "ws").resolve()
     write_tree(root, {"AGENTS.md": "root rules\n"})
-    made = Cli(base / "home", root)
+    made = Cli(base / "home", root, database_url=module_store_url)
     made.json("workspace", "register", "demo", str(root))
     return made
 
@@ -83,6 +89,46 @@ def test_a_body_nested_too_deep_is_a_typed_400(server: Server, levels: int) -> N
         token=server.control,
     )  # fmt: skip
     assert (answer.status, answer.code) == (422, "invalid_params")
+
+
+# -- a NUL in a lookup -----------------------------------------------------------------------
+
+
+RUN = "run_01M93HMZNH3S717SCNJD937YKF"
+SESSION = "ses_01M93HMZNH3S717SCNJD937YKF"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "code"),
+    [
+        ("GET", "workspaces/demo%00{mark}/project-instructions?target=.", None, 404,
+         "not_registered"),
+        ("POST", "memories", {"scope": "project", "workspace_id": "demo\x00{mark}", "title": "t",
+                              "content": "c"}, 404, "not_registered"),
+        ("GET", "memories/export?scope=project&workspace_id=demo%00{mark}", None, 404,
+         "not_registered"),
+        ("GET", "memory-candidates?workspace_id=demo%00{mark}", None, 404, "not_registered"),
+        ("GET", f"runs/{RUN}%00{{mark}}/pins", None, 404, "run_not_found"),
+        ("POST", f"runs/{RUN}%00{{mark}}/context/assemble", {}, 404, "run_not_found"),
+        ("GET", f"sessions/{SESSION}%00{{mark}}/tree", None, 404, "session_not_found"),
+    ],
+)  # fmt: skip
+def test_a_nul_in_an_id_finds_nothing_as_on_every_engine(
+    server: Server, method: str, path: str, body: dict[str, Any] | None, status: int, code: str
+) -> None:
+    """No record's ID holds a NUL, and PostgreSQL cannot even compare text with one: the
+    lookup finds nothing, typed as it is for any unknown ID, on both engines (not a 500)."""
+    if body is not None:
+        body = {k: v.format(mark=MARK) if isinstance(v, str) else v for k, v in body.items()}
+    answer = server.request(method, path.format(mark=MARK), body, token=server.control)
+    refused(answer, status, code)
+
+
+def test_a_nul_in_a_filter_lists_nothing(server: Server) -> None:
+    for path, key in ((f"memories?scope=project&workspace_id=demo%00{MARK}", "items"),
+                      (f"pin-proposals?workspace_id=demo%00{MARK}", "proposals")):  # fmt: skip
+        answer = server.get(path)
+        assert (answer.status, answer.json[key]) == (200, []), answer.text
 
 
 # -- numbers ------------------------------------------------------------------------------------
@@ -232,8 +278,8 @@ def test_which_hosts_a_bind_admits(bound: str, header: str, admitted: bool) -> N
 # -- a client that goes away --------------------------------------------------------------------
 
 
-def test_a_client_that_disconnects_mid_body_is_one_log_line(tmp_path: Path) -> None:
-    cli = Cli(tmp_path / "home", tmp_path)
+def test_a_client_that_disconnects_mid_body_is_one_log_line(tmp_path: Path, store_url: str) -> None:
+    cli = Cli(tmp_path / "home", tmp_path, database_url=store_url)
     with serving(cli) as server:
         for _ in range(3):
             with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:

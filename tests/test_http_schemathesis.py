@@ -37,6 +37,8 @@ from tests.testing import Cli
 EXAMPLES = 25
 SEED = 17
 
+pytestmark = pytest.mark.both_dialects
+
 
 def _config(values: dict[str, list[str]]) -> str:
     lines = ["[dictionaries]"]
@@ -59,21 +61,23 @@ def _config(values: dict[str, list[str]]) -> str:
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Cli, dict[str, list[str]]]:
+def seeded(
+    tmp_path_factory: pytest.TempPathFactory, module_store_url: str
+) -> tuple[Cli, dict[str, list[str]]]:
     base = tmp_path_factory.mktemp("schemathesis")
     root = (base / "ws").resolve()
     write_tree(
         root,
         {"AGENTS.md": "root rules\n", "src/CLAUDE.md": "src rules\n", "src/a.go": "package a\n"},
     )
-    cli = Cli(base / "home", root)
+    cli = Cli(base / "home", root, database_url=module_store_url)
     cli.json("workspace", "register", "demo", str(root))
     run: dict[str, Any] = cli.json("run", "create", "--workspace", "demo", "--goal", "g")
     node = cli.json("session", "checkpoint", run["run_id"], "--title", "seed")
     pin = cli.json("context", "pin", "add", run["thread_id"], "--text", "keep the API stable")
     memory = cli.json("context", "memory", "create", "--scope", "project", "--workspace",
                       "demo", "--title", "Tests", "--content", "run them")  # fmt: skip
-    store = open_store(f"sqlite:///{cli.home / 'rutter.db'}")
+    store = open_store(cli.store_url)
     try:  # as an agent proposes, through `rutter mcp` (actor mcp)
         proposals = [
             Rutter(store)

@@ -36,6 +36,14 @@ def is_valid_workspace_id(value: str) -> bool:
     return WORKSPACE_ID_PATTERN.fullmatch(value) is not None
 
 
+def may_name_a_record(value: str) -> bool:
+    """Whether `value` could be a stored record's ID at all. No ID holds a NUL: every text a
+    store writes is refused one first, and some engines cannot even compare text holding one
+    (PostgreSQL refuses the statement). A lookup by such a value finds nothing, on every
+    engine alike, without asking the store."""
+    return "\x00" not in value
+
+
 def recorded_at(prefixed_id: str) -> str | None:
     """When a prefixed ULID was made (its first 48 bits: milliseconds since the epoch), RFC
     3339 UTC to the second; None when `prefixed_id` is not one."""

@@ -24,6 +24,7 @@ from sqlalchemy.sql import Select
 from rutter_core.discovery.fingerprint import canonical_text
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.kernel.errors import StoreError
+from rutter_core.kernel.ids import may_name_a_record
 from rutter_core.runs.model import (
     ACTIVE_STATUSES,
     DeliveryReport,
@@ -96,6 +97,8 @@ def _record(row: Row[Any]) -> RunRecord:
 
 
 def find_run(conn: Connection, run_id: str) -> RunRecord | None:
+    if not may_name_a_record(run_id):
+        return None
     row = conn.execute(_RUN_QUERY.where(runs.c.run_id == run_id)).first()
     return None if row is None else _record(row)
 
@@ -108,12 +111,16 @@ _RUN_PLACE: Final = select(runs.c.workspace_id, runs.c.thread_id).where(
 def find_run_place(conn: Connection, run_id: str) -> tuple[str, str] | None:
     """(workspace ID, thread ID) of the run, by its key alone (what history search asks on
     every call)."""
+    if not may_name_a_record(run_id):
+        return None
     row = conn.execute(_RUN_PLACE, {"run_id": run_id}).first()
     return None if row is None else (str(row[0]), str(row[1]))
 
 
 def find_run_of_session(conn: Connection, session_id: str) -> RunRecord | None:
     """The run a session belongs to (each run opens its own session)."""
+    if not may_name_a_record(session_id):
+        return None
     row = conn.execute(_RUN_QUERY.where(runs.c.session_id == session_id)).first()
     return None if row is None else _record(row)
 

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from rutter_core.kernel.errors import ConflictError
+from rutter_core.kernel.ids import may_name_a_record
 from rutter_core.store.schema import projects as projects_table
 from rutter_core.store.schema import workspaces as workspaces_table
 from rutter_core.workspaces.model import Workspace
@@ -54,6 +55,8 @@ def _joined() -> Any:
 def retired_project(conn: Connection, workspace_id: str) -> str | None:
     """The project of a registration kept without a location (`retire`), or None when
     `workspace_id` is live or unknown."""
+    if not may_name_a_record(workspace_id):
+        return None
     row = conn.execute(
         select(workspaces_table.c.project_id).where(
             workspaces_table.c.workspace_id == workspace_id, workspaces_table.c.root.is_(None)
@@ -82,6 +85,8 @@ def live_members(conn: Connection, project_id: str) -> list[str]:
 
 
 def by_id(conn: Connection, workspace_id: str) -> Workspace | None:
+    if not may_name_a_record(workspace_id):
+        return None
     row = conn.execute(_joined().where(workspaces_table.c.workspace_id == workspace_id)).first()
     return None if row is None else _from_row(row)
 

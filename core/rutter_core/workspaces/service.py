@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError, UsageError
+from rutter_core.kernel.ids import may_name_a_record
 from rutter_core.store import Store
 from rutter_core.workspaces import repo
 from rutter_core.workspaces.model import (
@@ -118,7 +119,10 @@ def _not_registered(workspace_id: str) -> NotFoundError:
 def project_workspace_ids(conn: Connection, workspace_id: str) -> tuple[str, ...]:
     """Every registration of the project `workspace_id` is a location of (itself included),
     sorted, inside the caller's transaction: what the project's records are read across. An
-    unregistered ID is just itself (it has no records; whoever needs it registered checks)."""
+    unregistered ID is just itself (it has no records; whoever needs it registered checks),
+    one that could name no record (`may_name_a_record`) none."""
+    if not may_name_a_record(workspace_id):
+        return ()
     found = repo.by_id(conn, workspace_id)
     project_id = repo.retired_project(conn, workspace_id) if found is None else found.project_id
     if project_id is None:
