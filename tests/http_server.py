@@ -155,3 +155,50 @@ def served_run(
         prepare(cli, run)
     with serving(cli) as server:
         yield ServedRun(server, cli, run)
+
+
+def workers_of(process: subprocess.Popen[bytes], expected: int = 2) -> list[int]:
+    """The server processes a `rutter http --workers N` parent started (its spawned children
+    that serve; not the interpreter's resource tracker), once `expected` of them are there
+    (the parent listens before they have started)."""
+    deadline = time.monotonic() + 60
+    while True:
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        found = [
+            int(child)
+            for child in children
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()
+        ]
+        if len(found) >= expected or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def _port(hex_address: str) -> int:
+    return int(hex_address.rsplit(":", 1)[1], 16)
+
+
+def serving_worker(port: int, conn: http.client.HTTPConnection, workers: list[int]) -> int:
+    """Which of `workers` holds the server's end of `conn` (an open keep-alive connection to
+    the server on `port`): the kernel's table of TCP connections names the socket's inode,
+    and the worker that accepted it has a descriptor on that inode (Linux's /proc)."""
+    assert conn.sock is not None, "the connection is not open"
+    client = conn.sock.getsockname()[1]
+    inodes = {
+        fields[9]
+        for fields in (line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:])
+        if _port(fields[1]) == port and _port(fields[2]) == client
+    }
+    assert len(inodes) == 1, f"no single server end for client port {client}: {inodes}"
+    socket = f"socket:[{inodes.pop()}]"
+    holders = []
+    for pid in workers:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                if str(fd.readlink()) == socket:
+                    holders.append(pid)
+                    break
+            except FileNotFoundError:  # closed meanwhile
+                continue
+    assert len(holders) == 1, f"{socket} is held by {holders} of the workers {workers}"
+    return holders[0]

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -17,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.http_server import Server, serving
+from tests.http_server import Server, serving, workers_of
 from tests.testing import Cli, write_tree
 
 pytestmark = pytest.mark.both_dialects
@@ -38,23 +36,6 @@ def servers(cli: Cli) -> Iterator[list[Server]]:
     with ExitStack() as stack:
         multi = stack.enter_context(serving(cli, "--workers", "2"))
         yield [multi, stack.enter_context(serving(cli))]
-
-
-def workers_of(process: subprocess.Popen[bytes], expected: int = 2) -> list[int]:
-    """The server processes a `rutter http --workers N` parent started (its spawned children
-    that serve; not the interpreter's resource tracker), once `expected` of them are there
-    (the parent listens before they have started)."""
-    deadline = time.monotonic() + 60
-    while True:
-        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-        found = [
-            int(child)
-            for child in children
-            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()
-        ]
-        if len(found) >= expected or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
 
 
 def alive(pid: int) -> bool:
