@@ -1,7 +1,7 @@
 """rutter on PostgreSQL against raw psycopg doing the same statements, in the same run.
 
 A private PostgreSQL server is started for the run (`tests/postgres.py`: initdb into a temporary
-directory, a Unix socket only, fsync on as on a real server), and stopped at the end. Three
+directory, a Unix socket only, fsync on as on a real server), and stopped at the end. Four
 parts (`--only` picks some):
 
 - `memory`: create, edit and list(100) through the core API (`Rutter(open_store(url))` with a
@@ -21,14 +21,23 @@ parts (`--only` picks some):
   keep-alive connection) for `--seconds` each, against raw psycopg reading the same memory row
   from 1 and 4 processes. Goal: with 2 workers on 2 cores, 4 clients get >= 1.8x the requests
   of one client.
+- `acting`: what acting for a person costs (`Store.acting_as`: each transaction first takes the
+  person's role, `SET LOCAL ROLE`, so row-level security holds it to that person's rows). A
+  memory by ID and a list(20) of user memories through the core API on the store of a service
+  role, as itself and acting for a person, against raw psycopg on a connection as the service
+  role doing the same statements without and with the role change (median microseconds, per
+  operation, interleaved rounds); then `rutter http` on that store, the same mix of requests
+  (a memory by ID, a list(20), a history search) with a bearer of the service role itself and
+  with a bearer of the person, taking turns request by request. Goal: over HTTP, a person's
+  bearer costs at most 1.1x the service role's own.
 
 Prints the load average before and after each part (the machine is shared).
 
-Why one module: the three parts share one private server (started once: initdb and a durable
+Why one module: the four parts share one private server (started once: initdb and a durable
 server cost seconds) and its helpers (migrated databases, the load average, percentiles).
 
-Usage: python benchmarks/postgres.py [--only memory,history,http] [--ops 200] [--rounds 5]
-       [--messages 1000000] [--search-rounds 20] [--seconds 10]
+Usage: python benchmarks/postgres.py [--only memory,history,http,acting] [--ops 200]
+       [--rounds 5] [--messages 1000000] [--search-rounds 20] [--seconds 10]
 """
 
 from __future__ import annotations
@@ -508,9 +517,181 @@ def bench_http(server: PostgresServer, seconds: float) -> None:
     print(f"goal: with 2 workers on 2 cores, 4 clients >= 1.8x one client; load {load()}")
 
 
+# -- acting as a person ------------------------------------------------------------------------
+
+ACTING_PASSWORD = "bench-acting-pw"
+ACTING_WORD = "tabulated"
+"""In every user memory of the `acting` part: what its history searches find."""
+
+
+def _acting_roles(server: PostgresServer, url: str, database: str) -> tuple[str, str]:
+    """`store init` on the database, a person (`alice`) and a service role that may act as
+    her, both in the members' group; (service, person)."""
+    from rutter_core.store.admin import initialize
+
+    with open_store(url) as store:
+        initialize(store, group="bench_team")
+    with server.connect(database) as conn:
+        for role in ("bench_svc", "bench_alice"):
+            conn.execute(
+                f"CREATE ROLE {role} LOGIN PASSWORD '{ACTING_PASSWORD}' IN ROLE bench_team"
+            )
+        conn.execute("GRANT bench_alice TO bench_svc")
+    return "bench_svc", "bench_alice"
+
+
+class RawActing:
+    """The statements of a memory read by ID and a list(20) of user memories, by hand, on one
+    connection as the service role; `person`: each transaction first takes that role, as
+    the store acting for a person does (`SELECT set_config('role', ..., true)`: SET LOCAL
+    ROLE)."""
+
+    def __init__(self, info: dict[str, Any], person: str | None, memory_id: str) -> None:
+        self.conn = psycopg.connect(**info, autocommit=True)
+        self.person = person
+        self.memory_id = memory_id
+
+    def _read(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        if self.person is not None:
+            self.conn.execute("SELECT set_config('role', %s, true)", (self.person,))
+        rows = self.conn.execute(sql, params).fetchall()
+        self.conn.execute("ROLLBACK")
+        assert rows
+        return rows
+
+    def get(self) -> None:
+        self._read("SELECT * FROM memories WHERE memory_id = %s", (self.memory_id,))
+
+    def list(self) -> None:
+        self._read(
+            "SELECT * FROM memories WHERE status = 'active' AND scope = 'user' "
+            "ORDER BY updated_at DESC, memory_id DESC LIMIT %s",
+            (21,),
+        )
+
+
+class ApiActing:
+    """The app facade on the service's store, as itself or acting for a person."""
+
+    def __init__(self, rutter: Rutter, memory_id: str) -> None:
+        self.rutter = rutter
+        self.memory_id = memory_id
+
+    def get(self) -> None:
+        from rutter_core.app.memory import GetMemoryParams
+
+        self.rutter.memory.get(GetMemoryParams(id=self.memory_id))
+
+    def list(self) -> None:
+        assert self.rutter.memory.list(ListMemoriesParams(scope="user", limit=20)).items
+
+
+def _interleaved(operations: dict[str, Callable[[], None]], count: int) -> dict[str, list[float]]:
+    """`count` of each operation, taking turns one at a time (so each side sees the same
+    moments of a shared machine): each side's seconds per operation."""
+    spent: dict[str, list[float]] = {side: [] for side in operations}
+    for _ in range(count):
+        for side, operation in operations.items():
+            began = time.perf_counter()
+            operation()
+            spent[side].append(time.perf_counter() - began)
+    return spent
+
+
+class HttpMix:
+    """One keep-alive connection with one bearer, asking in turn for a memory by ID, a
+    list(20) of user memories and a history search."""
+
+    def __init__(self, port: int, token: str, memory_id: str) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.paths = (
+            f"/api/v1/memories/{memory_id}",
+            "/api/v1/memories?scope=user&limit=20",
+            f"/api/v1/history/search?query={ACTING_WORD}",
+        )
+        self.turn = 0
+
+    def __call__(self) -> None:
+        self.turn += 1
+        self.conn.request("GET", self.paths[self.turn % len(self.paths)], headers=self.headers)
+        response = self.conn.getresponse()
+        body = response.read()
+        assert response.status == 200, body[:200]
+
+
+def bench_acting(server: PostgresServer, ops: int, rounds: int) -> None:
+    print(f"== acting: {ops} ops x {rounds} rounds; load {load()}")
+    database, url = migrated(server)
+    service, person = _acting_roles(server, url, database)
+    service_url = server.url(database, user=service, password=ACTING_PASSWORD)
+    info = {**conninfo(server, database), "user": service, "password": ACTING_PASSWORD}
+    store = open_store(service_url, pool="service")
+    itself, acting = Rutter(store), Rutter(store.acting_as(person))
+    ids = {}
+    for name, app in (("itself", itself), ("acting", acting)):
+        for n in range(50):  # the same user memories for each, the lists' pages full
+            ids[name] = app.memory.create(
+                CreateMemoryParams(scope="user", title=f"m{n}", content=f"{ACTING_WORD} {n}"),
+                actor="cli",
+            ).memory_id
+    tokens = {
+        "itself": itself.tokens.create(CreateTokenParams(scope="read"), actor="cli").secret,
+        "acting": acting.tokens.create(CreateTokenParams(scope="read"), actor="cli").secret,
+    }
+    targets: dict[str, RawActing | ApiActing] = {
+        "raw": RawActing(info, None, ids["itself"]),
+        "raw+role": RawActing(info, person, ids["acting"]),
+        "API": ApiActing(itself, ids["itself"]),
+        "API acting_as": ApiActing(acting, ids["acting"]),
+    }
+    names = ("get", "list(20)")
+    figures: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for name in names:
+            spent = _interleaved(
+                {side: t.get if name == "get" else t.list for side, t in targets.items()}, ops
+            )
+            for side, seconds in spent.items():
+                figures.setdefault((name, side), []).extend(seconds)
+    print(f"{'operation':<10} {'raw us':>8} {'+role us':>9} {'extra':>6} {'ratio':>6}   "
+          f"{'API us':>8} {'acting us':>10} {'extra':>6} {'ratio':>6}")  # fmt: skip
+    for name in names:
+        raw, role, api, act = (statistics.median(figures[(name, side)]) * 1e6 for side in targets)
+        print(f"{name:<10} {raw:>8.0f} {role:>9.0f} {role - raw:>6.0f} {role / raw:>6.2f}   "
+              f"{api:>8.0f} {act:>10.0f} {act - api:>6.0f} {act / api:>6.2f}")  # fmt: skip
+    for target in targets.values():
+        if isinstance(target, RawActing):
+            target.conn.close()
+    store.close()
+    process, port = serve(service_url, 1)
+    try:
+        mixes = {side: HttpMix(port, token, ids[side]) for side, token in tokens.items()}
+        _interleaved(dict(mixes), 30)  # warm-up
+        spent = {"itself": [], "acting": []}
+        for _ in range(rounds):
+            for side, seconds in _interleaved(dict(mixes), ops).items():
+                spent[side] += seconds
+        for mix in mixes.values():
+            mix.conn.close()
+    finally:
+        process.terminate()
+        process.wait(30)
+    mine, hers = (statistics.median(spent[side]) * 1000 for side in ("itself", "acting"))
+    print(
+        f"HTTP mix (GET memory, list(20), history search), 1 worker, median ms: bearer of "
+        f"the service role {mine:.2f}, of a person {hers:.2f}, ratio {hers / mine:.2f}"
+    )
+    print(
+        f"goal: over HTTP a person's bearer costs at most 1.1x the service role's own: "
+        f"{'met' if hers <= 1.1 * mine else 'NOT met'}; load {load()}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="memory,history,http")
+    parser.add_argument("--only", default="memory,history,http,acting")
     parser.add_argument("--ops", type=int, default=200, help="memory operations per measure")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--messages", type=int, default=1_000_000)
@@ -530,6 +711,8 @@ def main() -> None:
             bench_history(server, args.messages, args.search_rounds, args.per_query)
         if "http" in parts:
             bench_http(server, args.seconds)
+        if "acting" in parts:
+            bench_acting(server, args.ops, args.rounds)
     finally:
         server.stop()
     print(json.dumps({"done": sorted(parts)}))

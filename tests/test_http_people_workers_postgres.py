@@ -4,7 +4,8 @@ every request act as that person, whichever worker process serves it. Requests g
 connections at once until both workers have served both people (which worker holds a
 connection is read from the kernel's socket table, tests/http_server.py `serving_worker`);
 on every worker each person lists, finds and changes only their own user memories, writes
-as themselves, and gets a 404 for the other's, as a person who does not exist would."""
+as themselves, and gets a 404 for the other's, as a person who does not exist would. A bearer
+of the service's own role changes no role at all."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
+from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 from rutter_core.memory.service import create_memory
@@ -105,9 +107,19 @@ def _as(person: Person, other: Person, others: frozenset[str], client: Client, n
     return memory_id
 
 
-def test_each_persons_bearer_acts_as_them_on_every_worker(
-    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
-) -> None:
+@dataclass
+class Team:
+    """A database prepared by `store init`, two people and the service's role, which may act
+    as both (docs/team.md)."""
+
+    database: str
+    alice: Person
+    bob: Person
+    service: str
+
+
+@pytest.fixture
+def team(postgres_server: PostgresServer, postgres_url: str) -> Team:
     suffix = uuid.uuid4().hex[:10]
     database = str(make_url(postgres_url).database)
     group = f"team_{suffix}"
@@ -115,10 +127,16 @@ def test_each_persons_bearer_acts_as_them_on_every_worker(
         initialize(store, group=group)
     alice = Person(_role(postgres_server, database, f"alice_{suffix}", group), "tabsquietly")
     bob = Person(_role(postgres_server, database, f"bob_{suffix}", group), "spacesloudly")
-    # The service's own role, which may act as both people (docs/team.md).
     service = _role(postgres_server, database, f"svc_{suffix}", group)
     with postgres_server.connect(database) as conn:
         conn.execute(f"GRANT {alice.role}, {bob.role} TO {service}")
+    return Team(database, alice, bob, service)
+
+
+def test_each_persons_bearer_acts_as_them_on_every_worker(
+    postgres_server: PostgresServer, postgres_url: str, team: Team, tmp_path: Path
+) -> None:
+    database, alice, bob, service = team.database, team.alice, team.bob, team.service
     admin = Cli(tmp_path / "admin", tmp_path, database_url=postgres_url)
     for person in (alice, bob):
         made = admin.json("http", "token", "create", "--scope", "control", "--user", person.role)
@@ -179,3 +197,27 @@ def test_each_persons_bearer_acts_as_them_on_every_worker(
         ) as conn:  # fmt: skip
             mine = conn.execute("SELECT memory_id FROM memories WHERE scope = 'user'").fetchall()
         assert {row[0] for row in mine} == person.memories
+
+
+def test_acting_as_the_connections_own_role_changes_no_role(
+    postgres_server: PostgresServer, team: Team
+) -> None:
+    """What a bearer of the service's own role makes its requests do: each transaction is that
+    role already, so none sends a role change; acting as a person sends one each."""
+    url = postgres_server.url(team.database, user=team.service, password=PASSWORD)
+    with open_store(url, pool="service") as store:
+        sent: list[str] = []
+
+        def record(*args: Any) -> None:
+            sent.append(str(args[2]))  # (conn, cursor, statement, ...)
+
+        event.listen(store.engine, "before_cursor_execute", record)
+        for person, changes in ((team.service, 0), (team.alice.role, 1)):
+            sent.clear()
+            acting = store.acting_as(person)
+            for _ in range(3):
+                with acting.read() as conn:
+                    assert conn.exec_driver_sql("SELECT current_user").scalar_one() == person
+                with acting.write() as conn:
+                    assert conn.exec_driver_sql("SELECT current_user").scalar_one() == person
+            assert sum("set_config('role'" in statement for statement in sent) == 6 * changes

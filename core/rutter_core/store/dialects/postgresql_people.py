@@ -59,7 +59,26 @@ def person(conn: Connection) -> str:
     return str(conn.exec_driver_sql("SELECT current_user").scalar_one())
 
 
+_SESSION_ROLE = "rutter_session_role"
+"""Key of `session_role`'s answer in the pool's record of a database connection."""
+
+
+def session_role(conn: Connection) -> str:
+    """The role each transaction on `conn`'s database connection starts as (its login role,
+    or the one the role's settings give), asked once per database connection: only a SET ROLE
+    for the whole session could change it, and the store never sends one."""
+    info = conn.connection.info  # kept with the database connection across checkouts
+    role = info.get(_SESSION_ROLE)
+    if role is None:
+        role = info[_SESSION_ROLE] = person(conn)
+    return str(role)
+
+
 def act_as(conn: Connection, person: str) -> None:
+    if person == session_role(conn):
+        # The transaction is that role already (a bearer of the service's own role): taking
+        # it again would be a round trip for nothing.
+        return
     # set_config('role', ..., true) is SET LOCAL ROLE with the name as a value (never
     # spliced into SQL): the rest of the transaction runs as that role, so its row-level
     # security policies apply, and the role is the login role's again at its end.
