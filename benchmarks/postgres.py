@@ -16,11 +16,11 @@ parts (`--only` picks some):
   trigram index dropped during the load and built after), against raw psycopg's
   `SELECT entry_id, body FROM history_text WHERE body ILIKE ... ORDER BY entry_id DESC LIMIT 21`
   (the statement the index answers). Prints the build time.
-- `http`: `rutter http` with 1 and with 2 worker processes on the database; GET one memory and
-  a history search from 1 and from 4 client processes (each waiting for each answer over one
-  keep-alive connection) for `--seconds` each, against raw psycopg reading the same memory row
-  from 1 and 4 processes. Goal: with 2 workers on 2 cores, 4 clients get >= 1.8x the requests
-  of one client.
+- `http`: `rutter http` with 1 and with 2 worker processes on the database, and on a SQLite
+  file (`--engines`); GET one memory and a history search from 1 and from 4 client processes
+  (each waiting for each answer over one keep-alive connection) for `--seconds` each, against
+  raw psycopg (raw sqlite3) reading the same memory row from 1 and 4 processes. Goal: with 2
+  workers on 2 cores, 4 clients get >= 1.8x the requests of one client.
 - `acting`: what acting for a person costs (`Store.acting_as`: each transaction first takes the
   person's role, `SET LOCAL ROLE`, so row-level security holds it to that person's rows). A
   memory by ID and a list(20) of user memories through the core API on the store of a service
@@ -38,6 +38,7 @@ server cost seconds) and its helpers (migrated databases, the load average, perc
 
 Usage: python benchmarks/postgres.py [--only memory,history,http,acting] [--ops 200]
        [--rounds 5] [--messages 1000000] [--search-rounds 20] [--seconds 10]
+       [--engines postgresql,sqlite]
 """
 
 from __future__ import annotations
@@ -472,48 +473,82 @@ def serve(url: str, workers: int) -> tuple[subprocess.Popen[bytes], int]:
     return process, port
 
 
-def bench_http(server: PostgresServer, seconds: float) -> None:
+def _raw_sqlite_client(path: str, memory_id: str, seconds: float) -> int:
+    """Reads of the memory row in `seconds` from the SQLite file, each in its own transaction
+    (as the store reads: BEGIN, the statement, ROLLBACK)."""
+    import sqlite3
+
+    done = 0
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            conn.execute("BEGIN")
+            assert conn.execute(
+                "SELECT * FROM memories WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+            conn.execute("ROLLBACK")
+            done += 1
+    finally:
+        conn.close()
+    return done
+
+
+def bench_http(server: PostgresServer, seconds: float, engines: list[str]) -> None:
     print(f"== http: {seconds:.0f} s a measure; load {load()}")
-    database, url = migrated(server)
-    root = Path(tempfile.mkdtemp(prefix="rutter-bench-ws-"))
-    (root / "AGENTS.md").write_text("rules\n")
-    with open_store(url) as store:
-        app = Rutter(store)
-        app.workspaces.register(
-            RegisterWorkspaceParams(workspace_id="demo", root=str(root), cwd="/")
-        )
-        for n in range(50):
-            app.memory.create(
-                CreateMemoryParams(scope="project", workspace_id="demo", title=f"m{n}",
-                                   content=f"parse_input_stream step {n}"),
-                actor="cli",
-            )  # fmt: skip
-        memory_id = app.memory.create(
-            CreateMemoryParams(scope="user", title="read me", content=BODY), actor="cli"
-        ).memory_id
-        token = app.tokens.create(CreateTokenParams(scope="read"), actor="cli").secret
-    reads = {
-        "GET memory": f"/api/v1/memories/{memory_id}",
-        "GET history search": "/api/v1/history/search?query=input_stream&workspace_id=demo",
-    }
-    print(f"{'operation':<32} {'1 client':>9} {'4 clients':>10} {'4/1':>6}")
-    info = conninfo(server, database)
-    one = rate(_raw_client, (info, memory_id), 1, seconds)
-    four = rate(_raw_client, (info, memory_id), 4, seconds)
-    print(f"{'raw psycopg: read memory row':<32} {one:>9.1f} {four:>10.1f} {four / one:>6.2f}")
-    for workers in (1, 2):
-        process, port = serve(url, workers)
-        try:
-            for path in reads.values():
-                rate(_http_client, (port, path, token), 4, min(seconds, 3))  # warm-up
-            for name, path in reads.items():
-                one = rate(_http_client, (port, path, token), 1, seconds)
-                four = rate(_http_client, (port, path, token), 4, seconds)
-                label = f"{name}, {workers} worker{'s' if workers > 1 else ''}"
-                print(f"{label:<32} {one:>9.1f} {four:>10.1f} {four / one:>6.2f}")
-        finally:
-            process.terminate()
-            process.wait(30)
+    for engine in engines:
+        if engine == "postgresql":
+            database, url = migrated(server)
+        else:
+            database = str(Path(tempfile.mkdtemp(prefix="rutter-bench-sqlite-")) / "rutter.db")
+            url = f"sqlite:///{database}"
+        root = Path(tempfile.mkdtemp(prefix="rutter-bench-ws-"))
+        (root / "AGENTS.md").write_text("rules\n")
+        with open_store(url) as store:
+            app = Rutter(store)
+            app.workspaces.register(
+                RegisterWorkspaceParams(workspace_id="demo", root=str(root), cwd="/")
+            )
+            for n in range(50):
+                app.memory.create(
+                    CreateMemoryParams(scope="project", workspace_id="demo", title=f"m{n}",
+                                       content=f"parse_input_stream step {n}"),
+                    actor="cli",
+                )  # fmt: skip
+            memory_id = app.memory.create(
+                CreateMemoryParams(scope="user", title="read me", content=BODY), actor="cli"
+            ).memory_id
+            token = app.tokens.create(CreateTokenParams(scope="read"), actor="cli").secret
+        reads = {
+            "GET memory": f"/api/v1/memories/{memory_id}",
+            "GET history search": "/api/v1/history/search?query=input_stream&workspace_id=demo",
+        }
+        print(f"-- {engine}; load {load()}")
+        print(f"{'operation':<32} {'1 client':>9} {'4 clients':>10} {'4/1':>6}")
+        if engine == "postgresql":
+            raw: tuple[Callable[..., int], tuple[Any, ...]] = (
+                _raw_client,
+                (conninfo(server, database), memory_id),
+            )
+        else:
+            raw = (_raw_sqlite_client, (database, memory_id))
+        one = rate(raw[0], raw[1], 1, seconds)
+        four = rate(raw[0], raw[1], 4, seconds)
+        label = f"raw {'psycopg' if engine == 'postgresql' else 'sqlite3'}: read memory row"
+        print(f"{label:<32} {one:>9.1f} {four:>10.1f} {four / one:>6.2f}")
+        for workers in (1, 2):
+            process, port = serve(url, workers)
+            try:
+                for path in reads.values():
+                    rate(_http_client, (port, path, token), 4, min(seconds, 3))  # warm-up
+                for name, path in reads.items():
+                    one = rate(_http_client, (port, path, token), 1, seconds)
+                    four = rate(_http_client, (port, path, token), 4, seconds)
+                    label = f"{name}, {workers} worker{'s' if workers > 1 else ''}"
+                    print(f"{label:<32} {one:>9.1f} {four:>10.1f} {four / one:>6.2f}")
+            finally:
+                process.terminate()
+                process.wait(30)
     print(f"goal: with 2 workers on 2 cores, 4 clients >= 1.8x one client; load {load()}")
 
 
@@ -698,6 +733,9 @@ def main() -> None:
     parser.add_argument("--search-rounds", type=int, default=20)
     parser.add_argument("--per-query", action="store_true")
     parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument(
+        "--engines", default="postgresql,sqlite", help="the stores the http part serves"
+    )
     args = parser.parse_args()
     parts = set(args.only.split(","))
     server = start(fsync=True)
@@ -710,7 +748,7 @@ def main() -> None:
         if "history" in parts:
             bench_history(server, args.messages, args.search_rounds, args.per_query)
         if "http" in parts:
-            bench_http(server, args.seconds)
+            bench_http(server, args.seconds, args.engines.split(","))
         if "acting" in parts:
             bench_acting(server, args.ops, args.rounds)
     finally:
