@@ -577,18 +577,19 @@ def _acting_roles(server: PostgresServer, url: str, database: str) -> tuple[str,
 
 class RawActing:
     """The statements of a memory read by ID and a list(20) of user memories, by hand, on one
-    connection as the service role; `person`: each transaction first takes that role, as
-    the store acting for a person does (`SELECT set_config('role', ..., true)`: SET LOCAL
-    ROLE)."""
+    connection of its own as the service role, each asking for `person`'s user memories as
+    the store does; `change`: each transaction first takes `person`'s role, as the store
+    acting for a person does (`SELECT set_config('role', ..., true)`: SET LOCAL ROLE)."""
 
-    def __init__(self, info: dict[str, Any], person: str | None, memory_id: str) -> None:
+    def __init__(self, info: dict[str, Any], person: str, memory_id: str, *, change: bool) -> None:
         self.conn = psycopg.connect(**info, autocommit=True)
         self.person = person
+        self.change = change
         self.memory_id = memory_id
 
     def _read(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
         self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        if self.person is not None:
+        if self.change:
             self.conn.execute("SELECT set_config('role', %s, true)", (self.person,))
         rows = self.conn.execute(sql, params).fetchall()
         self.conn.execute("ROLLBACK")
@@ -596,13 +597,16 @@ class RawActing:
         return rows
 
     def get(self) -> None:
-        self._read("SELECT * FROM memories WHERE memory_id = %s", (self.memory_id,))
+        self._read(
+            "SELECT * FROM memories WHERE memory_id = %s AND (scope <> 'user' OR owner = %s)",
+            (self.memory_id, self.person),
+        )
 
     def list(self) -> None:
         self._read(
-            "SELECT * FROM memories WHERE status = 'active' AND scope = 'user' "
-            "ORDER BY updated_at DESC, memory_id DESC LIMIT %s",
-            (21,),
+            "SELECT * FROM memories WHERE (scope <> 'user' OR owner = %s) AND status = 'active' "
+            "AND scope = 'user' ORDER BY updated_at DESC, memory_id DESC LIMIT %s",
+            (self.person, 21),
         )
 
 
@@ -662,8 +666,12 @@ def bench_acting(server: PostgresServer, ops: int, rounds: int) -> None:
     service, person = _acting_roles(server, url, database)
     service_url = server.url(database, user=service, password=ACTING_PASSWORD)
     info = {**conninfo(server, database), "user": service, "password": ACTING_PASSWORD}
+    # Each side its own pool (a connection keeps serving one role), and a third acting on the
+    # first side's pool, taking turns with it on the same connections.
     store = open_store(service_url, pool="service")
-    itself, acting = Rutter(store), Rutter(store.acting_as(person))
+    second = open_store(service_url, pool="service")
+    itself, acting = Rutter(store), Rutter(second.acting_as(person))
+    shared = Rutter(store.acting_as(person))
     ids = {}
     for name, app in (("itself", itself), ("acting", acting)):
         for n in range(50):  # the same user memories for each, the lists' pages full
@@ -676,30 +684,40 @@ def bench_acting(server: PostgresServer, ops: int, rounds: int) -> None:
         "acting": acting.tokens.create(CreateTokenParams(scope="read"), actor="cli").secret,
     }
     targets: dict[str, RawActing | ApiActing] = {
-        "raw": RawActing(info, None, ids["itself"]),
-        "raw+role": RawActing(info, person, ids["acting"]),
+        "raw": RawActing(info, service, ids["itself"], change=False),
+        "raw+role": RawActing(info, person, ids["acting"], change=True),
         "API": ApiActing(itself, ids["itself"]),
         "API acting_as": ApiActing(acting, ids["acting"]),
+        "shared pool": ApiActing(shared, ids["acting"]),
     }
+    # Pairs, each side taking turns with the one it is compared with, operation by operation.
+    pairs = (("raw", "raw+role"), ("API", "API acting_as"), ("API", "shared pool"))
     names = ("get", "list(20)")
-    figures: dict[tuple[str, str], list[float]] = {}
+    figures: dict[tuple[str, str, str], list[float]] = {}
     for _ in range(rounds):
         for name in names:
-            spent = _interleaved(
-                {side: t.get if name == "get" else t.list for side, t in targets.items()}, ops
-            )
-            for side, seconds in spent.items():
-                figures.setdefault((name, side), []).extend(seconds)
-    print(f"{'operation':<10} {'raw us':>8} {'+role us':>9} {'extra':>6} {'ratio':>6}   "
-          f"{'API us':>8} {'acting us':>10} {'extra':>6} {'ratio':>6}")  # fmt: skip
+            for pair in pairs:
+                spent = _interleaved(
+                    {side: (targets[side].get if name == "get" else targets[side].list)
+                     for side in pair}, ops,
+                )  # fmt: skip
+                for side, seconds in spent.items():
+                    figures.setdefault((name, pair[1], side), []).extend(seconds)
+    print("median us per operation, each pair measured taking turns")
+    print(f"{'operation':<10} {'raw':>6} {'+role':>6} {'ratio':>6}   {'API':>6} {'acting':>7} "
+          f"{'ratio':>6}   {'API':>6} {'acting, shared pool':>19} {'ratio':>6}")  # fmt: skip
     for name in names:
-        raw, role, api, act = (statistics.median(figures[(name, side)]) * 1e6 for side in targets)
-        print(f"{name:<10} {raw:>8.0f} {role:>9.0f} {role - raw:>6.0f} {role / raw:>6.2f}   "
-              f"{api:>8.0f} {act:>10.0f} {act - api:>6.0f} {act / api:>6.2f}")  # fmt: skip
+        row = f"{name:<10}"
+        for (base, other), width in zip(pairs, (6, 7, 19), strict=True):
+            a = statistics.median(figures[(name, other, base)]) * 1e6
+            b = statistics.median(figures[(name, other, other)]) * 1e6
+            row += f" {a:>6.0f} {b:>{width}.0f} {b / a:>6.2f}  "
+        print(row.rstrip())
     for target in targets.values():
         if isinstance(target, RawActing):
             target.conn.close()
     store.close()
+    second.close()
     process, port = serve(service_url, 1)
     try:
         mixes = {side: HttpMix(port, token, ids[side]) for side, token in tokens.items()}
