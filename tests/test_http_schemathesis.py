@@ -1,7 +1,8 @@
 """schemathesis against a live `rutter http` (issue 17): every route of the served OpenAPI
-document, once with the control bearer and once with the read bearer, through its phases
-(explicit examples, coverage of each schema's edges, random fuzzing, stateful sequences along
-the links it infers), every check but one, no failure allowed.
+document, once with the control bearer (on both engines) and once with the read bearer (on
+SQLite), through its phases (explicit examples, coverage of each schema's edges, random
+fuzzing, stateful sequences along the links it infers), every check but one, no failure
+allowed.
 
 The real IDs of a seeded workspace, run, session, thread, checkpoint node, pin, memory and
 assembly, and history handles (with queries that find them), are offered to it as dictionaries
@@ -117,10 +118,23 @@ def seeded(
     }
 
 
-@pytest.mark.parametrize("bearer", ["control", "read"])
-def test_schemathesis_finds_no_failure_on_any_route(
-    seeded: tuple[Cli, dict[str, list[str]]], bearer: str, tmp_path: Path
+def test_schemathesis_finds_no_failure_on_any_route_with_the_control_bearer(
+    seeded: tuple[Cli, dict[str, list[str]]], tmp_path: Path
 ) -> None:
+    _schemathesis(seeded, "control", tmp_path)
+
+
+@pytest.mark.sqlite_only
+def test_schemathesis_finds_no_failure_on_any_route_with_the_read_bearer(
+    seeded: tuple[Cli, dict[str, list[str]]], tmp_path: Path
+) -> None:
+    """On SQLite alone: a read bearer differs from a control one by the scope check, made
+    before the store is asked anything but the bearer (which the control run reads on both
+    engines); the reads it reaches are the control run's."""
+    _schemathesis(seeded, "read", tmp_path)
+
+
+def _schemathesis(seeded: tuple[Cli, dict[str, list[str]]], bearer: str, tmp_path: Path) -> None:
     cli, values = seeded
     config = tmp_path / "schemathesis.toml"
     config.write_text(_config(values), encoding="utf-8")
