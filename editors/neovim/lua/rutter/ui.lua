@@ -116,6 +116,32 @@ function M.fit(text)
   return cut .. "…"
 end
 
+--- `client:request` with the answer delivered on the main loop as `callback(err, result)`; a
+--- stopped server answers (on the main loop too) with an error saying so.
+function M.request(client, method, params, callback)
+  local ok = client:request(method, params, function(err, result)
+    vim.schedule(function()
+      callback(err, result)
+    end)
+  end)
+  if not ok then
+    vim.schedule(function()
+      callback({ message = "the rutter language server has stopped" }, nil)
+    end)
+  end
+end
+
+--- The typed error of a failed request as a table `{ code, message }`.
+function M.error_of(err)
+  if type(err) ~= "table" then
+    return { code = "request_failed", message = tostring(err) }
+  end
+  if type(err.data) == "table" and type(err.data.code) == "string" then
+    return err.data
+  end
+  return { code = "request_failed", message = err.message or vim.inspect(err) }
+end
+
 --- `vim.notify("rutter: " .. message)`; information is cut to fit the command line (a longer
 --- line would end in a "Press ENTER" prompt), warnings and errors are shown whole.
 function M.notify(message, level)
