@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ from sqlalchemy.engine import make_url
 from rutter_core.memory.service import create_memory, delete_memory
 from rutter_core.store import MIGRATIONS, open_store
 from rutter_core.store.admin import check, initialize
+from rutter_core.store.dialects.postgresql_purge import PURGE_LOCK_KEY
 from tests.postgres import PostgresServer
 from tests.testing import Cli
 
@@ -213,6 +216,46 @@ def test_a_reader_holding_a_table_past_the_lock_timeout_leaves_a_members_purge_i
         assert store.purge() is True  # the next purge finishes the job
     team.checkpoint()
     assert team.server.files_holding(secret.encode()) == []
+
+
+def _wait_for(conn: psycopg.Connection[tuple[Any, ...]], query: str, params: Any) -> None:
+    """Until `query` returns a row (a minute at most: then the test fails)."""
+    for _ in range(6000):
+        if conn.execute(query, params).fetchall():
+            return
+        time.sleep(0.01)
+    pytest.fail(f"never true: {query}")
+
+
+def test_a_purge_waiting_for_its_turn_holds_back_no_other_rewrite(team: Team) -> None:
+    """A purge waiting for the purge lock holds no snapshot: a snapshot older than a deletion
+    would make a rewrite under way meanwhile copy the deleted row into its new file."""
+    secret = f"waiting-{uuid.uuid4().hex}"
+    with team.server.connect(team.database) as conn:
+        conn.execute("CREATE SCHEMA scratch")
+        conn.execute("CREATE TABLE scratch.notes (id integer PRIMARY KEY, body text)")
+    results: list[bool] = []
+    member = open_store(team.url(team.member), busy_timeout_ms=120_000)
+    with team.server.connect(team.database) as holder, member as store:
+        holder.execute(f"SELECT pg_advisory_lock({PURGE_LOCK_KEY})")  # another purge's turn
+        waiting = threading.Thread(target=lambda: results.append(store.purge()))
+        waiting.start()
+        try:
+            with team.server.connect(team.database) as conn:
+                _wait_for(
+                    conn,
+                    "SELECT 1 FROM pg_stat_activity WHERE usename = %s AND strpos(query, %s) > 0",
+                    (team.member, f"advisory_lock({PURGE_LOCK_KEY})"),
+                )  # the member's purge has asked for the lock
+                conn.execute("INSERT INTO scratch.notes VALUES (1, %s)", (secret,))
+                conn.execute("DELETE FROM scratch.notes")
+                conn.execute("CLUSTER scratch.notes USING notes_pkey")
+            team.checkpoint()
+            assert team.server.files_holding(secret.encode()) == []
+        finally:
+            holder.execute(f"SELECT pg_advisory_unlock({PURGE_LOCK_KEY})")
+            waiting.join(timeout=120)
+    assert results == [True]
 
 
 _PURGING = """

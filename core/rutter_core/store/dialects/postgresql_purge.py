@@ -15,13 +15,17 @@ store's schema owned by its own owner and nothing else.
 
 One purge at a time: a purge holds an advisory lock (`PURGE_LOCK_KEY`) for its session, and the
 function takes it for its transaction too (a session that holds it already is granted it at
-once), so a call made outside rutter waits for a purge as well. A lock held by a reader past
-lock_timeout (or a statement past statement_timeout) leaves the purge incomplete (False): the
-next purge finishes the job.
+once), so a call made outside rutter waits for a purge as well. rutter waits for it by trying
+again and again (`pg_try_advisory_lock`) rather than in one statement: a statement waiting holds
+a snapshot, and a snapshot older than a deletion makes the purge under way copy the deleted
+row into the new file (tested: it keeps the row while a waiter's snapshot is older). A lock
+held by a reader past lock_timeout (or a statement past statement_timeout) leaves the purge
+incomplete (False): the next purge finishes the job.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 PURGE_LOCK_KEY = 0x72757474_6572_0002
@@ -87,6 +91,31 @@ def _sqlstate(exc: BaseException) -> str | None:
     return code if isinstance(code, str) else None
 
 
+_FIRST_TRY_SECONDS = 0.005
+_LAST_TRY_SECONDS = 0.1
+"""How long a purge waits between two tries for the purge lock: doubled from the first up to
+the last (a purge takes a fraction of a second to seconds)."""
+
+
+def _take_purge_lock(cursor: Any) -> bool:
+    """Take the purge lock for the session, trying until the session's lock_timeout has passed
+    (False then); no statement of it waits, so the waiting session holds no snapshot."""
+    cursor.execute("SELECT setting::bigint FROM pg_settings WHERE name = 'lock_timeout'")
+    row = cursor.fetchone()
+    timeout_ms = int(row[0]) if row is not None else 0
+    deadline = None if timeout_ms <= 0 else time.monotonic() + timeout_ms / 1000
+    pause = _FIRST_TRY_SECONDS
+    while True:
+        cursor.execute(f"SELECT pg_try_advisory_lock({PURGE_LOCK_KEY})")
+        taken = cursor.fetchone()
+        if taken is not None and bool(taken[0]):
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, _LAST_TRY_SECONDS)
+
+
 def purge(cursor: Any) -> bool:
     """Rewrite every table of the store's schema on `cursor` (a psycopg cursor in autocommit:
     VACUUM runs in no transaction, and each function call is a transaction of its own); False
@@ -108,7 +137,8 @@ def purge(cursor: Any) -> bool:
     if not owned and not through_function:
         return complete
     try:
-        cursor.execute(f"SELECT pg_advisory_lock({PURGE_LOCK_KEY})")
+        if not _take_purge_lock(cursor):
+            return False
     except Exception as exc:
         if _sqlstate(exc) in _BUSY:
             return False
