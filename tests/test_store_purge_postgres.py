@@ -218,6 +218,31 @@ def test_a_reader_holding_a_table_past_the_lock_timeout_leaves_a_members_purge_i
     assert team.server.files_holding(secret.encode()) == []
 
 
+@pytest.mark.parametrize("who", ["member", "admin"])
+def test_a_snapshot_older_than_the_deletion_leaves_the_purge_incomplete_and_says_so(
+    team: Team, who: str
+) -> None:
+    """A rewrite copies every row an open snapshot may still read: while a session of the
+    database (here one that never touched rutter's tables) holds a snapshot taken before the
+    deletion, the deleted text stays in the new files, and the answer says so."""
+    secret = f"old-snapshot-{uuid.uuid4().hex}"
+    user = team.member if who == "member" else team.admin
+    with open_store(team.url(user), busy_timeout_ms=300) as store:
+        made = create_memory(store, scope="user", title="Seen", content=secret, actor="cli")
+        with team.server.connect(team.database) as other:
+            other.autocommit = False
+            other.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            other.execute("SELECT 1")  # its snapshot, from before the deletion
+            deleted = delete_memory(store, made.memory_id, version=1, actor="cli")
+            assert (deleted.deleted, deleted.purged) == (True, False)
+            team.checkpoint()
+            assert team.server.files_holding(secret.encode())  # what `purged: false` warns of
+            other.rollback()
+        assert store.purge() is True
+    team.checkpoint()
+    assert team.server.files_holding(secret.encode()) == []
+
+
 def _wait_for(conn: psycopg.Connection[tuple[Any, ...]], query: str, params: Any) -> None:
     """Until `query` returns a row (a minute at most: then the test fails)."""
     for _ in range(6000):

@@ -314,12 +314,20 @@ class Dialect(ABC):
         workspace removal with `--cascade` uses it, and puts them back before it commits: a
         failure in between rolls the removal and the lifting back together."""
 
+    def purge_mark(self, conn: Connection) -> int | None:
+        """Inside a purging write, once it has written: what `purge` is given (`since`) to tell
+        whether what this write removed can have been left behind (an engine's transaction
+        ID); None when the engine needs nothing."""
+        return None
+
     @abstractmethod
-    def purge(self, engine: Engine) -> bool:
+    def purge(self, engine: Engine, *, since: int | None = None) -> bool:
         """Make sure content deleted by committed transactions is left in none of the store's
         files, and that those transactions are durable; False when something (a long reader)
         kept that from completing, and a later purge will finish the job. A `StoreError` says
-        the transactions are durable but the removal could not be made so (a failed sync)."""
+        the transactions are durable but the removal could not be made so (a failed sync).
+        `since`: the `purge_mark` of the write whose removal this purge completes; None: every
+        write committed before the purge began."""
 
     def purge_function(self) -> tuple[str, ...]:
         """DDL that lets a person who owns none of the store's tables have them rewritten by

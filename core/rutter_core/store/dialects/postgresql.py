@@ -347,7 +347,13 @@ class PostgresqlDialect(Dialect):
             restore.append(f"ALTER TABLE {table} ENABLE TRIGGER {name}")
         return tuple(restore)
 
-    def purge(self, engine: Engine) -> bool:
+    def purge_mark(self, conn: Connection) -> int | None:
+        # The write's transaction ID (none when it wrote nothing): a deleted row stays in the
+        # rewritten files while a snapshot as old as this transaction is open.
+        found = conn.exec_driver_sql("SELECT pg_current_xact_id_if_assigned()::text").scalar()
+        return None if found is None else int(found)
+
+    def purge(self, engine: Engine, *, since: int | None = None) -> bool:
         # VACUUM FULL as the tables' owner, the function migration 23 made as a member (who
         # owns none): `postgresql_purge`. Outside a transaction, as VACUUM must be. What it
         # cannot reach (WAL not yet recycled, replicas, backups) is in docs/team.md.
@@ -358,7 +364,7 @@ class PostgresqlDialect(Dialect):
             dbapi.autocommit = True
             cursor = dbapi.cursor()
             try:
-                return purging.purge(cursor)
+                return purging.purge(cursor, since=since)
             finally:
                 cursor.close()
                 dbapi.autocommit = False

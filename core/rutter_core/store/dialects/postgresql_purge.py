@@ -6,21 +6,27 @@ Rewriting a table needs its owner, the administrator's role. The owner runs `VAC
 the tables at once (each rewritten in a transaction of its own). A member owns nothing: rutter
 calls `rutter_purge_table(name)` for each table, a SECURITY DEFINER function owned by the
 administrator (made by migration 23, `EXECUTE` granted to the members' group by `rutter store
-init`) that runs `CLUSTER table USING` its primary key, the one full rewrite PostgreSQL allows
-inside a function (VACUUM runs in no transaction). `CLUSTER` writes the table, its TOAST data
-and every index into new files as `VACUUM FULL` does (it sorts the rows by the key as well),
-under the same lock (ACCESS EXCLUSIVE, while that table is rewritten) and leaves the same dead
-rows behind: only those no open snapshot may still see. The function rewrites a table of the
-store's schema owned by its own owner and nothing else.
+init`) that runs `CLUSTER table USING` its primary key, a full rewrite PostgreSQL allows inside
+a function (VACUUM runs in no transaction). `CLUSTER` writes the table, its TOAST data and every
+index into new files as `VACUUM FULL` does (it sorts the rows by the key as well), under the
+same lock (ACCESS EXCLUSIVE, while that table is rewritten), and like it copies every row an
+open snapshot may still read. The function rewrites a table of the store's schema owned by its
+own owner and nothing else.
+
+So a deleted row stays in the new files while a snapshot taken before the deletion is open (a
+read under way, a writer waiting for the write lock since then, a session idle in a
+transaction): the purge waits for such snapshots to end, up to lock_timeout, rewrites all the
+same, and says whether the deletion it was asked to complete (`since`, the deleting
+transaction's ID) is gone. rutter's own waits hold no snapshot: a purge waits for its turn and
+for older snapshots by asking again and again (`pg_try_advisory_lock`, `pg_stat_activity`),
+never in a statement, since a statement waiting holds a snapshot (tested: a purge waiting in
+`pg_advisory_lock` made another purge under way keep the row).
 
 One purge at a time: a purge holds an advisory lock (`PURGE_LOCK_KEY`) for its session, and the
 function takes it for its transaction too (a session that holds it already is granted it at
-once), so a call made outside rutter waits for a purge as well. rutter waits for it by trying
-again and again (`pg_try_advisory_lock`) rather than in one statement: a statement waiting holds
-a snapshot, and a snapshot older than a deletion makes the purge under way copy the deleted
-row into the new file (tested: it keeps the row while a waiter's snapshot is older). A lock
-held by a reader past lock_timeout (or a statement past statement_timeout) leaves the purge
-incomplete (False): the next purge finishes the job.
+once), so a call made outside rutter waits for a purge as well. A lock held by a reader past
+lock_timeout (or a statement past statement_timeout) leaves the purge incomplete (False): the
+next purge finishes the job.
 """
 
 from __future__ import annotations
@@ -93,22 +99,42 @@ def _sqlstate(exc: BaseException) -> str | None:
 
 _FIRST_TRY_SECONDS = 0.005
 _LAST_TRY_SECONDS = 0.1
-"""How long a purge waits between two tries for the purge lock: doubled from the first up to
-the last (a purge takes a fraction of a second to seconds)."""
+"""How long a purge waits between two looks at what it waits for (its lock, older snapshots
+ending): doubled from the first up to the last."""
+
+_OLDER_SNAPSHOTS = (
+    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+    "AND (datid IS NULL OR datname = current_database()) "
+    "AND (age(backend_xmin) >= age(%(deletion)s::xid8::xid) "
+    "OR age(backend_xid) >= age(%(deletion)s::xid8::xid))) "
+    "OR EXISTS (SELECT 1 FROM pg_replication_slots "
+    "WHERE age(xmin) >= age(%(deletion)s::xid8::xid)) "
+    "OR EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE database = current_database() "
+    "AND age(transaction) >= age(%(deletion)s::xid8::xid))"
+)
+"""Whether a row deleted by the transaction `deletion` may still be read by someone, and so
+would be copied into the rewritten files (VACUUM FULL and CLUSTER keep every row an open
+snapshot may read): a snapshot (`backend_xmin`) or a transaction (`backend_xid`) as old as it in
+a session of this database (or of none: a standby's feedback), a replication slot's or a
+prepared transaction's. Every role may read these columns."""
 
 
-def _take_purge_lock(cursor: Any) -> bool:
-    """Take the purge lock for the session, trying until the session's lock_timeout has passed
-    (False then); no statement of it waits, so the waiting session holds no snapshot."""
+def _deadline(cursor: Any) -> float | None:
+    """When the session's lock_timeout from now has passed (None: it waits for ever)."""
     cursor.execute("SELECT setting::bigint FROM pg_settings WHERE name = 'lock_timeout'")
     row = cursor.fetchone()
     timeout_ms = int(row[0]) if row is not None else 0
-    deadline = None if timeout_ms <= 0 else time.monotonic() + timeout_ms / 1000
+    return None if timeout_ms <= 0 else time.monotonic() + timeout_ms / 1000
+
+
+def _until(cursor: Any, query: str, params: dict[str, str], deadline: float | None) -> bool:
+    """Run `query` (one boolean) again and again until it answers true (True) or `deadline`
+    has passed (False). No statement waits, so the session holds no snapshot meanwhile."""
     pause = _FIRST_TRY_SECONDS
     while True:
-        cursor.execute(f"SELECT pg_try_advisory_lock({PURGE_LOCK_KEY})")
-        taken = cursor.fetchone()
-        if taken is not None and bool(taken[0]):
+        cursor.execute(query, params)
+        row = cursor.fetchone()
+        if row is not None and bool(row[0]):
             return True
         if deadline is not None and time.monotonic() >= deadline:
             return False
@@ -116,11 +142,12 @@ def _take_purge_lock(cursor: Any) -> bool:
         pause = min(pause * 2, _LAST_TRY_SECONDS)
 
 
-def purge(cursor: Any) -> bool:
+def purge(cursor: Any, *, since: int | None = None) -> bool:
     """Rewrite every table of the store's schema on `cursor` (a psycopg cursor in autocommit:
-    VACUUM runs in no transaction, and each function call is a transaction of its own); False
-    when a table could not be rewritten (a lock held past lock_timeout, a table this role
-    cannot have rewritten)."""
+    VACUUM runs in no transaction, and each function call is a transaction of its own). False
+    when what the transaction `since` deleted (None: any transaction committed before now) may
+    be left in a file: a snapshot as old still open after lock_timeout, a table's lock held
+    that long, a table this role cannot have rewritten."""
     # The tables of the store's schema: this role's own (VACUUM FULL), those the function's
     # owner owns (the function), and any other (nobody here may rewrite it: incomplete).
     cursor.execute(
@@ -137,13 +164,25 @@ def purge(cursor: Any) -> bool:
     if not owned and not through_function:
         return complete
     try:
-        if not _take_purge_lock(cursor):
+        deadline = _deadline(cursor)
+        if not _until(cursor, f"SELECT pg_try_advisory_lock({PURGE_LOCK_KEY})", {}, deadline):
             return False
     except Exception as exc:
         if _sqlstate(exc) in _BUSY:
             return False
         raise
     try:
+        if since is None:
+            cursor.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
+            row = cursor.fetchone()
+            since = int(row[0]) - 1 if row is not None else 0
+        # A snapshot taken before the deletion may still be open (a read under way, a writer
+        # waiting for the write lock since then): wait for it to end, up to lock_timeout, and
+        # rewrite all the same (what else was deleted leaves the files), saying so. A snapshot
+        # taken once this wait is over cannot keep the row (see `_OLDER_SNAPSHOTS`).
+        settled = _until(
+            cursor, f"SELECT NOT ({_OLDER_SNAPSHOTS})", {"deletion": str(since)}, deadline
+        )
         if owned:
             cursor.execute(f"VACUUM (FULL) {owned}")
         for table in through_function:
@@ -154,4 +193,4 @@ def purge(cursor: Any) -> bool:
         raise
     finally:
         cursor.execute(f"SELECT pg_advisory_unlock({PURGE_LOCK_KEY})")
-    return complete
+    return complete and settled

@@ -425,7 +425,7 @@ class SqliteDialect(Dialect):
             restore.append(str(text))
         return tuple(restore)
 
-    def purge(self, engine: Engine) -> bool:
+    def purge(self, engine: Engine, *, since: int | None = None) -> bool:
         if not checkpoint_truncate(engine):
             return False
         sync_truncated_log(engine.url)
