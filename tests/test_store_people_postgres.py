@@ -21,7 +21,7 @@ from rutter_core.access.service import create_token, list_tokens
 from rutter_core.app.facade import Rutter
 from rutter_core.app.history import HistorySearchParams
 from rutter_core.kernel.errors import RutterError
-from rutter_core.memory.service import create_memory, delete_memory, edit_memory, list_memories
+from rutter_core.memory.service import create_memory, edit_memory, list_memories
 from rutter_core.store import MIGRATIONS, open_store
 from rutter_core.store.admin import check, initialize
 from rutter_core.workspaces.service import register_workspace
@@ -201,17 +201,6 @@ def test_an_insert_of_a_user_memory_for_another_person_is_refused_by_the_engine(
             "updated_at, %s FROM memories WHERE memory_id = %s",
             (team.alice, bobs),
         )
-
-
-def test_a_members_deletion_says_its_purge_is_left_to_the_owner(team: Team) -> None:
-    """VACUUM FULL rewrites only the tables the role owns (a member owns none): the deletion is
-    done and says it is not purged yet; the owner's next purge rewrites the files."""
-    alices = _user_memory(team.url(team.alice), "Gone soon", "a text to delete")
-    with open_store(team.url(team.alice)) as store:
-        deleted = delete_memory(store, alices, version=1, actor="cli")
-    assert (deleted.deleted, deleted.purged) == (True, False)
-    with open_store(team.url()) as store:
-        assert store.purge() is True
 
 
 def test_bearers_are_each_persons_own(team: Team) -> None:
