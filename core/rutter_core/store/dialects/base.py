@@ -376,6 +376,15 @@ class Dialect(ABC):
         full-text tables `shards` (the row with key k into `shards[k % len(shards)]`, key kept)
         and then drop `table` with its index (a migration's `full_text_splits`)."""
 
+    def full_text_walk(self) -> tuple[int, int]:
+        """(first, most): a search first examines the newest `first` rows below its cursor in
+        key order, each filtered by `full_text_match` (a dialect that walks writes that
+        fragment so it also applies to rows read that way, named by their alias), and walks on
+        while the hits found so far say the page fills within `most` rows in all; the index
+        answers for the older rows. (0, 0), the default: never, the index itself answers in
+        key order."""
+        return (0, 0)
+
     def full_text_join(self) -> str:
         """The join keyword for a full-text table and the entries it indexes, written so that
         the engine loops over the left-hand table (the index's hits) first."""
