@@ -770,7 +770,7 @@ def test_revision_numbers_are_unique_per_run(store: Store, demo: Path) -> None:
     with pytest.raises(ConflictError), store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO run_instruction_snapshots SELECT run_id, revision, snapshot_json, "
-            "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint "
+            "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint, confirmed_by_person "
             "FROM run_instruction_snapshots"
         )
     assert latest_revision(store, created.run_id) is not None
@@ -782,7 +782,7 @@ def test_store_refuses_non_operator_actors_even_through_sql(store: Store, demo: 
     with pytest.raises(StoreError) as refused, store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO run_instruction_snapshots SELECT run_id, 2, snapshot_json, "
-            "fingerprint, 'model', confirmed_at, fingerprint FROM run_instruction_snapshots"
+            "fingerprint, 'model', confirmed_at, fingerprint, NULL FROM run_instruction_snapshots"
         )
     assert "CHECK" in str(refused.value.__cause__)
     with pytest.raises(StoreError) as refused, store.write() as conn:

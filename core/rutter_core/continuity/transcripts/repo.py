@@ -11,6 +11,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 
 from rutter_core.continuity.indexing import index_messages
+from rutter_core.store import person_of
 from rutter_core.store.schema import messages, threads, transcript_imports
 
 
@@ -33,6 +34,7 @@ def insert_import(
             external_session_id=session_id,
             thread_id=thread_id,
             created_by=actor,
+            created_by_person=person_of(conn),
             created_at=now,
         )
     )
