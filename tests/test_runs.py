@@ -47,6 +47,7 @@ from rutter_core.runs.service import (
 from rutter_core.store import Store, open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
+from tests.testing import acting_person
 
 TREE: dict[str, str | bytes] = {
     "AGENTS.md": "root rules\n",
@@ -167,7 +168,9 @@ def test_create_makes_every_record_in_one_go(store: Store, demo: Path, db_path: 
         "revision": 1,
         "fingerprint": created.fingerprint,
         "created_by": "cli",
+        "created_by_person": acting_person(store),
         "updated_by": "cli",
+        "updated_by_person": acting_person(store),
         "created_at": run.created_at,
         "updated_at": run.created_at,
     }

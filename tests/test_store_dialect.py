@@ -115,7 +115,8 @@ def _ledger_rows(store: Store) -> None:
             f"INSERT INTO workspaces (workspace_id, root, created_at) VALUES ('a', '/a', '{T0}')",
             f"INSERT INTO missions VALUES ('{ids['msn']}', 'a', 'goal', 'active', 'cli', "
             f"'{T0}', '{T0}', NULL)",
-            f"INSERT INTO threads VALUES ('{ids['thr']}', 'a', 'active', 'cli', '{T0}', '{T0}', NULL)",
+            f"INSERT INTO threads VALUES ('{ids['thr']}', 'a', 'active', 'cli', "
+            f"'{T0}', '{T0}', NULL)",
             f"INSERT INTO sessions VALUES ('{ids['ses']}', 'a', '{ids['thr']}', 'active', "
             f"'cli', '{T0}', '{T0}', NULL)",
             f"INSERT INTO runs VALUES ('{RUN}', 'a', '{ids['msn']}', '{ids['ses']}', "
