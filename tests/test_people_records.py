@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy.engine import make_url
 
 from rutter_core.app.continuity import AddMessageParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.pins import ProposePinParams
 from rutter_core.app.runs import InspectRunParams
 from rutter_core.store import MIGRATIONS, open_store
-from rutter_core.store.dialects.base import local_person
 from rutter_core.store.migrations.m0021_record_people import RECORDED
-from tests.testing import Cli, git, raw_rows, write_tree
+from tests.http_server import served_run
+from tests.testing import Cli, acting_person, git, raw_rows, write_tree
 
 pytestmark = pytest.mark.both_dialects
 
@@ -29,16 +28,6 @@ CODEX = Path(__file__).parent / "fixtures" / "transcripts" / "codex-rollout.json
 BEFORE_RECORDING = tuple(m for m in MIGRATIONS if m.version < 21)
 """The migrations of a store from before every record named its person (migration 21)."""
 T0 = "2026-01-01T00:00:00Z"
-
-
-def _person_of(url: str) -> str:
-    """Who a store opened with `url` acts for: its role on PostgreSQL (the tests' superuser),
-    the operating-system user on SQLite."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        return local_person()
-    rows = raw_rows(url, "SELECT current_user")
-    return str(rows[0][0])
 
 
 @pytest.fixture
@@ -109,7 +98,7 @@ def _every_record(cli: Cli) -> dict[str, Any]:
 
 
 def test_every_record_names_the_person_beside_the_surface(cli: Cli) -> None:
-    person = _person_of(cli.store_url)
+    person = acting_person(cli.store_url)
     made = _every_record(cli)
     run = cli.json("run", "show", made["run"]["run_id"])
     assert (run["created_by"], run["created_by_person"]) == ("cli", person)
@@ -230,7 +219,7 @@ def test_records_from_before_read_back_with_no_person(store_url: str, tmp_path: 
     assert "by lsp, person unknown" in shown
 
     # A change now names its person; what it does not change stays unknown.
-    person = _person_of(store_url)
+    person = acting_person(store_url)
     edited = cli.json("context", "pin", "edit", ids["pin"], "--version", "1", "--text", "new")
     assert (edited["created_by_person"], edited["updated_by_person"]) == (None, person)
     note = cli.json("session", "note", "edit", ids["note"], "--version", "1", "--text", "new")
@@ -241,3 +230,25 @@ def test_records_from_before_read_back_with_no_person(store_url: str, tmp_path: 
         ids["pin"],
     )
     assert rows == [(None, person)]
+
+
+def test_an_http_request_records_its_bearers_person(store_url: str, tmp_path: Path) -> None:
+    """A bearer acts for its person (on SQLite the store's one person, the operating-system
+    user): what a request writes names that person beside `http_control`."""
+    tree = {"AGENTS.md": "root rules\n"}
+    with served_run(tmp_path, tree, database_url=store_url) as served:
+        server, run = served.server, served.run
+        owner = served.cli.json("http", "token", "list")["items"][0]["owner"]
+        pin = server.control_call("POST", f"threads/{run['thread_id']}/pins", {"text": "kept"})
+        report = server.control_call(
+            "POST", f"runs/{run['run_id']}/delivery-reports",
+            {"result": "passed", "summary": "checked by hand"},
+        )  # fmt: skip
+    assert owner == acting_person(store_url)
+    assert (pin.status, report.status) == (201, 201), (pin.text, report.text)
+    assert (pin.json["created_by"], pin.json["created_by_person"]) == ("http_control", owner)
+    assert (report.json["created_by"], report.json["created_by_person"]) == ("http_control", owner)
+    rows = raw_rows(
+        store_url, "SELECT created_by_person FROM pins WHERE pin_id = ?", pin.json["pin_id"]
+    )
+    assert rows == [(owner,)]
