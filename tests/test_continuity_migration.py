@@ -190,9 +190,9 @@ REWRITES = (
     "REPLACE INTO messages SELECT * FROM messages",
     # A new row taking a used (thread, source, external ID), or a used (thread, seq).
     "INSERT INTO messages SELECT 'msg_' || substr(message_id, 5, 25) || 'Z', thread_id, seq + 1, "
-    "role, text, redacted, source, external_id, created_at, injected FROM messages",
+    "role, text, redacted, source, external_id, created_at, injected, source_person FROM messages",
     "INSERT INTO messages SELECT 'msg_' || substr(message_id, 5, 25) || 'Z', thread_id, seq, "
-    "role, text, redacted, source, NULL, created_at, injected FROM messages",
+    "role, text, redacted, source, NULL, created_at, injected, source_person FROM messages",
     "UPDATE continuity_snapshots SET title = 'changed'",
     "DELETE FROM continuity_snapshots",
     "INSERT OR REPLACE INTO continuity_snapshots SELECT * FROM continuity_snapshots",

@@ -119,6 +119,10 @@ def test_every_record_names_the_person_beside_the_surface(cli: Cli) -> None:
     assert audited["created_by_person"] == person
     assert audited["followed"]["reported_by_person"] == person
     assert made["candidate"]["review"]["by_person"] == person
+    listed = cli.json("session", "messages", made["run"]["thread_id"])["messages"]
+    assert {(m["source"], m["source_person"]) for m in listed} == {("cli", person)}
+    imported = cli.json("session", "messages", made["import"]["thread_id"])["messages"]
+    assert {m["source_person"] for m in imported} == {person}
     # Read back, not only as answered.
     thread = made["run"]["thread_id"]
     pins = cli.json("context", "pin", "list", thread)["pins"]
@@ -149,12 +153,12 @@ def test_every_record_names_the_person_beside_the_surface(cli: Cli) -> None:
 
 
 def _old_records(url: str) -> dict[str, str]:
-    """A store at migration 19 holding a run (its mission, thread, session, root node), a note,
-    a pin, an answered proposal and a delivery report, written as rutter wrote them then: no
-    person anywhere."""
+    """A store at migration 19 holding a run (its mission, thread, session, root node), a
+    message, a note, a pin, an answered proposal and a delivery report, written as rutter wrote
+    them then: no person anywhere."""
     ids = {
         prefix: f"{prefix}_01M8Y3HJTQYDNPR8CJ56SS1T0B"
-        for prefix in ("msn", "thr", "ses", "run", "node", "note", "pin", "prop", "dlv")
+        for prefix in ("msn", "thr", "ses", "run", "node", "note", "pin", "prop", "dlv", "msg")
     }
     with open_store(url, migrations=BEFORE_RECORDING):
         pass
@@ -190,6 +194,9 @@ def _old_records(url: str) -> dict[str, str]:
         f"INSERT INTO pins (pin_id, thread_id, text, redacted, proposal_id, version, created_by, "
         f"updated_by, created_at, updated_at) VALUES ('{ids['pin']}', '{ids['thr']}', "
         f"'old rule', 0, '{ids['prop']}', 1, 'cli', 'cli', '{T0}', '{T0}')",
+        f"INSERT INTO messages (message_id, thread_id, seq, role, text, redacted, source, "
+        f"external_id, created_at) VALUES ('{ids['msg']}', '{ids['thr']}', 1, 'user', 'old words', "
+        f"0, 'cli', NULL, '{T0}')",
         f"INSERT INTO delivery_reports (report_id, run_id, result, summary, summary_redacted, "
         f"references_json, created_by, created_at) VALUES ('{ids['dlv']}', '{ids['run']}', "
         f"'passed', 'old report', 0, '[]', 'cli', '{T0}')",
@@ -214,6 +221,8 @@ def test_records_from_before_read_back_with_no_person(store_url: str, tmp_path: 
     assert [r["created_by_person"] for r in reports] == [None]
     threads = cli.json("session", "threads", "--workspace", "demo")["items"]
     assert [t["created_by_person"] for t in threads] == [None]
+    listed = cli.json("session", "messages", ids["thr"])["messages"]
+    assert [(m["source"], m["source_person"]) for m in listed] == [("cli", None)]
     shown = cli("run", "show", ids["run"]).stdout
     assert "by cli, person unknown" in shown
     assert "by lsp, person unknown" in shown

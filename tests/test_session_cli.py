@@ -16,8 +16,8 @@ from tests.conftest import write_tree
 from tests.testing import Cli, acting_person
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
-MESSAGE_KEYS = {"message_id", "thread_id", "seq", "role", "source", "external_id", "text",
-                "redacted", "created_at", "injected"}  # fmt: skip
+MESSAGE_KEYS = {"message_id", "thread_id", "seq", "role", "source", "source_person",
+                "external_id", "text", "redacted", "created_at", "injected"}  # fmt: skip
 NOTE_KEYS = {"note_id", "thread_id", "kind", "text", "redacted", "references", "status",
              "superseded_by", "version", "created_by", "created_by_person", "updated_by",
              "updated_by_person", "created_at", "updated_at"}  # fmt: skip

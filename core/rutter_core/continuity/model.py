@@ -79,6 +79,10 @@ class Message(ContinuityDocument):
     role: Role
     source: str
     """Provenance: `cli`, `lsp`, `mcp`, `http` or `import:<agent>`, set by the surface."""
+    source_person: str | None = Field(
+        description="whose session added or imported it: the person the surface acted for "
+        "(null: added before people were recorded)"
+    )
     external_id: str | None
     """The message's ID where it came from (an imported transcript's): unique per thread and
     source, so adding it again adds nothing."""

@@ -381,6 +381,7 @@ def _message(row: Row[Any]) -> Message:
         seq=int(row.seq),
         role=row.role,
         source=str(row.source),
+        source_person=_person(row.source_person),
         external_id=None if row.external_id is None else str(row.external_id),
         text=str(row.text),
         redacted=bool(row.redacted),
@@ -423,6 +424,7 @@ def insert_message(
         "text": text,
         "redacted": int(redacted),
         "source": source,
+        "source_person": person_of(conn),
         "external_id": external_id,
         "created_at": now,
     }

@@ -191,6 +191,7 @@ messages = Table(
     Column("external_id", String, nullable=True),
     Column("created_at", String, nullable=False),
     Column("injected", String, nullable=True),
+    Column("source_person", String, nullable=True),
     Index("messages_by_thread", "thread_id", "seq", unique=True),
     Index("messages_by_external_id", "thread_id", "source", "external_id", unique=True),
     info={"append_only": True},

@@ -48,6 +48,8 @@ export interface AddedMessage {
   seq: number;
   role: "user" | "assistant" | "tool" | "system";
   source: string;
+  /** whose session added or imported it: the person the surface acted for (null: added before people were recorded) */
+  source_person: string | null;
   external_id: string | null;
   text: string;
   redacted: boolean;
@@ -889,6 +891,8 @@ export interface Message {
   seq: number;
   role: "user" | "assistant" | "tool" | "system";
   source: string;
+  /** whose session added or imported it: the person the surface acted for (null: added before people were recorded) */
+  source_person: string | null;
   external_id: string | null;
   text: string;
   redacted: boolean;

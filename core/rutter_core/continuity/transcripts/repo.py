@@ -54,9 +54,11 @@ def external_ids(conn: Connection, thread_id: str, source: str) -> set[str]:
 
 
 def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
-    """Many message rows (the columns of `messages`) in one executemany."""
+    """Many message rows (the columns of `messages`, but the person: the one the transaction
+    acts for) in one executemany."""
     if rows:
-        conn.execute(insert(messages), list(rows))
+        person = person_of(conn)
+        conn.execute(insert(messages), [{**row, "source_person": person} for row in rows])
         index_messages(
             conn,
             [

@@ -15,6 +15,8 @@ actor: beside each such column, a `*_person` column of the same name with `_pers
 - `pin_proposals`: `proposed_by_person`, `answered_by_person`.
 - `context_assembly_reports`: `reported_by_person`.
 - `memory_candidates`: `reviewed_by_person`.
+- `messages`: `source_person`, beside the surface that received the message (`source`: `cli`,
+  `mcp`, `import:<agent>`, ...): whose session it was added or imported in.
 
 Every column is nullable and left null on the rows a store held before: who wrote them was not
 recorded, and is shown as unknown (unlike migration 17, nothing is given to the migrating role:
@@ -47,6 +49,7 @@ RECORDED: tuple[tuple[str, str], ...] = (
     ("checkpoint_deliveries", "created_by_person"),
     ("delivery_reports", "created_by_person"),
     ("memory_candidates", "reviewed_by_person"),
+    ("messages", "source_person"),
 )
 """(table, column) of every person this migration adds."""
 
