@@ -47,6 +47,7 @@ from rutter_core.runs.service import (
 from rutter_core.store import Store, open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
+from tests.testing import acting_person
 
 TREE: dict[str, str | bytes] = {
     "AGENTS.md": "root rules\n",
@@ -167,7 +168,9 @@ def test_create_makes_every_record_in_one_go(store: Store, demo: Path, db_path: 
         "revision": 1,
         "fingerprint": created.fingerprint,
         "created_by": "cli",
+        "created_by_person": acting_person(store),
         "updated_by": "cli",
+        "updated_by_person": acting_person(store),
         "created_at": run.created_at,
         "updated_at": run.created_at,
     }
@@ -770,7 +773,7 @@ def test_revision_numbers_are_unique_per_run(store: Store, demo: Path) -> None:
     with pytest.raises(ConflictError), store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO run_instruction_snapshots SELECT run_id, revision, snapshot_json, "
-            "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint "
+            "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint, confirmed_by_person "
             "FROM run_instruction_snapshots"
         )
     assert latest_revision(store, created.run_id) is not None
@@ -782,7 +785,7 @@ def test_store_refuses_non_operator_actors_even_through_sql(store: Store, demo: 
     with pytest.raises(StoreError) as refused, store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO run_instruction_snapshots SELECT run_id, 2, snapshot_json, "
-            "fingerprint, 'model', confirmed_at, fingerprint FROM run_instruction_snapshots"
+            "fingerprint, 'model', confirmed_at, fingerprint, NULL FROM run_instruction_snapshots"
         )
     assert "CHECK" in str(refused.value.__cause__)
     with pytest.raises(StoreError) as refused, store.write() as conn:

@@ -80,6 +80,19 @@ def refused(error: type[RutterError], code: str, call: Callable[..., Any]) -> Ru
     return raised.value
 
 
+def acting_person(store: Store | str) -> str:
+    """Who the store's transactions act for (`Store.person`): the person its records name (the
+    role it connects as on PostgreSQL, the operating-system user on SQLite). A URL is opened
+    for the question and closed."""
+    if isinstance(store, str):
+        from rutter_core.store import open_store
+
+        with open_store(store) as opened:
+            return acting_person(opened)
+    with store.read() as conn:
+        return store.person(conn)
+
+
 def sqlite_file(store: Store | str) -> Path:
     """The SQLite file behind `store` (or the store URL), for a check of the file itself.
     Fails the test at once on any other engine: a PostgreSQL URL's database is a name, not a

@@ -33,6 +33,13 @@ def _out(console: Console, text: str, *, indent: int = 0, hang: int = 0) -> None
         console.out(line, highlight=False)
 
 
+def who(surface: str, person: str | None) -> str:
+    """Who did something, as plain text (not markup): the person and the surface they used
+    (`alice via cli`), or the surface alone when the record is older than people being recorded
+    (`cli, person unknown`)."""
+    return f"{surface}, person unknown" if person is None else f"{person} via {surface}"
+
+
 def render_snapshot(console: Console, snapshot: Snapshot) -> None:
     # Paths and prose come from the workspace: printed with `out`, never read as markup.
     _out(

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rutter_cli.render import who
 from rutter_core.app.runs import (
     CreatedRun,
     DeliveryReport,
@@ -99,8 +100,8 @@ def render_run(console: Console, run: RunRecord) -> None:
         ("mission", run.mission_id),
         ("session", run.session_id),
         ("thread", run.thread_id),
-        ("created", f"{run.created_at} by {run.created_by}"),
-        ("updated", f"{run.updated_at} by {run.updated_by}"),
+        ("created", f"{run.created_at} by {who(run.created_by, run.created_by_person)}"),
+        ("updated", f"{run.updated_at} by {who(run.updated_by, run.updated_by_person)}"),
     )
     for name, value in rows:
         table.add_row(name, escape(value))
@@ -140,7 +141,7 @@ def render_delivery_reports(console: Console, found: DeliveryReportList) -> None
         table.add_row(
             report.report_id,
             report.result,
-            f"{report.created_at} by {report.created_by}",
+            escape(f"{report.created_at} by {who(report.created_by, report.created_by_person)}"),
             escape(first),
         )
     console.print(table)
@@ -173,8 +174,11 @@ def render_inspection(
         console.print("Pinned: nothing yet (the run was imported without instructions).")
     else:
         console.print(
-            f"Pinned: revision {pinned.revision}, fingerprint {pinned.fingerprint}, confirmed "
-            f"by {pinned.confirmed_by} at {pinned.confirmed_at}",
+            escape(
+                f"Pinned: revision {pinned.revision}, fingerprint {pinned.fingerprint}, "
+                f"confirmed by {who(pinned.confirmed_by, pinned.confirmed_by_person)} at "
+                f"{pinned.confirmed_at}"
+            ),
             highlight=False,
             soft_wrap=True,
         )

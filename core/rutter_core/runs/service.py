@@ -411,7 +411,9 @@ def confirm_refresh(
             return inspection_of(run, pinned, live), False
         now = now_rfc3339()
         revision = 1 if pinned is None else pinned.revision + 1
-        repo.append_revision(conn, run_id, revision, live, replaces=current, actor=actor, now=now)
+        person = repo.append_revision(
+            conn, run_id, revision, live, replaces=current, actor=actor, now=now
+        )
         repo.update_run(conn, run_id, actor=actor, now=now)
         refreshed_run = load_run(conn, run_id)
         appended = PinnedRevision(
@@ -419,6 +421,7 @@ def confirm_refresh(
             revision=revision,
             fingerprint=live.fingerprint,
             confirmed_by=actor,
+            confirmed_by_person=person,
             confirmed_at=now,
             replaces_fingerprint=current,
             snapshot=live,

@@ -60,6 +60,7 @@ missions = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
 )
 
 threads = Table(
@@ -71,6 +72,7 @@ threads = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
 )
 
 sessions = Table(
@@ -83,6 +85,7 @@ sessions = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
 )
 
 runs = Table(
@@ -101,6 +104,8 @@ runs = Table(
     Column("updated_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
+    Column("updated_by_person", String, nullable=True),
     Index("runs_by_workspace", "workspace_id", "status"),
     Index("runs_by_thread", "thread_id"),
 )
@@ -116,6 +121,7 @@ continuity_nodes = Table(
     Column("kind", String, nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index(
         "continuity_nodes_one_root_per_run", "run_id", unique=True, info={"where": "kind = 'root'"}
     ),
@@ -134,6 +140,7 @@ run_instruction_snapshots = Table(
     Column("confirmed_by", String, nullable=False),
     Column("confirmed_at", String, nullable=False),
     Column("replaces_fingerprint", String, nullable=True),
+    Column("confirmed_by_person", String, nullable=True),
     info={"append_only": True},
 )
 
@@ -184,6 +191,7 @@ messages = Table(
     Column("external_id", String, nullable=True),
     Column("created_at", String, nullable=False),
     Column("injected", String, nullable=True),
+    Column("source_person", String, nullable=True),
     Index("messages_by_thread", "thread_id", "seq", unique=True),
     Index("messages_by_external_id", "thread_id", "source", "external_id", unique=True),
     info={"append_only": True},
@@ -205,6 +213,8 @@ notes = Table(
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
     Column("references_json", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
+    Column("updated_by_person", String, nullable=True),
     Index("notes_by_thread", "thread_id", "kind", "status"),
 )
 
@@ -237,6 +247,8 @@ pin_proposals = Table(
     Column("answered_by", String, nullable=True),
     Column("created_at", String, nullable=False),
     Column("answered_at", String, nullable=True),
+    Column("proposed_by_person", String, nullable=True),
+    Column("answered_by_person", String, nullable=True),
     Index("pin_proposals_by_status", "status", "workspace_id"),
     Index("pin_proposals_by_thread", "thread_id"),
 )
@@ -254,6 +266,8 @@ pins = Table(
     Column("updated_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
+    Column("updated_by_person", String, nullable=True),
     Index("pins_by_thread", "thread_id"),
 )
 
@@ -265,6 +279,7 @@ transcript_imports = Table(
     Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("transcript_imports_by_thread", "thread_id"),
     info={"append_only": True},
 )
@@ -331,6 +346,7 @@ context_assembly_reports = Table(
     Column("ignored_json", String, nullable=False),
     Column("reported_by", String, nullable=False),
     Column("reported_at", String, nullable=False),
+    Column("reported_by_person", String, nullable=True),
     info={"append_only": True},
 )
 
@@ -358,6 +374,7 @@ compactions = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("compactions_by_thread", "thread_id", "status", "through_seq"),
     Index(
         "compactions_one_open_per_thread",
@@ -381,6 +398,7 @@ branch_operations = Table(
     Column("marker_node_id", String, ForeignKey("continuity_nodes.node_id"), nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     info={"append_only": True},
 )
 """The operation keys of resumes and forks and the run each made (migration 15)."""
@@ -405,6 +423,7 @@ checkpoint_deliveries = Table(
     Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("checkpoint_deliveries_by_run", "run_id"),
     info={"append_only": True},
 )
@@ -420,6 +439,7 @@ delivery_reports = Table(
     Column("references_json", String, nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("delivery_reports_by_run", "run_id", "created_at"),
     info={"append_only": True},
 )
@@ -441,6 +461,7 @@ memory_candidates = Table(
     Column("memory_id", String, nullable=True),
     Column("reviewed_by", String, nullable=False),
     Column("reviewed_at", String, nullable=False),
+    Column("reviewed_by_person", String, nullable=True),
     Index("memory_candidates_by_note", "note_id", "note_version"),
     Index("memory_candidates_by_workspace", "workspace_id"),
     info={"append_only": True},

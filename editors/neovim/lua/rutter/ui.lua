@@ -6,6 +6,20 @@ local M = {}
 
 local api = vim.api
 
+--- Who did something, as a record names it (docs/team.md, "People"): the person its transaction
+--- acted for and the surface they used (`alice via cli`), or the surface alone for a record older
+--- than people being recorded (`cli, person unknown`; `person` nil or vim.NIL).
+--- @param surface any
+--- @param person any
+--- @return string
+function M.who(surface, person)
+  local used = (surface == nil or surface == vim.NIL) and "" or tostring(surface)
+  if person == nil or person == vim.NIL then
+    return used .. ", person unknown"
+  end
+  return tostring(person) .. " via " .. used
+end
+
 --- Replace the lines of read-only `buf`, highlighting line `lnum` with `hl[lnum]` (in `ns`).
 --- @param buf integer
 --- @param ns integer
