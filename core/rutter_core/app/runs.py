@@ -200,7 +200,7 @@ class RunOperations:
                     "the run's workspace is needed",
                     hint=Hint("choose_workspace"),
                 )
-            workspace_id = infer_workspace(store, cwd).workspace_id
+            workspace_id = infer_workspace(store, cwd, machine=self._rutter.machine_id).workspace_id
         root = get_workspace(store, workspace_id).root
         target = (
             DEFAULT_TARGET

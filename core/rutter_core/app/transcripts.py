@@ -275,7 +275,9 @@ class _Run:
             if directory is None or "\x00" in directory or not Path(directory).is_absolute():
                 continue
             try:
-                return infer_workspace(store, Path(directory)).workspace_id
+                return infer_workspace(
+                    store, Path(directory), machine=self.rutter.machine_id
+                ).workspace_id
             except (UsageError, OSError, ValueError):
                 continue
         raise UsageError(

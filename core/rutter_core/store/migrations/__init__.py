@@ -27,6 +27,7 @@ from rutter_core.store.migrations import (
     m0017_people,
     m0018_delivery_reports,
     m0019_compaction_summarizers,
+    m0020_machines,
 )
 from rutter_core.store.migrations.migration import (
     FullTextSplit,
@@ -58,6 +59,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0017_people.MIGRATION,
     m0018_delivery_reports.MIGRATION,
     m0019_compaction_summarizers.MIGRATION,
+    m0020_machines.MIGRATION,
 )
 
 __all__ = [
