@@ -357,12 +357,16 @@ def set_run_status(store: Store, run_id: str, status: str, *, actor: str) -> Run
 # -- drift ------------------------------------------------------------------------------------
 
 
-def inspect_run(store: Store, run_id: str, *, reader: FileReader) -> RunInspection:
-    """The run's latest pinned revision (verified) against discovery now. Read-only."""
+def inspect_run(
+    store: Store, run_id: str, *, reader: FileReader, local: str | None = None
+) -> RunInspection:
+    """The run's latest pinned revision (verified) against discovery now, in the files of
+    `local` (a registration of the run's project) when given, else of the run's workspace.
+    Read-only."""
     with store.read() as conn:
         run = load_run(conn, run_id)
         pinned = latest_pinned(conn, run)
-        root = workspace_root(conn, run)
+        root = workspace_root(conn, run, local)
     return inspection_of(run, pinned, discover_live(run, root, reader))
 
 
@@ -374,6 +378,7 @@ def confirm_refresh(
     expected_fingerprint: str | None,
     expected_live_fingerprint: str,
     actor: str,
+    local: str | None = None,
 ) -> tuple[RunInspection, bool]:
     """Pin the live instructions as the run's next revision, bound to what was reviewed.
 
@@ -384,7 +389,8 @@ def confirm_refresh(
     `expected_live_fingerprint`, it fails with `conflict` (details: `current_fingerprint`,
     `live_fingerprint`) and appends nothing. When live equals pinned nothing is appended.
     Returns the inspection as it stands afterwards and whether a revision was appended.
-    Terminal runs are `run_terminal`.
+    Terminal runs are `run_terminal`. `local`: discovery reads that registration's files (a
+    location of the run's project), as `inspect_run`.
     """
     require_operator(actor, what="create or change runs")
     if expected_fingerprint == NO_REVISION:
@@ -402,7 +408,7 @@ def confirm_refresh(
         current = None if pinned is None else pinned.fingerprint
         # Under the write lock: no other confirmation can interleave between this discovery
         # and the append, so the appended snapshot is exactly the one checked.
-        live = discover_live(run, workspace_root(conn, run), reader)
+        live = discover_live(run, workspace_root(conn, run, local), reader)
         live_fingerprint = live.fingerprint if isinstance(live, Snapshot) else None
         if current != expected_fingerprint or live_fingerprint != expected_live_fingerprint:
             raise _refresh_conflict(run, current, live, expected_fingerprint)
