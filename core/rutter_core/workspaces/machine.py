@@ -141,9 +141,10 @@ def _read_fallback(path: Path) -> str | None:
         if path.is_symlink():
             raise _unusable(f"{path} is a symbolic link", path) from exc
         raise _unusable(f"{path} is unreadable ({exc.strerror or 'error'})", path) from exc
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise _unusable(f"{path} is not a regular file", path)
     with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise _unusable(f"{path} is not a regular file", path)
         data = handle.read(_MAX_FILE_BYTES + 1)
     text = data.decode("ascii", errors="replace").strip()
     if _SECRET.fullmatch(text) is None:
