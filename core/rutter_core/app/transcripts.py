@@ -289,8 +289,8 @@ class _Run:
             if here is None:
                 raise UsageError(
                     "workspace_required",
-                    "no registered workspace contains the directory the transcript was "
-                    "recorded in, nor the current directory",
+                    "no workspace registered on this machine contains the directory the transcript "
+                    "was recorded in, nor the current directory",
                     hint=Hint("choose_workspace"),
                 )
             return here

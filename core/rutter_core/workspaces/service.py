@@ -178,8 +178,7 @@ def _register_resolved(
         if existing is not None and existing.machine_id not in (None, machine):
             raise ConflictError(
                 "conflict",
-                f"workspace {workspace_id!r} is another machine's registration; register this "
-                "machine's location under an ID of its own",
+                f"workspace {workspace_id!r} is another machine's registration",
                 path=resolved,
                 details={"workspace_id": workspace_id, "other_machine": True},
                 hint=Hint("choose_another_id", {"workspace_id": workspace_id}),
