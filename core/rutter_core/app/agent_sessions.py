@@ -164,7 +164,7 @@ def _workspace_of(store: Store, known: KnownThread | None, directory: Path, mach
     with store.read() as conn:
         if here is not None and here in project_workspace_ids(conn, known.workspace_id):
             return here
-        return location_of(conn, known.workspace_id).workspace_id
+        return location_of(conn, known.workspace_id, machine).workspace_id
 
 
 __all__ = [

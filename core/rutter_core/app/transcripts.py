@@ -297,7 +297,7 @@ class _Run:
         if here is not None and here in members:
             return here
         with store.read() as conn:
-            return location_of(conn, known.workspace_id).workspace_id
+            return location_of(conn, known.workspace_id, self.rutter.machine_id).workspace_id
 
     def _around(self) -> str | None:
         """This machine's registration around the transcript's directory, else around the

@@ -256,18 +256,22 @@ def _revive(
     return revived, True
 
 
-def location_of(conn: Connection, workspace_id: str) -> Workspace:
+def location_of(conn: Connection, workspace_id: str, machine: str | None = None) -> Workspace:
     """The registration whose files stand for `workspace_id`'s: itself, or, for one kept
     without a location (removed while its project had others), its project's first live
-    registration by ID; `not_registered` when there is neither."""
+    registration by ID, `machine`'s first when given; `not_registered` when there is
+    neither."""
     found = repo.by_id(conn, workspace_id)
     if found is not None:
         return found
     project_id = repo.retired_project(conn, workspace_id)
-    for member in [] if project_id is None else repo.live_members(conn, project_id):
-        live = repo.by_id(conn, member)
-        if live is not None:
-            return live
+    live = [
+        each
+        for member in ([] if project_id is None else repo.live_members(conn, project_id))
+        if (each := repo.by_id(conn, member)) is not None
+    ]
+    if live:
+        return min(live, key=lambda each: each.machine_id != machine)  # stable: by ID else
     raise _not_registered(workspace_id)
 
 
