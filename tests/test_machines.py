@@ -435,8 +435,7 @@ def test_a_checkpoint_made_on_one_machine_forks_on_the_other_with_drift_against_
     assert ana.json("run", "show", run["run_id"])["workspace_id"] == "widget-ana"
     node = ana.json("session", "checkpoint", run["run_id"], "--title", "halfway")
     (shared / "AGENTS.md").write_text("rules v2\n")  # the files as Bo has them now
-    forked = bo.json("session", "fork", node["node_id"], "--goal", "go on", "--workspace",
-                     "widget-bo")  # fmt: skip
+    forked = bo.json("session", "fork", node["node_id"], "--goal", "go on")
     assert bo.json("run", "show", forked["run_id"])["workspace_id"] == "widget-bo"
     inspected = bo.json("context", "instructions", "--run", forked["run_id"])
     assert inspected["stale"] is True
@@ -450,6 +449,29 @@ def test_a_checkpoint_made_on_one_machine_forks_on_the_other_with_drift_against_
     table = bo("workspace", "list").stdout
     assert "this machine" in table
     assert "another machine" in table
+
+
+@pytest.mark.both_dialects
+def test_a_run_of_another_machine_is_read_against_this_machines_files(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Without --workspace, a run (or a node) made through another machine's registration is
+    read against this machine's registration of the project: its root is not this machine's."""
+    a = clone(tmp_path / "ana" / "widget", {"AGENTS.md": "rules v1\n"})
+    b = clone(tmp_path / "bo" / "widget", {"AGENTS.md": "rules v2\n"})
+    ana = Cli(tmp_path / "ana-home", a, {"RUTTER_MACHINE_ID": "ana"}, database_url=store_url)
+    bo = Cli(tmp_path / "bo-home", b, {"RUTTER_MACHINE_ID": "bo"}, database_url=store_url)
+    ana.json("workspace", "register", "widget-ana", str(a))
+    bo.json("workspace", "register", "widget-bo", str(b))
+    run = ana.json("run", "create", "--goal", "g")
+    assert ana.json("context", "instructions", "--run", run["run_id"])["stale"] is False
+    assert bo.json("context", "instructions", "--run", run["run_id"])["stale"] is True
+    node = ana.json("session", "checkpoint", run["run_id"], "--title", "t")
+    forked = bo.json("session", "fork", node["node_id"], "--goal", "on bo")
+    assert bo.json("run", "show", forked["run_id"])["workspace_id"] == "widget-bo"
+    # Ana's own registration, named, is read as it is (its root, on whatever machine).
+    named = bo.json("context", "instructions", "--run", run["run_id"], "--workspace", "widget-ana")
+    assert named["stale"] is False
 
 
 @pytest.mark.both_dialects

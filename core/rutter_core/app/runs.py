@@ -101,7 +101,8 @@ class SetRunStatusParams(Params):
 _FILES_OF = Field(
     None,
     description="compare with the files of this workspace: a registration of the run's project "
-    "(another path, or this machine's location of it); default: the run's own workspace",
+    "(another path, or this machine's location of it); default: the run's own workspace, or "
+    "this machine's registration of its project when the run's is another machine's",
 )
 
 
@@ -276,6 +277,7 @@ class RunOperations:
             params.run_id,
             reader=self._rutter.reader,
             local=params.workspace_id,
+            machine=self._rutter.machine_id,
         )
 
     def review(self, params: InspectRunParams) -> ReviewedInspection:
@@ -297,6 +299,7 @@ class RunOperations:
             expected_live_fingerprint=params.expected_live_fingerprint,
             actor=actor,
             local=params.workspace_id,
+            machine=self._rutter.machine_id,
         )
         return ConfirmedRefresh(**_fields(inspection, refreshed=refreshed))
 

@@ -43,6 +43,7 @@ __all__ = [
     "find_workspace",
     "find_workspace_by_root",
     "get_workspace",
+    "here_or_own",
     "infer_workspace",
     "kept_registrations",
     "list_workspaces",
@@ -273,6 +274,21 @@ def location_of(conn: Connection, workspace_id: str, machine: str | None = None)
     if live:
         return min(live, key=lambda each: each.machine_id != machine)  # stable: by ID else
     raise _not_registered(workspace_id)
+
+
+def here_or_own(conn: Connection, workspace_id: str, machine: str) -> str:
+    """The registration whose files a record of `workspace_id` is read against on `machine`:
+    `workspace_id` itself when it is this machine's (or not yet any machine's), else this
+    machine's first live registration of its project by ID, else `workspace_id` (this machine
+    has none: its root is read as it is)."""
+    found = repo.by_id(conn, workspace_id)
+    if found is None or found.machine_id in (None, machine):
+        return workspace_id
+    for member in repo.live_members(conn, found.project_id):
+        each = repo.by_id(conn, member)
+        if each is not None and each.machine_id == machine:
+            return member
+    return workspace_id
 
 
 def other_locations(conn: Connection, workspace_id: str) -> list[str]:

@@ -323,7 +323,7 @@ export interface ConfirmRefreshParams {
   expected_fingerprint: string;
   /** the live fingerprint you reviewed */
   expected_live_fingerprint: string;
-  /** compare with the files of this workspace: a registration of the run's project (another path, or this machine's location of it); default: the run's own workspace */
+  /** compare with the files of this workspace: a registration of the run's project (another path, or this machine's location of it); default: the run's own workspace, or this machine's registration of its project when the run's is another machine's */
   workspace_id?: string | null;
 }
 
@@ -675,7 +675,7 @@ export interface ImportTranscriptParams {
 export interface InspectRunParams {
   /** the run's ID (run_...) */
   run_id: string;
-  /** compare with the files of this workspace: a registration of the run's project (another path, or this machine's location of it); default: the run's own workspace */
+  /** compare with the files of this workspace: a registration of the run's project (another path, or this machine's location of it); default: the run's own workspace, or this machine's registration of its project when the run's is another machine's */
   workspace_id?: string | null;
 }
 
