@@ -29,7 +29,6 @@ import hashlib
 import hmac
 import os
 import re
-import secrets
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -155,6 +154,8 @@ def _read_fallback(path: Path) -> str | None:
 def _create_fallback(path: Path) -> None:
     """Write a new secret whole: into a private temporary file, then linked to `path` (which
     fails if another process linked its own first: theirs is kept)."""
+    import secrets  # only here: most machines never need it
+
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
