@@ -10,6 +10,12 @@ Only `workspaces.repo` touches the table; other areas check a workspace through
 `find_workspace` / `require_workspace` inside their own transaction. Removal refuses while
 other areas' records belong to the workspace: those checks are theirs, so the application
 layer (`app.workspaces`) runs them and `delete_workspace` in one transaction.
+
+Why one module: registering, moving, reviving and looking a registration up by its directory
+keep the same invariants together (one root per machine and one ID per root there, a
+registration from before machines taken by exactly one machine under the write lock, a kept
+registration revived only for its project); split, each half would have to restate the rules
+the other enforces.
 """
 
 from __future__ import annotations
