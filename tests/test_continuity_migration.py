@@ -117,8 +117,8 @@ def test_it_upgrades_to_migration_5_with_its_checksum_and_keeps_its_data(
     after = {table: raw(db, f"SELECT * FROM {table} ORDER BY 1") for table in before}
     # Not a row changed; migration 16 gave each workspace its own local project, and migration
     # 17 added who owns a memory and which person wrote it: on this engine the old rows name
-    # nobody (the store's one person).
-    before["workspaces"] = [(*row, f"local:{row[0]}") for row in before["workspaces"]]
+    # nobody (the store's one person); migration 20 the machine, which no old row has yet.
+    before["workspaces"] = [(*row, f"local:{row[0]}", None) for row in before["workspaces"]]
     before["memories"] = [(*row, None, None, None) for row in before["memories"]]
     # Migration 21 added who made each record, beside the surface: null on the old rows.
     added = {"missions": 1, "threads": 1, "sessions": 1, "runs": 2, "continuity_nodes": 1,

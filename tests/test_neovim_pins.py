@@ -14,7 +14,7 @@ from rutter_core.app.runs import CreateRunParams
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.neovim_client import run_nvim, ws
-from tests.testing import acting_person
+from tests.testing import THIS_MACHINE, acting_person
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 
@@ -24,7 +24,7 @@ TARGET = "services/api/internal/parser/input.go"
 def test_proposals_prompt_and_pins_float(tmp_path: Path, ws: Path) -> None:
     home = tmp_path / "rutter-home"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "monorepo", ws, cwd=ws)
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE)
         rutter = Rutter(store)
         run = rutter.runs.create(
             CreateRunParams(goal="fix the parser", workspace_id="monorepo", target=TARGET),

@@ -47,7 +47,7 @@ from rutter_core.runs.service import (
 from rutter_core.store import Store, open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
-from tests.testing import acting_person
+from tests.testing import THIS_MACHINE, acting_person
 
 TREE: dict[str, str | bytes] = {
     "AGENTS.md": "root rules\n",
@@ -84,7 +84,7 @@ def store(store_url: str) -> Iterator[Store]:
 @pytest.fixture
 def demo(store: Store, workspace_root: Path) -> Path:
     write_tree(workspace_root, TREE)
-    register_workspace(store, "demo", workspace_root, cwd=workspace_root)
+    register_workspace(store, "demo", workspace_root, cwd=workspace_root, machine=THIS_MACHINE)
     return workspace_root
 
 
@@ -224,7 +224,7 @@ def test_continuing_a_thread(store: Store, demo: Path, tmp_path: Path) -> None:
 
     other = tmp_path / "other"
     other.mkdir()
-    register_workspace(store, "other", other, cwd=tmp_path)
+    register_workspace(store, "other", other, cwd=tmp_path, machine=THIS_MACHINE)
     with pytest.raises(RejectedError) as foreign:
         new_run(store, workspace_id="other", thread_id=first.thread_id)
     assert foreign.value.code == "thread_in_other_workspace"
@@ -345,7 +345,7 @@ def test_get_unknown_run(store: Store) -> None:
 def test_list_filters_and_order(store: Store, demo: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    register_workspace(store, "other", other, cwd=tmp_path)
+    register_workspace(store, "other", other, cwd=tmp_path, machine=THIS_MACHINE)
     first = new_run(store)
     second = new_run(store, workspace_id="other")
     third = new_run(store)

@@ -395,7 +395,7 @@ def test_tampered_revision_through_the_cli(cli: Cli, demo: Path) -> None:
 
 USAGE_ERRORS: list[list[str]] = [
     ["--run", "RUN", "--target", "x"],
-    ["--run", "RUN", "--workspace", "demo"],
+    ["--run", "RUN", "--targets-from", "-"],
     ["--run", "RUN", "--confirm"],
     ["--run", "RUN", "--confirm", "--expected-fingerprint", "F"],
     ["--run", "RUN", "--confirm", "--expected-live-fingerprint", "F"],

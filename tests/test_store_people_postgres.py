@@ -31,7 +31,7 @@ from rutter_core.store.admin import check, initialize
 from rutter_core.workspaces.service import register_workspace
 from tests.http_server import Server, wait_serving
 from tests.postgres import PostgresServer
-from tests.testing import BEFORE_PEOPLE, LEGACY_USER_MEMORY, Cli, git, write_tree
+from tests.testing import BEFORE_PEOPLE, LEGACY_USER_MEMORY, THIS_MACHINE, Cli, git, write_tree
 
 pytestmark = pytest.mark.postgres
 
@@ -103,7 +103,7 @@ def test_each_person_sees_and_changes_only_their_own_user_memories(
     root = tmp_path / "ws"
     root.mkdir()
     with open_store(team.url(team.alice)) as store:
-        register_workspace(store, "demo", root, cwd=tmp_path)
+        register_workspace(store, "demo", root, cwd=tmp_path, machine=THIS_MACHINE)
         shared = create_memory(
             store, scope="project", workspace_id="demo", title="Shared", content="run the tests",
             actor="cli",

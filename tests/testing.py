@@ -305,3 +305,17 @@ LEGACY_USER_MEMORY = (
 BEFORE_PEOPLE = tuple(m for m in MIGRATIONS if m.version < 17)
 """The migrations of a store from before people (migration 17), those numbered after it
 left out too."""
+
+
+def _this_machine() -> str:
+    """The machine ID every rutter process of the test run derives: the tests' processes are
+    given no RUTTER_MACHINE_ID (`cli_env` and the clients drop every RUTTER_ variable)."""
+    from rutter_core.app.facade import machine_sources
+    from rutter_core.workspaces.machine import machine_id
+
+    return machine_id(machine_sources({}))
+
+
+THIS_MACHINE = _this_machine()
+"""This machine's ID, as rutter run by a test finds it (registrations made through the
+services directly are made on it, so the CLI, the language server and the clients find them)."""

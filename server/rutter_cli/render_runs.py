@@ -147,13 +147,20 @@ def render_delivery_reports(console: Console, found: DeliveryReportList) -> None
     console.print(table)
 
 
-def confirm_command(inspection: RunInspection, *, database_url: str | None = None) -> str | None:
-    """The exact command that confirms what `inspection` shows, or None when nothing can be."""
+def confirm_command(
+    inspection: RunInspection, *, database_url: str | None = None, workspace_id: str | None = None
+) -> str | None:
+    """The exact command that confirms what `inspection` shows (of `workspace_id`'s files when
+    given), or None when nothing can be."""
     live = inspection.live_fingerprint
     if not inspection.stale or live is None or inspection.run.is_terminal:
         return None
     return confirm_refresh_command(
-        inspection.run_id, inspection.pinned_fingerprint, live, database_url=database_url
+        inspection.run_id,
+        inspection.pinned_fingerprint,
+        live,
+        database_url=database_url,
+        workspace_id=workspace_id,
     )
 
 
@@ -163,6 +170,7 @@ def render_inspection(
     *,
     database_url: str | None = None,
     diff_text: Mapping[str, str] | None = None,
+    workspace_id: str | None = None,
 ) -> None:
     run, pinned, diff = inspection.run, inspection.pinned, inspection.diff
     console.print(
@@ -170,6 +178,10 @@ def render_inspection(
         f"[cyan]{escape(run.workspace_id)}[/cyan], target [cyan]{escape(run.target_path)}[/cyan]",
         soft_wrap=True,
     )
+    if workspace_id is not None and workspace_id != run.workspace_id:
+        console.print(
+            f"Live: the files of workspace [cyan]{escape(workspace_id)}[/cyan]", soft_wrap=True
+        )
     if pinned is None:
         console.print("Pinned: nothing yet (the run was imported without instructions).")
     else:
@@ -232,7 +244,7 @@ def render_inspection(
             "instructions; create a new run for these."
         )
         return
-    command = confirm_command(inspection, database_url=database_url)
+    command = confirm_command(inspection, database_url=database_url, workspace_id=workspace_id)
     console.print(
         f"\nThe run stays {keeps} until you confirm. After reviewing the drift"
         + ("" if diff_text is not None else " (`--diff` shows it as text)")

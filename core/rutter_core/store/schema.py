@@ -43,11 +43,15 @@ workspaces = Table(
     metadata,
     Column("workspace_id", String, primary_key=True),
     # NULL: a registration removed while its project has others, kept for its records.
-    Column("root", String, nullable=True, unique=True),
+    Column("root", String, nullable=True),
     Column("created_at", String, nullable=False),
     # Nullable only as SQL can add it (migration 16); every registration has one.
     Column("project_id", String, ForeignKey("projects.project_id"), nullable=True),
+    # The machine whose location it is (migration 20); NULL: registered before machines were
+    # known, taken by the first machine that looks its root up.
+    Column("machine_id", String, nullable=True),
     Index("workspaces_by_project", "project_id"),
+    Index("workspaces_one_root_per_machine", "machine_id", "root", unique=True),
 )
 
 missions = Table(

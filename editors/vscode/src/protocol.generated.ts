@@ -333,6 +333,8 @@ export interface ConfirmRefreshParams {
   expected_fingerprint: string;
   /** the live fingerprint you reviewed */
   expected_live_fingerprint: string;
+  /** compare with the files of this workspace: a registration of the run's project (another path, or this machine's location of it); default: the run's own workspace, or this machine's registration of its project when the run's is another machine's */
+  workspace_id?: string | null;
 }
 
 /** The answer of a confirmation: the candidate, now a tombstone, and the project memory it created (None when that memory was deleted since: a repeated confirmation answers with what is left). */
@@ -687,6 +689,8 @@ export interface ImportTranscriptParams {
 export interface InspectRunParams {
   /** the run's ID (run_...) */
   run_id: string;
+  /** compare with the files of this workspace: a registration of the run's project (another path, or this machine's location of it); default: the run's own workspace, or this machine's registration of its project when the run's is another machine's */
+  workspace_id?: string | null;
 }
 
 /** `rutter/instructionsChanged`: the effective instructions of these open files of one workspace may have changed; ask again. */
