@@ -69,7 +69,9 @@ from urllib.parse import unquote, urlparse
 
 from discovery import build_repo
 
+from rutter_core.app.facade import machine_sources
 from rutter_core.discovery.fsread import DEFAULT_RACY_WINDOW_NS, SETTLE_NS, SETTLED_MS
+from rutter_core.workspaces.machine import machine_id
 
 Json = dict[str, Any]
 
@@ -606,7 +608,13 @@ def create_runs(home: Path, work: Workload, count: int) -> None:
 
     reader = FileReader()
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "bench", work.root, cwd=work.root)
+        register_workspace(
+            store,
+            "bench",
+            work.root,
+            cwd=work.root,
+            machine=machine_id(machine_sources(os.environ)),
+        )
         for index in range(count):
             target = work.targets[index % len(work.targets)]
             create_run(

@@ -21,16 +21,19 @@ Usage: python benchmarks/runs.py [--runs 200] [--repeat 200]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rutter_core.app.facade import machine_sources
 from rutter_core.discovery.fsread import DEFAULT_RACY_WINDOW_NS, FileReader
 from rutter_core.discovery.walk import discover
 from rutter_core.runs.service import confirm_refresh, create_run, inspect_run, list_runs
 from rutter_core.store import open_store
+from rutter_core.workspaces.machine import machine_id
 from rutter_core.workspaces.service import register_workspace
 
 DEPTH = 12
@@ -81,7 +84,9 @@ def main() -> None:
         # it out, so every operation measures the warm path an editor session sees.
         time.sleep(DEFAULT_RACY_WINDOW_NS / 1e9 + 0.2)
         store = open_store(f"sqlite:///{Path(tmp) / 'rutter.db'}")
-        register_workspace(store, "bench", root, cwd=root)
+        register_workspace(
+            store, "bench", root, cwd=root, machine=machine_id(machine_sources(os.environ))
+        )
         reader = FileReader()
         resolved = str(root.resolve())
         run = create_run(

@@ -22,6 +22,7 @@ from rutter_core.app.facade import Rutter
 from rutter_core.app.instructions import EffectiveInstructionsParams
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
+from tests.testing import THIS_MACHINE
 
 BIN = Path(sys.executable).parent
 NVIM = BIN / "nvim"
@@ -151,7 +152,7 @@ def _logs(xdg: Path, done: Any) -> str:
 def core_snapshot(tmp_path: Path, ws: Path, target: str) -> dict[str, Any]:
     """The same snapshot computed in-process by rutter_core (a separate store)."""
     with open_store(f"sqlite:///{tmp_path / 'core.db'}") as store:
-        register_workspace(store, "core", ws, cwd=ws)
+        register_workspace(store, "core", ws, cwd=ws, machine=THIS_MACHINE)
         params = EffectiveInstructionsParams(workspace_id="core", target=target)
         snapshot: dict[str, Any] = Rutter(store).instructions.effective(params).to_json()
     return snapshot

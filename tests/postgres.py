@@ -91,6 +91,23 @@ class PostgresServer:
         """The server's data directory (its table files are below `base/`)."""
         return self.root / "data"
 
+    def files_holding(self, needle: bytes) -> list[Path]:
+        """The files of the server's databases (below `base/`: tables, their TOAST data and
+        indexes) that hold `needle`. The server keeps writing while the files are read (its
+        checkpointer, another test's database): a file unlinked after it was listed holds
+        nothing any more and is skipped, whatever the machine's speed."""
+        holding = []
+        for directory, _, names in os.walk(self.data / "base"):
+            for name in names:
+                path = Path(directory) / name
+                try:
+                    content = path.read_bytes()
+                except FileNotFoundError:
+                    continue
+                if needle in content:
+                    holding.append(path)
+        return holding
+
     def drop_database(self, name: str) -> None:
         """Drop `name`, ending any session still on it."""
         with self.connect() as conn:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from tests.testing import Cli
+from tests.testing import Cli, acting_person
 
 ENTRY_KEYS = {"kind", "id", "version", "scope", "sha256", "tokens", "decision", "reason"}
 SENTINEL = "sentinel-cli-assembly-body-91c2"
@@ -77,7 +77,8 @@ def test_assemble_and_audit(cli: Cli, run: dict[str, Any]) -> None:
                       "--ignored", pin["pin_id"])  # fmt: skip
     assert report == {
         "assembly_id": first["assembly_id"], "followed": ["AGENTS.md"],
-        "ignored": [pin["pin_id"]], "reported_by": "cli", "reported_at": report["reported_at"],
+        "ignored": [pin["pin_id"]], "reported_by": "cli",
+        "reported_by_person": acting_person(cli.store_url), "reported_at": report["reported_at"],
     }  # fmt: skip
     again = cli.json("context", "report", first["assembly_id"], "--followed", "AGENTS.md",
                      code=4)  # fmt: skip
@@ -90,7 +91,7 @@ def test_assemble_and_audit(cli: Cli, run: dict[str, Any]) -> None:
     assert first["assembly_id"] in people.stdout
     assert "omitted: disabled" in people.stdout
     assert "followed: not reported" in people.stdout
-    assert "followed, as cli reported" in people.stdout
+    assert f"followed, as {acting_person(cli.store_url)} via cli reported" in people.stdout
     assert SENTINEL not in people.stdout
     shown = cli("context", "assemble", "--run", run["run_id"])
     assert shown.returncode == 0

@@ -46,7 +46,8 @@ SNAPSHOT_KEYS = {
     "inherits", "authority",
 }  # fmt: skip
 NODE_KEYS = {"protocol_version", "node_id", "parent_node_id", "kind", "run_id", "session_id",
-             "thread_id", "title", "created_by", "created_at", "snapshot"}  # fmt: skip
+             "thread_id", "title", "created_by", "created_by_person", "created_at",
+             "snapshot"}  # fmt: skip
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing import EXAMPLE, Cli, write_tree
+from tests.testing import EXAMPLE, THIS_MACHINE, Cli, write_tree
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_workspace_lifecycle(cli: Cli, workspace_root: Path, tmp_path: Path) -> 
     again = cli.json("workspace", "register", "demo", str(workspace_root))
     assert again["created"] is False
     assert cli.json("workspace", "list")["workspaces"] == [
-        {k: v for k, v in created.items() if k != "created"}
+        {**{k: v for k, v in created.items() if k != "created"}, "machine": "this_machine"}
     ]
     assert cli.json("workspace", "show", "demo")["root"] == str(workspace_root)
 
@@ -37,7 +37,7 @@ def test_workspace_lifecycle(cli: Cli, workspace_root: Path, tmp_path: Path) -> 
     assert removed["removed"] is True
     missing = cli.json("workspace", "show", "demo", code=5)
     assert missing["error"]["code"] == "not_registered"
-    assert cli.json("workspace", "list") == {"workspaces": []}
+    assert cli.json("workspace", "list") == {"machine_id": THIS_MACHINE, "workspaces": []}
 
 
 def test_invalid_workspace_id_is_rejected(cli: Cli, workspace_root: Path) -> None:
@@ -191,7 +191,7 @@ def test_database_url_option(cli: Cli, tmp_path: Path, workspace_root: Path) -> 
     url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
     cli.json("--database-url", url, "workspace", "register", "demo", str(workspace_root))
     assert (tmp_path / "elsewhere.db").exists()
-    assert cli.json("workspace", "list") == {"workspaces": []}
+    assert cli.json("workspace", "list") == {"machine_id": THIS_MACHINE, "workspaces": []}
     listed = cli.json("--database-url", url, "workspace", "list")
     assert [item["workspace_id"] for item in listed["workspaces"]] == ["demo"]
 

@@ -148,7 +148,7 @@ def test_piped_output_depends_on_no_width(example: tuple[Cli, dict[str, Any], st
     for source in snapshot["sources"]:
         assert f"    {source['why_effective']}" in lines
     listing = cli("workspace", "list").stdout.splitlines()
-    assert listing[0].split() == ["workspace", "root", "project", "registered"]
+    assert listing[0].split() == ["workspace", "root", "project", "machine", "registered"]
 
 
 def test_flags_have_no_type_in_help(example: tuple[Cli, dict[str, Any], str]) -> None:

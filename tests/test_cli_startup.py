@@ -15,6 +15,7 @@ import typer
 
 from rutter_cli.main import GROUPS, ROOT_HELP, build_app, main, run
 from tests.conftest import write_tree
+from tests.testing import THIS_MACHINE
 
 # Runs the real entry point in a fresh interpreter, then reports what is imported.
 PROBE = """
@@ -96,7 +97,7 @@ def test_root_help_without_typer_is_the_help_typer_prints(
 def test_workspace_list_imports_the_store_but_no_discovery(tmp_path: Path) -> None:
     code, out, modules = probe(tmp_path / "home", tmp_path, "workspace", "list", "--json")
     assert code == 0
-    assert json.loads(out) == {"workspaces": []}
+    assert json.loads(out) == {"machine_id": THIS_MACHINE, "workspaces": []}
     assert imported(modules, "sqlalchemy", "rutter_core.store")  # it does need the store
     assert imported(modules, "detect_secrets", "requests", "urllib3", "rutter_core.discovery") == {}
     assert imported(modules, "rutter_cli.runs", "rutter_cli.session", "rutter_cli.memory") == {}

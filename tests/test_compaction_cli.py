@@ -20,12 +20,12 @@ import pytest
 from rutter_core.app.continuity import AddMessageParams, AddNoteParams
 from rutter_core.app.facade import Rutter, open_rutter
 from tests.conftest import write_tree
-from tests.testing import Cli
+from tests.testing import Cli, acting_person
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 DOCUMENT_KEYS = [
     "compaction_id", "operation_key", "thread_id", "status", "summary", "kept_message_ids",
-    "compacted_message_count", "unread_message_count", "summarizer",
+    "compacted_message_count", "unread_message_count", "summarizer", "created_by_person",
 ]  # fmt: skip
 
 # A summarizer program: counts its calls in COUNT, keeps its stdin in PROMPT, optionally waits
@@ -123,6 +123,7 @@ def test_extractive_compaction_keeps_four_and_deletes_nothing(
     )
     found = compact(cli, thread, "--focus", "the parser")
     assert list(found) == DOCUMENT_KEYS
+    assert found["created_by_person"] == acting_person(cli.store_url)
     assert found["compaction_id"].startswith("cmp_")
     assert found["operation_key"] == found["compaction_id"]
     assert (found["status"], found["summarizer"]) == ("completed", "extractive")

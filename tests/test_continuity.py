@@ -34,7 +34,7 @@ from rutter_core.kernel.errors import (
 )
 from rutter_core.store import Store
 from tests.conftest import write_tree
-from tests.testing import sqlite_file
+from tests.testing import acting_person, sqlite_file
 
 # The tests whose store is the `store` fixture run on SQLite and on PostgreSQL,
 # but those that read or write the SQLite file itself (`sqlite_only`).
@@ -106,7 +106,7 @@ def db_text(store: Store) -> str:
 
 
 def test_messages_are_stored_in_order_with_their_provenance(
-    ops: ContinuityOperations, thread: str
+    ops: ContinuityOperations, thread: str, rutter: Rutter
 ) -> None:
     first = add(ops, thread, "first", role="user")
     second = add(ops, thread, "second", role="assistant", source="lsp")
@@ -124,9 +124,10 @@ def test_messages_are_stored_in_order_with_their_provenance(
     }
     assert listed.has_more is False
     assert set(first.to_json()) == {
-        "message_id", "thread_id", "seq", "role", "source", "external_id", "text", "redacted",
-        "created_at", "injected", "created",
+        "message_id", "thread_id", "seq", "role", "source", "source_person", "external_id", "text",
+        "redacted", "created_at", "injected", "created",
     }  # fmt: skip
+    assert {m.source_person for m in listed.messages} == {acting_person(rutter.store)}
 
 
 @pytest.mark.sqlite_only

@@ -117,9 +117,14 @@ def test_it_upgrades_to_migration_5_with_its_checksum_and_keeps_its_data(
     after = {table: raw(db, f"SELECT * FROM {table} ORDER BY 1") for table in before}
     # Not a row changed; migration 16 gave each workspace its own local project, and migration
     # 17 added who owns a memory and which person wrote it: on this engine the old rows name
-    # nobody (the store's one person).
-    before["workspaces"] = [(*row, f"local:{row[0]}") for row in before["workspaces"]]
+    # nobody (the store's one person); migration 20 the machine, which no old row has yet.
+    before["workspaces"] = [(*row, f"local:{row[0]}", None) for row in before["workspaces"]]
     before["memories"] = [(*row, None, None, None) for row in before["memories"]]
+    # Migration 21 added who made each record, beside the surface: null on the old rows.
+    added = {"missions": 1, "threads": 1, "sessions": 1, "runs": 2, "continuity_nodes": 1,
+             "run_instruction_snapshots": 1}  # fmt: skip
+    for table, count in added.items():
+        before[table] = [(*row, *(None,) * count) for row in before[table]]
     assert after == before
 
 
@@ -185,9 +190,9 @@ REWRITES = (
     "REPLACE INTO messages SELECT * FROM messages",
     # A new row taking a used (thread, source, external ID), or a used (thread, seq).
     "INSERT INTO messages SELECT 'msg_' || substr(message_id, 5, 25) || 'Z', thread_id, seq + 1, "
-    "role, text, redacted, source, external_id, created_at, injected FROM messages",
+    "role, text, redacted, source, external_id, created_at, injected, source_person FROM messages",
     "INSERT INTO messages SELECT 'msg_' || substr(message_id, 5, 25) || 'Z', thread_id, seq, "
-    "role, text, redacted, source, NULL, created_at, injected FROM messages",
+    "role, text, redacted, source, NULL, created_at, injected, source_person FROM messages",
     "UPDATE continuity_snapshots SET title = 'changed'",
     "DELETE FROM continuity_snapshots",
     "INSERT OR REPLACE INTO continuity_snapshots SELECT * FROM continuity_snapshots",

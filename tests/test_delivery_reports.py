@@ -17,12 +17,12 @@ from rutter_core.app.runs import ReportDeliveryParams
 from rutter_core.kernel.errors import ConflictError, RejectedError
 from rutter_core.store import Store, open_store
 from tests.http_server import ServedRun, served_run
-from tests.testing import Cli, git, refused, write_tree
+from tests.testing import Cli, acting_person, git, refused, write_tree
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 REPORT_KEYS = [
     "report_id", "run_id", "thread_id", "result", "summary", "summary_redacted", "references",
-    "created_by", "created_at",
+    "created_by", "created_by_person", "created_at",
 ]  # fmt: skip
 
 
@@ -67,6 +67,7 @@ def test_report_document_and_listing(cli: Cli) -> None:
         "--reference", "src/parser.py", "--reference", "https://ci.example.com/builds/7",
     )  # fmt: skip
     assert list(report) == REPORT_KEYS
+    assert report["created_by_person"] == acting_person(cli.store_url)
     assert report["report_id"].startswith("dlv_")
     assert len(report["report_id"]) == 30
     assert (report["run_id"], report["thread_id"]) == (run["run_id"], run["thread_id"])

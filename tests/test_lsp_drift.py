@@ -189,8 +189,8 @@ def test_which_runs_a_change_can_reach(changed: str, target: str, expected: bool
     run = RunRecord(
         run_id="run_X", mission_id="m", session_id="s", thread_id="t", workspace_id="ws",
         goal="g", profile=None, mode="ask", target_path=target, status="running",
-        revision=1, fingerprint="f", created_by="cli", updated_by="cli",
-        created_at="", updated_at="",
+        revision=1, fingerprint="f", created_by="cli", created_by_person=None,
+        updated_by="cli", updated_by_person=None, created_at="", updated_at="",
     )  # fmt: skip
     assert reaches({"ws": {changed}}, run) is expected
     assert reaches({"other": {changed}}, run) is False

@@ -43,6 +43,7 @@ from tests.lsp_client import (
     wait_for_diagnostics,
     within,
 )
+from tests.testing import THIS_MACHINE
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -148,7 +149,7 @@ async def session(
     paths = build_tree(base)
     home = base / "home"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "chosen", paths["chosen"], cwd=base)
+        register_workspace(store, "chosen", paths["chosen"], cwd=base, machine=THIS_MACHINE)
     client = await start(
         home,
         capabilities(client_name),

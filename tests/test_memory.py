@@ -58,6 +58,7 @@ from rutter_core.memory.service import (
 )
 from rutter_core.store import MIGRATIONS, Store, open_store
 from rutter_core.workspaces.service import register_workspace
+from tests.testing import THIS_MACHINE
 
 # Every test whose store is the `store` fixture runs on SQLite and on PostgreSQL, but those that
 # read or write the SQLite file itself (`sqlite_only`).
@@ -89,7 +90,7 @@ def store(store_url: str, tmp_path: Path) -> Iterator[Store]:
     with open_store(store_url) as opened:
         root = tmp_path / "demo"
         root.mkdir()
-        register_workspace(opened, "demo", root, cwd=tmp_path)
+        register_workspace(opened, "demo", root, cwd=tmp_path, machine=THIS_MACHINE)
         yield opened
 
 

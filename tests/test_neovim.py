@@ -26,6 +26,7 @@ from tests.neovim_client import (
     run_nvim,
     ws,
 )
+from tests.testing import THIS_MACHINE
 
 __all__ = ["ws"]  # the fixture
 
@@ -471,7 +472,7 @@ def test_runs_float_drift_diagnostic_and_confirm_code_action(tmp_path: Path, ws:
 
     home = tmp_path / "rutter-home"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "monorepo", ws, cwd=ws)
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE)
         created = create_run(
             store,
             workspace_id="monorepo",

@@ -18,6 +18,7 @@ from rutter_core.memory.service import list_memories
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.neovim_client import github_token, run_nvim, ws
+from tests.testing import THIS_MACHINE
 
 __all__ = ["ws"]
 
@@ -26,7 +27,7 @@ def test_candidates_float_show_confirm_redact_ignore(tmp_path: Path, ws: Path) -
     home = tmp_path / "rutter-home"
     plain = f"Use table tests for the parser {uuid.uuid4().hex}"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "monorepo", ws, cwd=ws)
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE)
         rutter = Rutter(store)
         run = rutter.runs.create(
             CreateRunParams(goal="g", workspace_id="monorepo", target="services"), actor="cli"

@@ -15,6 +15,7 @@ from rutter_core.memory.service import create_memory, get_memory, list_memories
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.neovim_client import github_token, run_nvim, ws
+from tests.testing import THIS_MACHINE
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 
@@ -23,7 +24,7 @@ def test_memory_float_add_edit_conflict_disable_delete(tmp_path: Path, ws: Path)
     home = tmp_path / "rutter-home"
     marker = f"small-commits-{uuid.uuid4().hex}"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "monorepo", ws, cwd=ws)
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE)
         user = create_memory(
             store, scope="user", title="Prefer small commits", content=marker, actor="cli"
         )
@@ -137,7 +138,7 @@ def test_a_secret_is_stored_only_redacted_and_only_when_chosen(tmp_path: Path, w
     token = github_token()
     home = tmp_path / "rutter-home"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "monorepo", ws, cwd=ws)
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE)
 
     results = run_nvim(tmp_path, "memory_secret", ws, {"RUTTER_NVIM_TOKEN": token})
 

@@ -14,6 +14,7 @@ from rutter_core.app.runs import CreateRunParams
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.neovim_client import run_nvim, ws
+from tests.testing import THIS_MACHINE, acting_person
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 
@@ -23,7 +24,7 @@ TARGET = "services/api/internal/parser/input.go"
 def test_proposals_prompt_and_pins_float(tmp_path: Path, ws: Path) -> None:
     home = tmp_path / "rutter-home"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "monorepo", ws, cwd=ws)
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE)
         rutter = Rutter(store)
         run = rutter.runs.create(
             CreateRunParams(goal="fix the parser", workspace_id="monorepo", target=TARGET),
@@ -32,18 +33,19 @@ def test_proposals_prompt_and_pins_float(tmp_path: Path, ws: Path) -> None:
         first = rutter.pins.propose(
             ProposePinParams(run_id=run.run_id, text="Keep the public API stable."), actor="mcp"
         )
+        person = acting_person(store)
 
     results = run_nvim(tmp_path, "pins", ws, {"RUTTER_NVIM_RUN": run.run_id})
 
     assert results["first_prompt"] == {
-        "prompt": "mcp proposes to pin to this task: Keep the public API stable.",
+        "prompt": f"{person} via mcp proposes to pin to this task: Keep the public API stable.",
         "items": ["Pin", "Discuss", "Custom reply…"],
     }
     assert results["second_prompt"]["items"] == ["Pin", "Discuss", "Custom reply…"]
     second = results["second"]
     assert second.startswith("prop_")
     assert results["proposals"][0] == "1 pin proposal wait for your answer (<CR>: answer)"
-    assert results["proposals"][1].split() == [second, "monorepo", "by", "mcp"]
+    assert results["proposals"][1].split() == [second, "monorepo", "by", person, "via", "mcp"]
     assert results["proposals"][2] == "    Prefer tabs."
     assert [select["items"] for select in results["selects"][2:5]] == [
         ["Pin", "Discuss", "Custom reply…"],

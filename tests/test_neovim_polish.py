@@ -17,6 +17,7 @@ from rutter_core.runs.service import create_run, latest_revision
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.neovim_client import TARGET, run_nvim, ws
+from tests.testing import THIS_MACHINE
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 
@@ -26,7 +27,7 @@ def test_confirmations_end_without_a_prompt_and_the_review_opens_beside(
 ) -> None:
     home = tmp_path / "rutter-home"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "monorepo", ws, cwd=ws)
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE)
         created = create_run(
             store,
             workspace_id="monorepo",
@@ -94,7 +95,7 @@ def test_memory_header_names_the_workspace_id_and_save_trims_blank_lines(
     home = tmp_path / "rutter-home"
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
         # Registered under an ID that is not the folder's name: the server serves it as such.
-        register_workspace(store, "shop-api", ws, cwd=ws)
+        register_workspace(store, "shop-api", ws, cwd=ws, machine=THIS_MACHINE)
 
     results = run_nvim(tmp_path, "memory_polish", ws)
 

@@ -20,6 +20,7 @@ from rutter_core.runs.service import create_run, list_runs
 from rutter_core.store import open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.neovim_client import TARGET, run_nvim, ws
+from tests.testing import THIS_MACHINE
 
 __all__ = ["ws"]  # the fixture: a private copy of the example monorepo
 
@@ -37,7 +38,7 @@ def test_checkpoint_tree_fork_compare_resume(tmp_path: Path, ws: Path) -> None:
     author = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run(["git", "-C", str(ws), *author, "commit", "-q", "-m", "init"], check=True)
     with open_store(f"sqlite:///{home / 'rutter.db'}") as store:
-        register_workspace(store, "monorepo", ws, cwd=ws)
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE)
         created = create_run(
             store,
             workspace_id="monorepo",

@@ -13,11 +13,12 @@ from rutter_core.app.facade import Rutter
 from rutter_core.app.pins import ProposePinParams
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.testing import Cli
+from tests.testing import Cli, acting_person
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 PIN_KEYS = {"pin_id", "thread_id", "text", "redacted", "proposal_id", "version", "created_by",
-            "updated_by", "created_at", "updated_at"}  # fmt: skip
+            "created_by_person", "updated_by", "updated_by_person", "created_at",
+            "updated_at"}  # fmt: skip
 
 
 # The pins commands on both engines (the store is what they change).
@@ -53,6 +54,7 @@ def test_add_list_edit_remove(cli: Cli, run: dict[str, Any]) -> None:
     assert (added["text"], added["redacted"], added["version"], added["created_by"]) == (
         "never push [REDACTED:github_token]", True, 1, "cli",
     )  # fmt: skip
+    assert added["created_by_person"] == acting_person(cli.store_url)
     listed = cli.json("context", "pin", "list", thread)
     assert (listed["thread_id"], listed["run_id"], listed["count"]) == (thread, None, 1)
     assert cli.json("context", "pin", "list", run["run_id"])["run_id"] == run["run_id"]

@@ -120,7 +120,9 @@ def test_the_upgraded_store_takes_pins_and_mcp_checkpoints(tmp_path: Path) -> No
         for _ in range(3):
             with pytest.raises(ConflictError), store.write() as conn:
                 conn.exec_driver_sql(
-                    "INSERT INTO pins VALUES ('pin_01M8Y3HJTQYDNPR8CJ56SS1T0B', "
+                    "INSERT INTO pins (pin_id, thread_id, text, redacted, proposal_id, version, "
+                    "created_by, updated_by, created_at, updated_at) "
+                    "VALUES ('pin_01M8Y3HJTQYDNPR8CJ56SS1T0B', "
                     "'thr_01M8Y3HJTQYDNPR8CJ56SS1T0B', 'x', 0, NULL, 1, 'cli', 'cli', ?, ?)",
                     (NOW, NOW),
                 )

@@ -26,6 +26,7 @@ from rutter_core.profiles.model import AGENTS, AgentName, all_profiles, load_pro
 from rutter_core.store import Store, open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
+from tests.testing import THIS_MACHINE
 
 
 @pytest.fixture(autouse=True)
@@ -441,7 +442,7 @@ def test_profiles_never_change_discovery_s_fingerprint_or_a_run(
         {"AGENTS.md": "a" * 40_000 + "\n", "CLAUDE.md": "@AGENTS.md\n", "GEMINI.md": "g\n",
          ".cursor/rules/r.mdc": "---\nalwaysApply: true\n---\nr\n", "src/main.go": ""},
     )  # fmt: skip
-    register_workspace(store, "demo", workspace_root, cwd=workspace_root)
+    register_workspace(store, "demo", workspace_root, cwd=workspace_root, machine=THIS_MACHINE)
     rutter = Rutter(store)
     created = rutter.runs.create(
         CreateRunParams(goal="g", workspace_id="demo", target="src/main.go"), actor="cli"
@@ -569,7 +570,7 @@ def test_past_the_read_limit_discovery_and_agents_without_a_budget_still_fail_cl
 ) -> None:
     big = "x" * (MAX_READ + 1)
     write_tree(workspace_root, {"AGENTS.md": big, "GEMINI.md": "g @big.md\n", "big.md": big})
-    register_workspace(store, "demo", workspace_root, cwd=workspace_root)
+    register_workspace(store, "demo", workspace_root, cwd=workspace_root, machine=THIS_MACHINE)
     with pytest.raises(RutterError) as caught:
         Rutter(store).instructions.effective(
             EffectiveInstructionsParams(target=".", workspace_id="demo")

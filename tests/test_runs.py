@@ -47,6 +47,7 @@ from rutter_core.runs.service import (
 from rutter_core.store import Store, open_store
 from rutter_core.workspaces.service import register_workspace
 from tests.conftest import write_tree
+from tests.testing import THIS_MACHINE, acting_person
 
 TREE: dict[str, str | bytes] = {
     "AGENTS.md": "root rules\n",
@@ -83,7 +84,7 @@ def store(store_url: str) -> Iterator[Store]:
 @pytest.fixture
 def demo(store: Store, workspace_root: Path) -> Path:
     write_tree(workspace_root, TREE)
-    register_workspace(store, "demo", workspace_root, cwd=workspace_root)
+    register_workspace(store, "demo", workspace_root, cwd=workspace_root, machine=THIS_MACHINE)
     return workspace_root
 
 
@@ -167,7 +168,9 @@ def test_create_makes_every_record_in_one_go(store: Store, demo: Path, db_path: 
         "revision": 1,
         "fingerprint": created.fingerprint,
         "created_by": "cli",
+        "created_by_person": acting_person(store),
         "updated_by": "cli",
+        "updated_by_person": acting_person(store),
         "created_at": run.created_at,
         "updated_at": run.created_at,
     }
@@ -221,7 +224,7 @@ def test_continuing_a_thread(store: Store, demo: Path, tmp_path: Path) -> None:
 
     other = tmp_path / "other"
     other.mkdir()
-    register_workspace(store, "other", other, cwd=tmp_path)
+    register_workspace(store, "other", other, cwd=tmp_path, machine=THIS_MACHINE)
     with pytest.raises(RejectedError) as foreign:
         new_run(store, workspace_id="other", thread_id=first.thread_id)
     assert foreign.value.code == "thread_in_other_workspace"
@@ -342,7 +345,7 @@ def test_get_unknown_run(store: Store) -> None:
 def test_list_filters_and_order(store: Store, demo: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    register_workspace(store, "other", other, cwd=tmp_path)
+    register_workspace(store, "other", other, cwd=tmp_path, machine=THIS_MACHINE)
     first = new_run(store)
     second = new_run(store, workspace_id="other")
     third = new_run(store)
@@ -770,7 +773,7 @@ def test_revision_numbers_are_unique_per_run(store: Store, demo: Path) -> None:
     with pytest.raises(ConflictError), store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO run_instruction_snapshots SELECT run_id, revision, snapshot_json, "
-            "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint "
+            "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint, confirmed_by_person "
             "FROM run_instruction_snapshots"
         )
     assert latest_revision(store, created.run_id) is not None
@@ -782,7 +785,7 @@ def test_store_refuses_non_operator_actors_even_through_sql(store: Store, demo: 
     with pytest.raises(StoreError) as refused, store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO run_instruction_snapshots SELECT run_id, 2, snapshot_json, "
-            "fingerprint, 'model', confirmed_at, fingerprint FROM run_instruction_snapshots"
+            "fingerprint, 'model', confirmed_at, fingerprint, NULL FROM run_instruction_snapshots"
         )
     assert "CHECK" in str(refused.value.__cause__)
     with pytest.raises(StoreError) as refused, store.write() as conn:

@@ -16,14 +16,15 @@ import pytest
 from rutter_core.runs.service import import_run
 from rutter_core.store import open_store
 from tests.conftest import write_tree
-from tests.testing import Cli, raw_rows, sqlite_file
+from tests.testing import Cli, acting_person, raw_rows, sqlite_file
 
 TREE: dict[str, str | bytes] = {"AGENTS.md": "root rules\n", "src/AGENTS.md": "src rules\n"}
 CREATED_KEYS = {"run_id", "mission_id", "session_id", "thread_id", "root_node_id", "revision",
                 "fingerprint"}  # fmt: skip
 RUN_KEYS = {"run_id", "mission_id", "session_id", "thread_id", "workspace_id", "goal", "profile",
             "mode", "target_path", "status", "revision", "fingerprint", "created_by",
-            "updated_by", "created_at", "updated_at"}  # fmt: skip
+            "created_by_person", "updated_by", "updated_by_person", "created_at",
+            "updated_at"}  # fmt: skip
 INSPECT_KEYS = {"run_id", "revision", "pinned", "live", "stale", "diff"}
 DIFF_KEYS = {"from_fingerprint", "to_fingerprint", "added", "removed", "changed", "order_changed",
              "ignored_changed", "requires_confirmation"}  # fmt: skip
@@ -82,6 +83,8 @@ def test_run_lifecycle(cli: Cli, demo: Path) -> None:
 
     shown = cli.json("run", "show", run_id)
     assert set(shown) == RUN_KEYS
+    person = acting_person(cli.store_url)
+    assert (shown["created_by_person"], shown["updated_by_person"]) == (person, person)
     assert shown["status"] == "created"
     assert shown["target_path"] == "src/main.go"
     assert (shown["mode"], shown["profile"]) == ("auto", "careful")
@@ -392,7 +395,7 @@ def test_tampered_revision_through_the_cli(cli: Cli, demo: Path) -> None:
 
 USAGE_ERRORS: list[list[str]] = [
     ["--run", "RUN", "--target", "x"],
-    ["--run", "RUN", "--workspace", "demo"],
+    ["--run", "RUN", "--targets-from", "-"],
     ["--run", "RUN", "--confirm"],
     ["--run", "RUN", "--confirm", "--expected-fingerprint", "F"],
     ["--run", "RUN", "--confirm", "--expected-live-fingerprint", "F"],

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import write_tree
-from tests.testing import Cli
+from tests.testing import Cli, acting_person
 
 GITHUB = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
-MESSAGE_KEYS = {"message_id", "thread_id", "seq", "role", "source", "external_id", "text",
-                "redacted", "created_at", "injected"}  # fmt: skip
+MESSAGE_KEYS = {"message_id", "thread_id", "seq", "role", "source", "source_person",
+                "external_id", "text", "redacted", "created_at", "injected"}  # fmt: skip
 NOTE_KEYS = {"note_id", "thread_id", "kind", "text", "redacted", "references", "status",
-             "superseded_by", "version", "created_by", "updated_by", "created_at",
-             "updated_at"}  # fmt: skip
+             "superseded_by", "version", "created_by", "created_by_person", "updated_by",
+             "updated_by_person", "created_at", "updated_at"}  # fmt: skip
 
 
 @pytest.fixture
@@ -70,6 +70,7 @@ def test_messages_notes_and_a_checkpoint(cli: Cli, run: dict[str, Any]) -> None:
 
     note = cli.json("session", "note", "add", thread, "--kind", "summary", "--text", "reviewed")
     assert set(note) == NOTE_KEYS
+    assert note["created_by_person"] == note["updated_by_person"] == acting_person(cli.store_url)
     assert (note["version"], note["status"], note["created_by"]) == (1, "active", "cli")
     edited = cli.json("session", "note", "edit", note["note_id"], "--version", "1", "--text",
                       "reviewed the parser")  # fmt: skip

@@ -21,7 +21,7 @@ from rutter_core.app.transcripts import ImportTranscriptParams
 from rutter_core.app.workspaces import RegisterWorkspaceParams
 from rutter_core.kernel.errors import NotFoundError
 from rutter_core.store import Store
-from tests.testing import Cli
+from tests.testing import Cli, acting_person
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
@@ -62,11 +62,14 @@ def test_threads_newest_activity_first_with_title_source_and_count(rutter: Rutte
     assert [item["thread_id"] for item in items] == [
         talked.thread_id, claude, codex, quiet.thread_id,
     ]  # fmt: skip
+    person = acting_person(rutter.store)
     assert items[1:3] == [
         {"thread_id": claude, "title": "Index on users.email", "source": "import:claude-code",
-         "message_count": 20, "last_activity_at": "2026-12-01T10:07:00Z"},
+         "created_by_person": person, "message_count": 20,
+         "last_activity_at": "2026-12-01T10:07:00Z"},
         {"thread_id": codex, "title": "Add a users table", "source": "import:codex",
-         "message_count": 14, "last_activity_at": "2026-12-01T08:24:00Z"},
+         "created_by_person": person, "message_count": 14,
+         "last_activity_at": "2026-12-01T08:24:00Z"},
     ]  # fmt: skip
     title = items[0]["title"]
     assert (len(title), title[-1]) == (80, "…")
@@ -74,8 +77,8 @@ def test_threads_newest_activity_first_with_title_source_and_count(rutter: Rutte
     assert (items[0]["source"], items[0]["message_count"]) == ("cli", 2)
     assert items[0]["last_activity_at"] > "2026-12-01T10:07:00Z"  # added now
     assert items[3] == {
-        "thread_id": quiet.thread_id, "title": None, "source": "cli", "message_count": 0,
-        "last_activity_at": None,
+        "thread_id": quiet.thread_id, "title": None, "source": "cli",
+        "created_by_person": person, "message_count": 0, "last_activity_at": None,
     }  # fmt: skip
     everyone = rutter.continuity.threads(ListThreadsParams()).items
     in_one = {item["thread_id"] for item in items}
@@ -101,7 +104,8 @@ def test_session_threads_on_the_command_line(tmp_path: Path, workspace_root: Pat
     )
     assert cli.json("session", "threads", "--workspace", "demo") == {"items": [{
         "thread_id": done["thread_id"], "title": "Add a users table", "source": "import:codex",
-        "message_count": 14, "last_activity_at": "2026-12-01T08:24:00Z",
+        "created_by_person": acting_person(cli.store_url), "message_count": 14,
+        "last_activity_at": "2026-12-01T08:24:00Z",
     }]}  # fmt: skip
     table = cli("session", "threads")
     assert table.returncode == 0

@@ -24,15 +24,15 @@ from tests.session_tree_setup import (
     Setup,
     setup,
 )
-from tests.testing import SteppedClock, git, refused, tamper
+from tests.testing import SteppedClock, acting_person, git, refused, tamper
 
 __all__ = ["setup"]  # the fixture
 
 TREE_KEYS = {"protocol_version", "workspace_id", "run_id", "session_id", "root_node_id",
              "computed_at", "truncated", "nodes"}  # fmt: skip
 NODE_KEYS = {"node_id", "parent_node_id", "kind", "projected", "run_id", "session_id",
-             "thread_id", "run_status", "title", "created_by", "created_at", "fingerprint",
-             "drift", "error", "compaction"}  # fmt: skip
+             "thread_id", "run_status", "title", "created_by", "created_by_person",
+             "created_at", "fingerprint", "drift", "error", "compaction"}  # fmt: skip
 
 
 def test_the_tree_lists_stored_and_projected_nodes_with_their_links(
@@ -65,6 +65,7 @@ def test_the_tree_lists_stored_and_projected_nodes_with_their_links(
     assert (document["root_node_id"], document["truncated"]) == (setup.root_node_id, False)
     nodes = document["nodes"]
     assert all(set(node) == NODE_KEYS for node in nodes)
+    assert {node["created_by_person"] for node in nodes} == {acting_person(setup.store)}
     # Depth first, children in the order they were made; a parent before its children.
     assert [(n["node_id"], n["parent_node_id"], n["kind"], n["projected"]) for n in nodes] == [
         (setup.root_node_id, None, "root", False),

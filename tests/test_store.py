@@ -468,15 +468,20 @@ def test_a_missing_value_is_a_store_constraint_error(store: Store) -> None:
 
 @pytest.mark.both_dialects
 def test_a_taken_key_is_a_conflict(store: Store) -> None:
+    machine = "'" + "ab" * 16 + "'"  # a root is one machine's once (migration 20)
     with store.write() as conn:
         conn.exec_driver_sql(
-            "INSERT INTO workspaces (workspace_id, root, created_at) "
-            "VALUES ('a', '/a', '2026-01-01T00:00:00Z')"
+            "INSERT INTO workspaces (workspace_id, root, created_at, machine_id) "
+            f"VALUES ('a', '/a', '2026-01-01T00:00:00Z', {machine})"
         )
-    for values in ("('a', '/b', '2026-01-01T00:00:00Z')", "('b', '/a', '2026-01-01T00:00:00Z')"):
+    for values in (
+        f"('a', '/b', '2026-01-01T00:00:00Z', {machine})",
+        f"('b', '/a', '2026-01-01T00:00:00Z', {machine})",
+    ):
         with refused(ConflictError, "conflict", "unique", "UNIQUE"), store.write() as conn:
             conn.exec_driver_sql(
-                f"INSERT INTO workspaces (workspace_id, root, created_at) VALUES {values}"
+                "INSERT INTO workspaces (workspace_id, root, created_at, machine_id) "
+                f"VALUES {values}"
             )
     with store.read() as conn:
         rows = conn.exec_driver_sql("SELECT workspace_id, root FROM workspaces").all()

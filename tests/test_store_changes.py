@@ -68,7 +68,7 @@ def test_commit_by_another_process_is_noticed(store: Store, store_url: str, tmp_
             "from rutter_core.workspaces.service import register_workspace\n"
             "from pathlib import Path\n"
             "with open_store(sys.argv[1]) as s:\n"
-            "    register_workspace(s, 'other', sys.argv[2], cwd=Path.cwd())\n"
+            "    register_workspace(s, 'other', sys.argv[2], cwd=Path.cwd(), machine='ab' * 16)\n"
         )
         subprocess.run(
             [sys.executable, "-c", script, store_url, str(tmp_path)], check=True, timeout=120

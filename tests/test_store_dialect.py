@@ -114,16 +114,18 @@ def _ledger_rows(store: Store) -> None:
         for statement in (
             f"INSERT INTO workspaces (workspace_id, root, created_at) VALUES ('a', '/a', '{T0}')",
             f"INSERT INTO missions VALUES ('{ids['msn']}', 'a', 'goal', 'active', 'cli', "
-            f"'{T0}', '{T0}')",
-            f"INSERT INTO threads VALUES ('{ids['thr']}', 'a', 'active', 'cli', '{T0}', '{T0}')",
+            f"'{T0}', '{T0}', NULL)",
+            f"INSERT INTO threads VALUES ('{ids['thr']}', 'a', 'active', 'cli', "
+            f"'{T0}', '{T0}', NULL)",
             f"INSERT INTO sessions VALUES ('{ids['ses']}', 'a', '{ids['thr']}', 'active', "
-            f"'cli', '{T0}', '{T0}')",
+            f"'cli', '{T0}', '{T0}', NULL)",
             f"INSERT INTO runs VALUES ('{RUN}', 'a', '{ids['msn']}', '{ids['ses']}', "
-            f"'{ids['thr']}', NULL, 'ask', 'x.go', 'created', 'cli', 'cli', '{T0}', '{T0}')",
+            f"'{ids['thr']}', NULL, 'ask', 'x.go', 'created', 'cli', 'cli', '{T0}', '{T0}', "
+            "NULL, NULL)",
             f"INSERT INTO continuity_nodes VALUES ('{ROOT}', '{RUN}', '{ids['ses']}', "
-            f"'{ids['thr']}', NULL, 'root', 'cli', '{T0}')",
+            f"'{ids['thr']}', NULL, 'root', 'cli', '{T0}', NULL)",
             f"INSERT INTO run_instruction_snapshots VALUES ('{RUN}', 1, '{{}}', '{FP1}', 'cli', "
-            f"'{T0}', NULL)",
+            f"'{T0}', NULL, NULL)",
         ):
             conn.exec_driver_sql(statement)
 
@@ -132,7 +134,7 @@ def _node(node_id: str, *, kind: str, parent: str | None) -> str:
     parent_sql = "NULL" if parent is None else f"'{parent}'"
     return (
         f"'{node_id}', run_id, session_id, thread_id, {parent_sql}, '{kind}', 'lsp', "
-        f"'2026-02-02T00:00:00Z' FROM continuity_nodes WHERE node_id = '{ROOT}'"
+        f"'2026-02-02T00:00:00Z', NULL FROM continuity_nodes WHERE node_id = '{ROOT}'"
     )
 
 
@@ -147,12 +149,12 @@ _REFUSED = [
     f"INSERT OR REPLACE INTO continuity_nodes SELECT {_node(_SECOND, kind='root', parent=None)}",
     # So would an explicit rowid.
     "INSERT OR REPLACE INTO continuity_nodes (rowid, node_id, run_id, session_id, thread_id, "
-    "parent_node_id, kind, created_by, created_at) "
+    "parent_node_id, kind, created_by, created_at, created_by_person) "
     f"SELECT rowid, {_node(_SECOND, kind='x', parent=ROOT)}",
     f"INSERT INTO run_instruction_snapshots VALUES ('{RUN}', 1, '{{}}', '{FP2}', 'lsp', "
-    f"'{T0}', NULL)",
+    f"'{T0}', NULL, NULL)",
     f"INSERT OR REPLACE INTO run_instruction_snapshots VALUES ('{RUN}', 1, '{{\"x\": 1}}', "
-    f"'{FP2}', 'lsp', '{T0}', NULL)",
+    f"'{FP2}', 'lsp', '{T0}', NULL, NULL)",
     "INSERT OR REPLACE INTO run_instruction_snapshots (rowid, run_id, revision, snapshot_json, "
     "fingerprint, confirmed_by, confirmed_at, replaces_fingerprint) SELECT rowid, run_id, 2, "
     f"snapshot_json, '{FP2}', 'lsp', confirmed_at, '{FP1}' FROM run_instruction_snapshots",
@@ -198,7 +200,7 @@ def test_append_only_tables_still_take_new_keys(store: Store, db_path: Path) -> 
         )
         conn.exec_driver_sql(
             f"INSERT INTO run_instruction_snapshots VALUES ('{RUN}', 2, '{{}}', '{FP2}', "
-            f"'lsp', '{T0}', '{FP1}')"
+            f"'lsp', '{T0}', '{FP1}', NULL)"
         )
     nodes, revisions = _ledgers(db_path)
     assert [(n[1], n[6]) for n in nodes] == [(ROOT, "root"), (_SECOND, "checkpoint")]

@@ -18,16 +18,20 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from rutter_core.access.service import create_token, list_tokens
+from rutter_core.app.branches import TreeParams
+from rutter_core.app.continuity import AddMessageParams, ListNotesParams, ShowNodeParams
 from rutter_core.app.facade import Rutter
 from rutter_core.app.history import HistorySearchParams
+from rutter_core.app.pins import ListPinsParams, ListProposalsParams, ProposePinParams
+from rutter_core.app.runs import InspectRunParams, ListDeliveryReportsParams, ShowRunParams
 from rutter_core.kernel.errors import RutterError
-from rutter_core.memory.service import create_memory, delete_memory, edit_memory, list_memories
+from rutter_core.memory.service import create_memory, edit_memory, list_memories
 from rutter_core.store import MIGRATIONS, open_store
 from rutter_core.store.admin import check, initialize
 from rutter_core.workspaces.service import register_workspace
 from tests.http_server import Server, wait_serving
 from tests.postgres import PostgresServer
-from tests.testing import BEFORE_PEOPLE, LEGACY_USER_MEMORY, Cli
+from tests.testing import BEFORE_PEOPLE, LEGACY_USER_MEMORY, THIS_MACHINE, Cli, git, write_tree
 
 pytestmark = pytest.mark.postgres
 
@@ -99,7 +103,7 @@ def test_each_person_sees_and_changes_only_their_own_user_memories(
     root = tmp_path / "ws"
     root.mkdir()
     with open_store(team.url(team.alice)) as store:
-        register_workspace(store, "demo", root, cwd=tmp_path)
+        register_workspace(store, "demo", root, cwd=tmp_path, machine=THIS_MACHINE)
         shared = create_memory(
             store, scope="project", workspace_id="demo", title="Shared", content="run the tests",
             actor="cli",
@@ -201,17 +205,6 @@ def test_an_insert_of_a_user_memory_for_another_person_is_refused_by_the_engine(
             "updated_at, %s FROM memories WHERE memory_id = %s",
             (team.alice, bobs),
         )
-
-
-def test_a_members_deletion_says_its_purge_is_left_to_the_owner(team: Team) -> None:
-    """VACUUM FULL rewrites only the tables the role owns (a member owns none): the deletion is
-    done and says it is not purged yet; the owner's next purge rewrites the files."""
-    alices = _user_memory(team.url(team.alice), "Gone soon", "a text to delete")
-    with open_store(team.url(team.alice)) as store:
-        deleted = delete_memory(store, alices, version=1, actor="cli")
-    assert (deleted.deleted, deleted.purged) == (True, False)
-    with open_store(team.url()) as store:
-        assert store.purge() is True
 
 
 def test_bearers_are_each_persons_own(team: Team) -> None:
@@ -509,3 +502,190 @@ def test_rows_from_before_people_become_the_migrating_roles(
         assert conn.execute("SELECT owner FROM memories").fetchall() == [(owner,)]
         assert conn.execute("SELECT owner FROM http_tokens").fetchall() == [(owner,)]
         assert conn.execute("SELECT person FROM history_entries").fetchall() == [(owner,)]
+
+
+def _team_workspace(team: Team, tmp_path: Path) -> Path:
+    """Workspace `demo` (a git repository with instructions), registered by Alice."""
+    root = tmp_path / "ws"
+    write_tree(root, {"AGENTS.md": "root rules\n", "src/parser.py": "x = 1\n"})
+    git(root, "init", "-q")
+    Cli(tmp_path / "home-admin", root, database_url=team.url(team.alice)).json(
+        "workspace", "register", "demo", str(root)
+    )
+    return root
+
+
+def _records_of(team: Team, person: str, root: Path) -> dict[str, Any]:
+    """What `person` records through their own connection: a run, messages, a proposal made by
+    an agent and their answer to it, a note, a pin, a checkpoint, a compaction, a delivery
+    report."""
+    cli = Cli(root.parent / f"home-{person}", root, database_url=team.url(person))
+    run = cli.json("run", "create", "--workspace", "demo", "--goal", f"{person}'s goal")
+    thread = run["thread_id"]
+    with open_store(team.url(person)) as store:
+        app = Rutter(store)
+        for n in range(1, 9):
+            app.continuity.add_message(
+                AddMessageParams(thread_id=thread, role="user" if n % 2 else "assistant",
+                                 text=f"{person} step {n}"),
+                source="cli",
+            )  # fmt: skip
+        proposal = app.pins.propose(
+            ProposePinParams(run_id=run["run_id"], text=f"{person}'s rule"), actor="mcp"
+        )
+    return {
+        "run": run,
+        "answered": cli.json("context", "pin", "answer", proposal.proposal_id, "discuss",
+                             "--text", "later"),
+        "note": cli.json("session", "note", "add", thread, "--kind", "decision", "--text",
+                         f"{person} decided"),
+        "pin": cli.json("context", "pin", "add", thread, "--text", f"{person}'s pin"),
+        "checkpoint": cli.json("session", "checkpoint", run["run_id"], "--title", "done"),
+        "compaction": cli.json("session", "compact", thread),
+        "report": cli.json("run", "report", run["run_id"], "--result", "passed", "--summary",
+                           "ok"),
+    }  # fmt: skip
+
+
+def test_each_person_is_named_on_every_record_they_make(team: Team, tmp_path: Path) -> None:
+    """Alice and Bob, each as their own role, make the same records on one project: each
+    record names its maker, read back by the other person through the app and in raw rows; a
+    change by one person to the other's record names both."""
+    root = _team_workspace(team, tmp_path)
+    made = {person: _records_of(team, person, root) for person in (team.alice, team.bob)}
+    for person, records in made.items():
+        assert records["answered"]["proposal"]["proposed_by_person"] == person
+        assert records["answered"]["proposal"]["answered_by_person"] == person
+        for kind in ("note", "pin", "checkpoint", "compaction", "report"):
+            assert records[kind]["created_by_person"] == person, kind
+    # Read back by the other person, through the facade.
+    for reader, person in ((team.bob, team.alice), (team.alice, team.bob)):
+        records = made[person]
+        run_id, thread = records["run"]["run_id"], records["run"]["thread_id"]
+        with open_store(team.url(reader)) as store:
+            app = Rutter(store)
+            run = app.runs.show(ShowRunParams(run_id=run_id))
+            assert (run.created_by_person, run.updated_by_person) == (person, person)
+            notes = app.continuity.notes(ListNotesParams(thread_id=thread)).notes
+            assert [n.created_by_person for n in notes] == [person]
+            pins = app.pins.list(ListPinsParams(thread_id=thread)).pins
+            assert [(p.created_by_person, p.updated_by_person) for p in pins] == [(person, person)]
+            asked = app.pins.proposals(ListProposalsParams(thread_id=thread, all=True)).proposals
+            assert [(p.proposed_by_person, p.answered_by_person) for p in asked] == [
+                (person, person)
+            ]
+            node = app.continuity.node(ShowNodeParams(node_id=records["checkpoint"]["node_id"]))
+            assert node.created_by_person == person
+            reports = app.runs.reports(ListDeliveryReportsParams(run_id=run_id)).reports
+            assert [r.created_by_person for r in reports] == [person]
+            tree = app.branches.tree(TreeParams(run_id=run_id)).nodes
+            assert {(n.kind, n.created_by_person) for n in tree} >= {
+                ("root", person), ("checkpoint", person), ("compaction", person)
+            }  # fmt: skip
+            revision = app.runs.inspect(InspectRunParams(run_id=run_id)).pinned
+            assert revision is not None
+            assert revision.confirmed_by_person == person
+    # Bob edits Alice's pin: she made it, he changed it last.
+    alices_pin = made[team.alice]["pin"]
+    bob = Cli(tmp_path / "home-bob", root, database_url=team.url(team.bob))
+    edited = bob.json("context", "pin", "edit", alices_pin["pin_id"], "--version", "1",
+                      "--text", "changed by bob")  # fmt: skip
+    assert (edited["created_by_person"], edited["updated_by_person"]) == (team.alice, team.bob)
+    # The raw rows, as the administrator reads them.
+    with team.server.connect(team.database) as conn:
+        for person, records in made.items():
+            run_id = records["run"]["run_id"]
+            for table, column, key, value in (
+                ("runs", "created_by_person", "run_id", run_id),
+                ("missions", "created_by_person", "mission_id", records["run"]["mission_id"]),
+                ("sessions", "created_by_person", "session_id", records["run"]["session_id"]),
+                ("threads", "created_by_person", "thread_id", records["run"]["thread_id"]),
+                ("run_instruction_snapshots", "confirmed_by_person", "run_id", run_id),
+                ("notes", "created_by_person", "note_id", records["note"]["note_id"]),
+                ("pin_proposals", "answered_by_person", "proposal_id",
+                 records["answered"]["proposal"]["proposal_id"]),
+                ("continuity_nodes", "created_by_person", "node_id",
+                 records["checkpoint"]["node_id"]),
+                ("compactions", "created_by_person", "compaction_id",
+                 records["compaction"]["compaction_id"]),
+                ("delivery_reports", "created_by_person", "report_id",
+                 records["report"]["report_id"]),
+            ):  # fmt: skip
+                found = conn.execute(
+                    f"SELECT {column} FROM {table} WHERE {key} = %s", (value,)
+                ).fetchall()
+                assert found == [(person,)], (table, person)
+        assert conn.execute(
+            "SELECT created_by_person, updated_by_person FROM pins WHERE pin_id = %s",
+            (alices_pin["pin_id"],),
+        ).fetchone() == (team.alice, team.bob)
+
+
+def test_a_request_with_a_persons_bearer_is_recorded_as_that_person(
+    team: Team, tmp_path: Path
+) -> None:
+    """The HTTP service acts as Alice for her bearer: the pin, checkpoint, delivery report and
+    proposal answer it writes on Bob's run name Alice (the surface: `http_control`)."""
+    root = _team_workspace(team, tmp_path)
+    service = team.role(f"svc_{_suffix()}")
+    with team.server.connect(team.database) as conn:
+        conn.execute(f"GRANT {team.alice} TO {service}")
+    bob = Cli(tmp_path / "home-bob", root, database_url=team.url(team.bob))
+    run = bob.json("run", "create", "--workspace", "demo", "--goal", "bob's run")
+    with open_store(team.url(team.bob)) as store:
+        proposal = Rutter(store).pins.propose(
+            ProposePinParams(run_id=run["run_id"], text="an agent's rule"), actor="mcp"
+        )
+    cli = Cli(tmp_path / "home", tmp_path)
+    alices = cli.json("--database-url", team.url(), "http", "token", "create", "--scope",
+                      "control", "--user", team.alice)  # fmt: skip
+    log = tmp_path / "http.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rutter", "--database-url", team.url(service), "http",
+             "--bind", "127.0.0.1:0"],
+            env=cli.env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=sink,
+        )  # fmt: skip
+    try:
+        port = wait_serving(log, process)
+        server = Server(port, process, cli, alices["secret"], alices["secret"])
+        pin = server.control_call("POST", f"threads/{run['thread_id']}/pins", {"text": "hers"})
+        node = server.control_call(
+            "POST", f"runs/{run['run_id']}/continuity-checkpoints", {"title": "via http"}
+        )
+        report = server.control_call(
+            "POST", f"runs/{run['run_id']}/delivery-reports",
+            {"result": "failed", "summary": "the fuzz test crashes"},
+        )  # fmt: skip
+        answer = server.control_call(
+            "POST", f"pin-proposals/{proposal.proposal_id}/answer", {"choice": "discuss",
+                                                                     "text": "not yet"},
+        )  # fmt: skip
+        listed = server.get(f"runs/{run['run_id']}/delivery-reports")
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    for answered in (pin, node, report, answer):
+        assert answered.status in (200, 201), answered.text
+    assert (pin.json["created_by"], pin.json["created_by_person"]) == ("http_control", team.alice)
+    assert node.json["created_by_person"] == team.alice
+    assert report.json["created_by_person"] == team.alice
+    answered_proposal = answer.json["proposal"]
+    assert (answered_proposal["proposed_by_person"], answered_proposal["answered_by_person"]) == (
+        team.bob, team.alice,
+    )  # fmt: skip
+    assert listed.status == 200, listed.text
+    assert [r["created_by_person"] for r in listed.json["reports"]] == [team.alice]
+    with team.server.connect(team.database) as conn:
+        # The run is Bob's; Alice's checkpoint and report do not change who made it.
+        assert conn.execute(
+            "SELECT created_by_person FROM runs WHERE run_id = %s", (run["run_id"],)
+        ).fetchone() == (team.bob,)
+        assert conn.execute(
+            "SELECT created_by, created_by_person FROM delivery_reports WHERE report_id = %s",
+            (report.json["report_id"],),
+        ).fetchone() == ("http_control", team.alice)
+        assert conn.execute(
+            "SELECT created_by_person FROM continuity_nodes WHERE node_id = %s",
+            (node.json["node_id"],),
+        ).fetchone() == (team.alice,)

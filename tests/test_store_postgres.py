@@ -238,23 +238,6 @@ def test_a_writer_waiting_past_the_busy_timeout_is_store_busy(postgres_url: str)
     assert refused.value.code == "store_busy"
 
 
-def _files_holding(data_dir: Path, needle: bytes) -> list[Path]:
-    """The table files under `data_dir` that hold `needle`. The server keeps writing while the
-    files are read (its checkpointer, another test's database): a file unlinked after it was
-    listed holds nothing any more and is skipped, whatever the machine's speed."""
-    holding = []
-    for directory, _, names in os.walk(data_dir / "base"):
-        for name in names:
-            path = Path(directory) / name
-            try:
-                content = path.read_bytes()
-            except FileNotFoundError:
-                continue
-            if needle in content:
-                holding.append(path)
-    return holding
-
-
 def test_a_deleted_memory_body_is_in_no_table_file(
     postgres_server: PostgresServer, postgres_url: str
 ) -> None:
@@ -263,12 +246,12 @@ def test_a_deleted_memory_body_is_in_no_table_file(
         record = create_memory(store, scope="user", title="To delete", content=body, actor="cli")
         with postgres_server.connect() as conn:
             conn.execute("CHECKPOINT")  # the pages on disk, as a long-lived server has them
-        assert _files_holding(postgres_server.data, body.encode())
+        assert postgres_server.files_holding(body.encode())
         deleted = delete_memory(store, record.memory_id, version=1, actor="cli")
         assert deleted.purged is True
         with postgres_server.connect() as conn:
             conn.execute("CHECKPOINT")
-    assert _files_holding(postgres_server.data, body.encode()) == []
+    assert postgres_server.files_holding(body.encode()) == []
 
 
 _ANY_OF = re.compile(r"= ANY \(ARRAY\[([^\]]*)\]\)")
@@ -447,7 +430,7 @@ def test_a_cascading_workspace_removal_on_postgresql_deletes_purges_and_restores
         with postgres_server.connect(database) as conn:
             other_before, guards = _owned(conn, "other"), _guards(conn)
             conn.execute("CHECKPOINT")
-        assert _files_holding(postgres_server.data, secret.encode())
+        assert postgres_server.files_holding(secret.encode())
         removed = rutter(store).workspaces.remove(
             RemoveWorkspaceParams(workspace_id="demo", cascade=True)
         )
@@ -463,7 +446,7 @@ def test_a_cascading_workspace_removal_on_postgresql_deletes_purges_and_restores
         with pytest.raises(psycopg.errors.IntegrityError, match="append-only"):
             conn.execute("DELETE FROM messages")
         conn.execute("CHECKPOINT")
-    assert _files_holding(postgres_server.data, secret.encode()) == []
+    assert postgres_server.files_holding(secret.encode()) == []
 
 
 @pytest.mark.parametrize("ctype", ["C", "POSIX"])

@@ -151,7 +151,7 @@ def test_a_store_not_created_yet_on_a_read_only_mount_is_store_read_only(tmp_pat
         listed = run("workspace", "list")
     assert error["path"].endswith("rutter.db")
     assert listed.returncode == 0, listed.stderr
-    assert json.loads(listed.stdout) == {"workspaces": []}
+    assert json.loads(listed.stdout)["workspaces"] == []
     assert list(empty.iterdir()) == []
 
 

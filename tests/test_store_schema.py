@@ -170,3 +170,26 @@ def test_the_comparison_sees_a_difference(store: Store, db_path: Path) -> None:
             assert _built(conn, raw, "runs") != declared(runs)
     finally:
         raw.close()
+
+
+NOT_ACTORS = {"superseded_by"}
+"""Columns named `*_by` that name no surface (a note's replacement)."""
+
+
+def test_every_actor_column_has_its_person_beside_it() -> None:
+    """docs/team.md, "People": a surface is never recorded without its person. A new table with
+    an actor column (`created_by`, `answered_by`, ...) needs its `*_person` column too
+    (nullable: rows from before name none)."""
+    actors = [
+        (table.name, column.name)
+        for table in metadata.sorted_tables
+        for column in table.columns
+        if column.name.endswith("_by") and column.name not in NOT_ACTORS
+    ]
+    assert len(actors) >= 24
+    for table, column in actors:
+        person = metadata.tables[table].c.get(f"{column}_person")
+        assert person is not None, (table, column)
+        assert person.nullable, (table, column)
+    # A message names the surface that received it (`source`) and its person likewise.
+    assert metadata.tables["messages"].c["source_person"].nullable

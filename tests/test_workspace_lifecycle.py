@@ -22,6 +22,7 @@ from rutter_core.app.workspaces import (
 )
 from rutter_core.kernel.errors import ConflictError, NotFoundError, RejectedError, RutterError
 from rutter_core.store import Store
+from tests.testing import THIS_MACHINE
 from tests.workspace_population import (
     files,
     owned,
@@ -170,6 +171,7 @@ def test_move_keeps_the_id_and_runs_see_drift_against_the_new_root(
         "created_at": moved.created_at,
         "project_id": "local:demo",
         "project_source": "local",
+        "machine_id": THIS_MACHINE,
         "previous_root": str(demo),
         "moved": True,
     }

@@ -24,7 +24,7 @@ from tests.lsp_client import (
     stop,
     uri,
 )
-from tests.testing import Cli
+from tests.testing import THIS_MACHINE, Cli
 
 TREE: dict[str, str | bytes] = {"AGENTS.md": "root rules\n", "src/AGENTS.md": "src rules\n"}
 
@@ -67,7 +67,7 @@ def test_move_then_remove_through_the_cli(tmp_path: Path) -> None:
         "1 continuity node.\n"
     )
     assert cli.json("run", "show", run["run_id"], code=5)["error"]["code"] == "run_not_found"
-    assert cli.json("workspace", "list") == {"workspaces": []}
+    assert cli.json("workspace", "list") == {"machine_id": THIS_MACHINE, "workspaces": []}
 
 
 @pytest.mark.asyncio

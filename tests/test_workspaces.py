@@ -42,6 +42,7 @@ from rutter_core.workspaces.service import (
     list_workspaces,
     register_workspace,
 )
+from tests.testing import THIS_MACHINE
 
 
 @pytest.fixture
@@ -76,7 +77,9 @@ def remove_workspace(store: Store, workspace_id: str) -> RemovedWorkspace:
 
 
 def test_register_new_workspace(store: Store, projects: Path) -> None:
-    workspace, created = register_workspace(store, "app", projects / "app", cwd=projects)
+    workspace, created = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     assert created is True
     assert workspace.workspace_id == "app"
     assert workspace.root == realpath(projects / "app")
@@ -87,13 +90,18 @@ def test_register_new_workspace(store: Store, projects: Path) -> None:
         "created_at": workspace.created_at,
         "project_id": "local:app",
         "project_source": "local",
+        "machine_id": THIS_MACHINE,
     }
     assert get_workspace(store, "app") == workspace
 
 
 def test_register_is_idempotent_for_same_id_and_root(store: Store, projects: Path) -> None:
-    first, created = register_workspace(store, "app", projects / "app", cwd=projects)
-    again, created_again = register_workspace(store, "app", "app", cwd=projects)
+    first, created = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
+    again, created_again = register_workspace(
+        store, "app", "app", cwd=projects, machine=THIS_MACHINE
+    )
     assert created is True
     assert created_again is False
     assert again == first
@@ -101,9 +109,11 @@ def test_register_is_idempotent_for_same_id_and_root(store: Store, projects: Pat
 
 
 def test_relative_root_is_taken_from_cwd(store: Store, projects: Path) -> None:
-    workspace, _ = register_workspace(store, "api", "app/services/../services/api", cwd=projects)
+    workspace, _ = register_workspace(
+        store, "api", "app/services/../services/api", cwd=projects, machine=THIS_MACHINE
+    )
     assert workspace.root == realpath(projects / "app" / "services" / "api")
-    dot, _ = register_workspace(store, "lib", ".", cwd=projects / "lib")
+    dot, _ = register_workspace(store, "lib", ".", cwd=projects / "lib", machine=THIS_MACHINE)
     assert dot.root == realpath(projects / "lib")
 
 
@@ -111,11 +121,13 @@ def test_relative_root_is_taken_from_cwd(store: Store, projects: Path) -> None:
 def test_symlinked_root_is_stored_resolved(store: Store, projects: Path, tmp_path: Path) -> None:
     link = tmp_path / "link-to-app"
     link.symlink_to(projects / "app", target_is_directory=True)
-    workspace, _ = register_workspace(store, "app", link, cwd=tmp_path)
+    workspace, _ = register_workspace(store, "app", link, cwd=tmp_path, machine=THIS_MACHINE)
     assert workspace.root == realpath(projects / "app")
     assert workspace.root != str(link)
     # The same directory through its real path is the same registration.
-    same, created = register_workspace(store, "app", projects / "app", cwd=tmp_path)
+    same, created = register_workspace(
+        store, "app", projects / "app", cwd=tmp_path, machine=THIS_MACHINE
+    )
     assert (same, created) == (workspace, False)
 
 
@@ -125,7 +137,9 @@ def test_symlinked_root_is_stored_resolved(store: Store, projects: Path, tmp_pat
 )
 def test_invalid_workspace_id_is_rejected(store: Store, projects: Path, workspace_id: str) -> None:
     with pytest.raises(RejectedError) as info:
-        register_workspace(store, workspace_id, projects / "app", cwd=projects)
+        register_workspace(
+            store, workspace_id, projects / "app", cwd=projects, machine=THIS_MACHINE
+        )
     assert info.value.code == "invalid_workspace_id"
     assert info.value.category is ErrorCategory.REJECTED
     assert list_workspaces(store) == []
@@ -133,14 +147,16 @@ def test_invalid_workspace_id_is_rejected(store: Store, projects: Path, workspac
 
 @pytest.mark.parametrize("workspace_id", ["a", "0", "a" * 64, "my-app.v2_x", "9lives"])
 def test_valid_workspace_ids(store: Store, projects: Path, workspace_id: str) -> None:
-    workspace, created = register_workspace(store, workspace_id, projects / "app", cwd=projects)
+    workspace, created = register_workspace(
+        store, workspace_id, projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     assert created
     assert workspace.workspace_id == workspace_id
 
 
 def test_missing_root_is_not_found(store: Store, projects: Path) -> None:
     with pytest.raises(NotFoundError) as info:
-        register_workspace(store, "ghost", "ghost", cwd=projects)
+        register_workspace(store, "ghost", "ghost", cwd=projects, machine=THIS_MACHINE)
     assert info.value.code == "not_found"
     assert info.value.path == str(projects / "ghost")
     assert list_workspaces(store) == []
@@ -149,21 +165,23 @@ def test_missing_root_is_not_found(store: Store, projects: Path) -> None:
 def test_file_root_is_rejected(store: Store, projects: Path) -> None:
     (projects / "file.txt").write_text("not a directory")
     with pytest.raises(RejectedError) as info:
-        register_workspace(store, "file", projects / "file.txt", cwd=projects)
+        register_workspace(store, "file", projects / "file.txt", cwd=projects, machine=THIS_MACHINE)
     assert info.value.code == "invalid_root"
 
 
 @pytest.mark.parametrize("root", ["", "bad\0root"])
 def test_unusable_root_strings_are_rejected(store: Store, projects: Path, root: str) -> None:
     with pytest.raises(RejectedError) as info:
-        register_workspace(store, "x", root, cwd=projects)
+        register_workspace(store, "x", root, cwd=projects, machine=THIS_MACHINE)
     assert info.value.code == "invalid_root"
 
 
 def test_same_id_other_root_is_a_conflict(store: Store, projects: Path) -> None:
-    first, _ = register_workspace(store, "app", projects / "app", cwd=projects)
+    first, _ = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     with pytest.raises(ConflictError) as info:
-        register_workspace(store, "app", projects / "lib", cwd=projects)
+        register_workspace(store, "app", projects / "lib", cwd=projects, machine=THIS_MACHINE)
     assert info.value.code == "conflict"
     assert first.root in info.value.message
     assert "rutter" not in info.value.message  # surface-neutral: the CLI words the hint
@@ -176,9 +194,11 @@ def test_same_id_other_root_is_a_conflict(store: Store, projects: Path) -> None:
 
 
 def test_other_id_same_root_is_a_conflict(store: Store, projects: Path) -> None:
-    first, _ = register_workspace(store, "app", projects / "app", cwd=projects)
+    first, _ = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     with pytest.raises(ConflictError) as info:
-        register_workspace(store, "app2", projects / "app", cwd=projects)
+        register_workspace(store, "app2", projects / "app", cwd=projects, machine=THIS_MACHINE)
     assert info.value.code == "conflict"
     assert "'app'" in info.value.message
     assert message_of(info.value).endswith(
@@ -192,9 +212,11 @@ def test_other_id_same_root_is_a_conflict(store: Store, projects: Path) -> None:
 
 
 def test_list_is_sorted_by_id(store: Store, projects: Path) -> None:
-    register_workspace(store, "zeta", projects / "lib", cwd=projects)
-    register_workspace(store, "alpha", projects / "app", cwd=projects)
-    register_workspace(store, "mid", projects / "app" / "services", cwd=projects)
+    register_workspace(store, "zeta", projects / "lib", cwd=projects, machine=THIS_MACHINE)
+    register_workspace(store, "alpha", projects / "app", cwd=projects, machine=THIS_MACHINE)
+    register_workspace(
+        store, "mid", projects / "app" / "services", cwd=projects, machine=THIS_MACHINE
+    )
     assert [w.workspace_id for w in list_workspaces(store)] == ["alpha", "mid", "zeta"]
 
 
@@ -212,13 +234,19 @@ def test_get_unknown_workspace(store: Store) -> None:
 
 
 def test_find_by_root(store: Store, projects: Path) -> None:
-    workspace, _ = register_workspace(store, "app", projects / "app", cwd=projects)
-    assert find_workspace_by_root(store, "app", cwd=projects) == workspace
-    assert find_workspace_by_root(store, projects / "lib", cwd=projects) is None
+    workspace, _ = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
+    assert find_workspace_by_root(store, "app", cwd=projects, machine=THIS_MACHINE) == workspace
+    assert (
+        find_workspace_by_root(store, projects / "lib", cwd=projects, machine=THIS_MACHINE) is None
+    )
 
 
 def test_remove_workspace(store: Store, projects: Path) -> None:
-    workspace, _ = register_workspace(store, "app", projects / "app", cwd=projects)
+    workspace, _ = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     removed = remove_workspace(store, "app")
     assert removed.to_json() == {
         **workspace.to_json(),
@@ -233,12 +261,14 @@ def test_remove_workspace(store: Store, projects: Path) -> None:
         remove_workspace(store, "app")
     assert info.value.code == "not_registered"
     # The root is free again, under any ID.
-    _, created = register_workspace(store, "renamed", projects / "app", cwd=projects)
+    _, created = register_workspace(
+        store, "renamed", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     assert created
 
 
 def test_remove_referenced_workspace_is_a_conflict(store: Store, projects: Path) -> None:
-    register_workspace(store, "app", projects / "app", cwd=projects)
+    register_workspace(store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE)
     with store.write() as conn:
         conn.exec_driver_sql(
             # A stand-in for a future table: the foreign key alone must refuse the removal.
@@ -256,34 +286,43 @@ def test_remove_referenced_workspace_is_a_conflict(store: Store, projects: Path)
 
 
 def test_infer_picks_the_deepest_containing_root(store: Store, projects: Path) -> None:
-    outer, _ = register_workspace(store, "app", projects / "app", cwd=projects)
-    inner, _ = register_workspace(store, "api", projects / "app/services/api", cwd=projects)
-    assert infer_workspace(store, projects / "app/services/api") == inner
+    outer, _ = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
+    inner, _ = register_workspace(
+        store, "api", projects / "app/services/api", cwd=projects, machine=THIS_MACHINE
+    )
+    assert infer_workspace(store, projects / "app/services/api", machine=THIS_MACHINE) == inner
     (projects / "app/services/api/internal").mkdir()
-    assert infer_workspace(store, projects / "app/services/api/internal") == inner
-    assert infer_workspace(store, projects / "app/services") == outer
-    assert infer_workspace(store, projects / "app") == outer
+    assert (
+        infer_workspace(store, projects / "app/services/api/internal", machine=THIS_MACHINE)
+        == inner
+    )
+    assert infer_workspace(store, projects / "app/services", machine=THIS_MACHINE) == outer
+    assert infer_workspace(store, projects / "app", machine=THIS_MACHINE) == outer
 
 
 def test_infer_compares_whole_path_components(store: Store, projects: Path) -> None:
-    register_workspace(store, "app", projects / "app", cwd=projects)
+    register_workspace(store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE)
     (projects / "app-other").mkdir()
     with pytest.raises(UsageError):
-        infer_workspace(store, projects / "app-other")
+        infer_workspace(store, projects / "app-other", machine=THIS_MACHINE)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="needs symlinks")
 def test_infer_resolves_symlinked_cwd(store: Store, projects: Path, tmp_path: Path) -> None:
-    workspace, _ = register_workspace(store, "app", projects / "app", cwd=projects)
+    workspace, _ = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     link = tmp_path / "shortcut"
     link.symlink_to(projects / "app" / "services", target_is_directory=True)
-    assert infer_workspace(store, link) == workspace
+    assert infer_workspace(store, link, machine=THIS_MACHINE) == workspace
 
 
 def test_infer_outside_every_workspace_is_a_usage_error(store: Store, projects: Path) -> None:
-    register_workspace(store, "app", projects / "app", cwd=projects)
+    register_workspace(store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE)
     with pytest.raises(UsageError) as info:
-        infer_workspace(store, projects / "lib")
+        infer_workspace(store, projects / "lib", machine=THIS_MACHINE)
     assert info.value.code == "workspace_required"
     assert info.value.category is ErrorCategory.USAGE
     assert realpath(projects / "lib") in info.value.message
@@ -313,7 +352,9 @@ def test_a_concurrent_insert_is_a_conflict_not_an_integrity_error(
     store: Store, projects: Path
 ) -> None:
     """What a writer without SQLite's lock meets: the row appeared after its check."""
-    workspace, _ = register_workspace(store, "app", projects / "app", cwd=projects)
+    workspace, _ = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     with pytest.raises(repo.RegisteredConcurrently) as info, store.write() as conn:
         repo.add(conn, workspace)
     assert info.value.code == "conflict"
@@ -325,7 +366,9 @@ def test_register_checks_again_after_a_concurrent_insert(
 ) -> None:
     """The other writer's row is invisible to the first check and refuses the insert: the
     second attempt sees it and answers as if it had been there all along."""
-    first, _ = register_workspace(store, "app", projects / "app", cwd=projects)
+    first, _ = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     real_by_id = repo.by_id
     hidden = [True]
 
@@ -335,8 +378,10 @@ def test_register_checks_again_after_a_concurrent_insert(
         return real_by_id(conn, workspace_id)
 
     monkeypatch.setattr(repo, "by_id", by_id_missing_once)
-    monkeypatch.setattr(repo, "by_root", lambda conn, root: None)
-    again, created = register_workspace(store, "app", projects / "app", cwd=projects)
+    monkeypatch.setattr(repo, "by_root", lambda conn, root, machine: None)
+    again, created = register_workspace(
+        store, "app", projects / "app", cwd=projects, machine=THIS_MACHINE
+    )
     assert (again, created) == (first, False)
     assert hidden == []
 
@@ -351,12 +396,16 @@ def test_operations_answer_the_documented_json(store: Store, projects: Path) -> 
     )
     body = registered.to_json()
     assert list(body) == [
-        "workspace_id", "root", "created_at", "project_id", "project_source", "created"
+        "workspace_id", "root", "created_at", "project_id", "project_source", "machine_id",
+        "created",
     ]  # fmt: skip
     assert body["root"] == realpath(projects / "app")
     assert body["created"] is True
     workspace = {k: v for k, v in body.items() if k != "created"}
-    assert operations.list(ListWorkspacesParams()).to_json() == {"workspaces": [workspace]}
+    assert operations.list(ListWorkspacesParams()).to_json() == {
+        "machine_id": THIS_MACHINE,
+        "workspaces": [{**workspace, "machine": "this_machine"}],
+    }
     assert operations.show(ShowWorkspaceParams(workspace_id="app")).to_json() == workspace
     inside = str(projects / "app" / "services")
     assert operations.infer(InferWorkspaceParams(directory=inside)).to_json() == workspace
@@ -368,8 +417,8 @@ def test_operations_answer_the_documented_json(store: Store, projects: Path) -> 
     )
     removed = operations.remove(RemoveWorkspaceParams(workspace_id="app")).to_json()
     assert list(removed) == [
-        "workspace_id", "root", "created_at", "project_id", "project_source", "removed",
-        "cascade", "kept_for_project", "deleted", "purged",
+        "workspace_id", "root", "created_at", "project_id", "project_source", "machine_id",
+        "removed", "cascade", "kept_for_project", "deleted", "purged",
     ]  # fmt: skip
     assert removed == {
         **workspace,
@@ -388,7 +437,7 @@ def test_operations_answer_the_documented_json(store: Store, projects: Path) -> 
         (ShowWorkspaceParams, {"workspace_id": "a", "workspace": "a"}),
         (RemoveWorkspaceParams, {"workspace_id": "a", "cascade": True, "force": True}),
         (MoveWorkspaceParams, {"workspace_id": "a", "root": "/", "cwd": "/", "force": True}),
-        (ListWorkspacesParams, {"all": True}),
+        (ListWorkspacesParams, {"every": True}),
         (InferWorkspaceParams, {"directory": "/", "cwd": "/"}),
         (EnsureWorkspaceParams, {"root": "/", "preferred_id": "a", "id": "a"}),
     ],

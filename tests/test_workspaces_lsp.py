@@ -19,6 +19,7 @@ from rutter_core.workspaces.service import (
     register_workspace,
     workspace_id_from_name,
 )
+from tests.testing import THIS_MACHINE
 
 
 @pytest.fixture
@@ -60,7 +61,9 @@ def test_id_from_folder_name(name: str, expected: str) -> None:
 
 def test_new_folder_is_registered_with_its_name(store: Store, tmp_path: Path) -> None:
     root = make_dir(tmp_path, "Demo")
-    workspace = ensure_workspace(store, root, preferred_id="Demo", cwd=tmp_path)
+    workspace = ensure_workspace(
+        store, root, preferred_id="Demo", cwd=tmp_path, machine=THIS_MACHINE
+    )
     assert workspace.workspace_id == "demo"
     assert workspace.root == str(root)
     assert list_workspaces(store) == [workspace]
@@ -68,11 +71,19 @@ def test_new_folder_is_registered_with_its_name(store: Store, tmp_path: Path) ->
 
 def test_existing_registration_of_the_root_is_reused(store: Store, tmp_path: Path) -> None:
     root = make_dir(tmp_path, "demo")
-    registered, _ = register_workspace(store, "chosen-by-operator", root, cwd=tmp_path)
-    assert ensure_workspace(store, root, preferred_id="demo", cwd=tmp_path) == registered
+    registered, _ = register_workspace(
+        store, "chosen-by-operator", root, cwd=tmp_path, machine=THIS_MACHINE
+    )
+    assert (
+        ensure_workspace(store, root, preferred_id="demo", cwd=tmp_path, machine=THIS_MACHINE)
+        == registered
+    )
     # Through a relative path and a symlink too: roots compare resolved.
     (tmp_path / "link").symlink_to(root)
-    assert ensure_workspace(store, "link", preferred_id="link", cwd=tmp_path) == registered
+    assert (
+        ensure_workspace(store, "link", preferred_id="link", cwd=tmp_path, machine=THIS_MACHINE)
+        == registered
+    )
     assert len(list_workspaces(store)) == 1
 
 
@@ -81,46 +92,54 @@ def test_taken_ids_get_numeric_suffixes(store: Store, tmp_path: Path) -> None:
     second = make_dir(tmp_path, "b", "demo")
     third = make_dir(tmp_path, "c", "Demo")
     ids = [
-        ensure_workspace(store, root, preferred_id=root.name, cwd=tmp_path).workspace_id
+        ensure_workspace(
+            store, root, preferred_id=root.name, cwd=tmp_path, machine=THIS_MACHINE
+        ).workspace_id
         for root in (first, second, third)
     ]
     assert ids == ["demo", "demo-2", "demo-3"]
     # Idempotent: asking again finds each root's own registration.
     again = [
-        ensure_workspace(store, root, preferred_id="demo", cwd=tmp_path).workspace_id
+        ensure_workspace(
+            store, root, preferred_id="demo", cwd=tmp_path, machine=THIS_MACHINE
+        ).workspace_id
         for root in (third, first, second)
     ]
     assert again == ["demo-3", "demo", "demo-2"]
 
 
 def test_suffix_skips_ids_registered_by_the_operator(store: Store, tmp_path: Path) -> None:
-    register_workspace(store, "demo", make_dir(tmp_path, "x"), cwd=tmp_path)
-    register_workspace(store, "demo-2", make_dir(tmp_path, "y"), cwd=tmp_path)
+    register_workspace(store, "demo", make_dir(tmp_path, "x"), cwd=tmp_path, machine=THIS_MACHINE)
+    register_workspace(store, "demo-2", make_dir(tmp_path, "y"), cwd=tmp_path, machine=THIS_MACHINE)
     root = make_dir(tmp_path, "z", "demo")
-    assert ensure_workspace(store, root, preferred_id="demo", cwd=tmp_path).workspace_id == (
-        "demo-3"
-    )
+    assert ensure_workspace(
+        store, root, preferred_id="demo", cwd=tmp_path, machine=THIS_MACHINE
+    ).workspace_id == ("demo-3")
 
 
 def test_suffix_keeps_long_ids_within_64_characters(store: Store, tmp_path: Path) -> None:
     name = "n" * 70
     first = make_dir(tmp_path, "a", name)
     second = make_dir(tmp_path, "b", name)
-    assert ensure_workspace(store, first, preferred_id=name, cwd=tmp_path).workspace_id == (
-        "n" * 64
-    )
-    suffixed = ensure_workspace(store, second, preferred_id=name, cwd=tmp_path).workspace_id
+    assert ensure_workspace(
+        store, first, preferred_id=name, cwd=tmp_path, machine=THIS_MACHINE
+    ).workspace_id == ("n" * 64)
+    suffixed = ensure_workspace(
+        store, second, preferred_id=name, cwd=tmp_path, machine=THIS_MACHINE
+    ).workspace_id
     assert suffixed == "n" * 62 + "-2"
     assert is_valid_workspace_id(suffixed)
 
 
 def test_missing_or_invalid_root(store: Store, tmp_path: Path) -> None:
     with pytest.raises(NotFoundError):
-        ensure_workspace(store, tmp_path / "missing", preferred_id="m", cwd=tmp_path)
+        ensure_workspace(
+            store, tmp_path / "missing", preferred_id="m", cwd=tmp_path, machine=THIS_MACHINE
+        )
     file = tmp_path / "file"
     file.write_text("x")
     with pytest.raises(RejectedError):
-        ensure_workspace(store, file, preferred_id="f", cwd=tmp_path)
+        ensure_workspace(store, file, preferred_id="f", cwd=tmp_path, machine=THIS_MACHINE)
     assert list_workspaces(store) == []
 
 
@@ -139,7 +158,9 @@ def test_concurrent_servers_register_a_root_once(tmp_path: Path) -> None:
             with open_store(url) as own:
                 barrier.wait()
                 results.append(
-                    ensure_workspace(own, root, preferred_id="shared", cwd=tmp_path).workspace_id
+                    ensure_workspace(
+                        own, root, preferred_id="shared", cwd=tmp_path, machine=THIS_MACHINE
+                    ).workspace_id
                 )
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -152,6 +173,6 @@ def test_concurrent_servers_register_a_root_once(tmp_path: Path) -> None:
     assert errors == []
     assert results == ["shared"] * 4
     with open_store(url) as check:
-        found = find_workspace_by_root(check, root, cwd=tmp_path)
+        found = find_workspace_by_root(check, root, cwd=tmp_path, machine=THIS_MACHINE)
         assert found is not None
         assert [ws.workspace_id for ws in list_workspaces(check)] == ["shared"]

@@ -80,6 +80,19 @@ def refused(error: type[RutterError], code: str, call: Callable[..., Any]) -> Ru
     return raised.value
 
 
+def acting_person(store: Store | str) -> str:
+    """Who the store's transactions act for (`Store.person`): the person its records name (the
+    role it connects as on PostgreSQL, the operating-system user on SQLite). A URL is opened
+    for the question and closed."""
+    if isinstance(store, str):
+        from rutter_core.store import open_store
+
+        with open_store(store) as opened:
+            return acting_person(opened)
+    with store.read() as conn:
+        return store.person(conn)
+
+
 def sqlite_file(store: Store | str) -> Path:
     """The SQLite file behind `store` (or the store URL), for a check of the file itself.
     Fails the test at once on any other engine: a PostgreSQL URL's database is a name, not a
@@ -292,3 +305,17 @@ LEGACY_USER_MEMORY = (
 BEFORE_PEOPLE = tuple(m for m in MIGRATIONS if m.version < 17)
 """The migrations of a store from before people (migration 17), those numbered after it
 left out too."""
+
+
+def _this_machine() -> str:
+    """The machine ID every rutter process of the test run derives: the tests' processes are
+    given no RUTTER_MACHINE_ID (`cli_env` and the clients drop every RUTTER_ variable)."""
+    from rutter_core.app.facade import machine_sources
+    from rutter_core.workspaces.machine import machine_id
+
+    return machine_id(machine_sources({}))
+
+
+THIS_MACHINE = _this_machine()
+"""This machine's ID, as rutter run by a test finds it (registrations made through the
+services directly are made on it, so the CLI, the language server and the clients find them)."""

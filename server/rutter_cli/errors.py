@@ -74,6 +74,14 @@ HINT_WORDING: dict[str, HintWording] = {
         "if its directory moved, point it there with "
         f"`rutter workspace move {params['workspace_id']} NEWROOT`; otherwise choose another ID"
     ),
+    "choose_another_id": lambda _: (
+        "register this machine's location under another ID (`rutter workspace list --all` shows "
+        "the IDs in use)"
+    ),
+    "fix_machine_id": lambda _: (
+        "set RUTTER_MACHINE_ID to 1-128 letters, digits, '.', '_', ':' or '-' naming this "
+        "machine, or repair the machine ID file named (see docs/team.md, machines)"
+    ),
     "set_workspace_project": lambda params: (
         "change the project a registration is a location of with "
         f"`rutter workspace project set {params['workspace_id']} NAME` (or `--remote`)"

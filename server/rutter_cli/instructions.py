@@ -155,7 +155,7 @@ def context_instructions(
             raise UsageError(
                 "usage", "--diff goes with --run RUN alone (not --confirm): it shows a run's drift"
             )
-        review_run(ctx, run_id, as_json=as_json)
+        review_run(ctx, run_id, workspace_id, as_json=as_json)
         return
     if run_id is not None:
         from rutter_cli.runs import run_instructions
@@ -167,6 +167,7 @@ def context_instructions(
             expected=expected,
             expected_live=expected_live,
             as_json=as_json,
+            workspace_id=workspace_id,
         )
         return
     # Typed targets are relative to the current directory when it is inside the workspace.
@@ -311,13 +312,13 @@ def _worst(failed: set[ErrorCategory]) -> int:
     return 0
 
 
-def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:
+def review_run(ctx: typer.Context, run_id: str, workspace_id: str | None, *, as_json: bool) -> None:
     """`--run RUN --diff`: the inspection with the text of its drift, then the confirm command."""
     from rutter_cli.render_runs import render_inspection
     from rutter_core.app.runs import InspectRunParams
 
     with cli_app(ctx, read_only=True) as rutter:
-        review = rutter.runs.review(InspectRunParams(run_id=run_id))
+        review = rutter.runs.review(InspectRunParams(run_id=run_id, workspace_id=workspace_id))
 
     def for_people(console: Console) -> None:
         render_inspection(
@@ -325,6 +326,7 @@ def review_run(ctx: typer.Context, run_id: str, *, as_json: bool) -> None:
             review,
             database_url=settings_of(ctx).database_url,
             diff_text=review.diff_text,
+            workspace_id=workspace_id,
         )
 
     emit(review, as_json=as_json, for_people=for_people)
@@ -373,13 +375,12 @@ def check_instructions_options(
     expected_live: str | None,
 ) -> None:
     """The combinations `rutter context instructions` accepts; anything else is a usage error."""
-    if run_id is not None and (
-        target is not None or workspace_id is not None or targets_from is not None
-    ):
+    if run_id is not None and (target is not None or targets_from is not None):
         raise UsageError(
             "usage",
-            "--run cannot be combined with --target, --targets-from or --workspace: a run pins "
-            "its own workspace and target",
+            "--run cannot be combined with --target or --targets-from: a run pins its own "
+            "target (--workspace ID compares it with the files of another registration of its "
+            "project)",
         )
     if target is not None and targets_from is not None:
         raise UsageError("usage", "give --target PATH or --targets-from FILE, not both")

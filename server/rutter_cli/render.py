@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -31,6 +32,13 @@ def _out(console: Console, text: str, *, indent: int = 0, hang: int = 0) -> None
     )
     for line in lines or [first]:
         console.out(line, highlight=False)
+
+
+def who(surface: str, person: str | None) -> str:
+    """Who did something, as plain text (not markup): the person and the surface they used
+    (`alice via cli`), or the surface alone when the record is older than people being recorded
+    (`cli, person unknown`)."""
+    return f"{surface}, person unknown" if person is None else f"{person} via {surface}"
 
 
 def render_snapshot(console: Console, snapshot: Snapshot) -> None:
@@ -100,18 +108,32 @@ def render_snapshot(console: Console, snapshot: Snapshot) -> None:
     console.out(f"fingerprint {snapshot.fingerprint}", highlight=False)
 
 
-def render_workspaces(console: Console, workspaces: list[Workspace]) -> None:
+_MACHINE_MARKS = {
+    "this_machine": "this machine",
+    "other_machine": "another machine",
+    "unclaimed": "unclaimed",
+}
+
+
+def render_workspaces(console: Console, workspaces: Sequence[Workspace]) -> None:
     if not workspaces:
         console.print("No workspaces registered. Add one with `rutter workspace register ID ROOT`.")
         return
+    # A listing marks whose location each is (`ListedWorkspace.machine`); `show` does not.
+    marks = [getattr(workspace, "machine", None) for workspace in workspaces]
+    marked = any(mark is not None for mark in marks)
     table = Table()
-    for column in ("workspace", "root", "project", "registered"):
+    columns = ("workspace", "root", "project", *(("machine",) if marked else ()), "registered")
+    for column in columns:
         table.add_column(column, overflow="fold")
-    for workspace in workspaces:
+    for workspace, mark in zip(workspaces, marks, strict=True):
         project = escape(workspace.project_id)
         if workspace.project_source != "local":
             project = f"{project} ({workspace.project_source})"
-        table.add_row(workspace.workspace_id, escape(workspace.root), project, workspace.created_at)
+        machine = (_MACHINE_MARKS[str(mark)],) if marked else ()
+        table.add_row(
+            workspace.workspace_id, escape(workspace.root), project, *machine, workspace.created_at
+        )
     console.print(table)
 
 

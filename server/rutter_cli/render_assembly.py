@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rutter_cli.render import who
 from rutter_core.app.assembly import Assembly, AuditedAssembly, AuditList, Entry, FollowedReport
 
 
@@ -23,10 +24,11 @@ def _say(console: Console, text: str) -> None:
 def _summary(console: Console, assembly: AuditedAssembly) -> None:
     budget = assembly.budget
     included = sum(1 for entry in assembly.entries if entry.decision == "included")
+    by = who(assembly.created_by, assembly.created_by_person)
     _say(
         console,
-        f"{assembly.assembly_id} · run {assembly.run_id} · {assembly.created_at} · by "
-        f"{assembly.created_by} · {included} of {len(assembly.entries)} sources included",
+        f"{assembly.assembly_id} · run {assembly.run_id} · {assembly.created_at} · by {by} · "
+        f"{included} of {len(assembly.entries)} sources included",
     )
     _say(
         console,
@@ -77,8 +79,9 @@ def render_audit(console: Console, found: AuditList) -> None:
 
 
 def render_report(console: Console, report: FollowedReport, *, indent: str = "") -> None:
+    by = who(report.reported_by, report.reported_by_person)
     _say(
         console,
-        f"{indent}followed, as {report.reported_by} reported at {report.reported_at}: "
+        f"{indent}followed, as {by} reported at {report.reported_at}: "
         f"{', '.join(report.followed) or 'none'}; ignored: {', '.join(report.ignored) or 'none'}",
     )

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rutter_cli.render import who
 from rutter_core.app.candidates import CandidateList, ConfirmedCandidate, MemoryCandidate
 
 
@@ -68,7 +69,9 @@ def render_candidate(console: Console, item: MemoryCandidate, *, note: str | Non
             ("confidence", item.confidence_note),
         ]
     if item.review is not None:
-        review = f"{item.status} at {item.review.at} by {item.review.by}"
+        review = (
+            f"{item.status} at {item.review.at} by {who(item.review.by, item.review.by_person)}"
+        )
         if item.review.memory_id:
             review += f"; memory {item.review.memory_id}"
         rows.append(("review", review))

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rutter_cli.render import who
 from rutter_core.app.memory import DeletedMemory, MemoryList, MemoryRecord
 
 
@@ -65,8 +66,8 @@ def render_memory(console: Console, record: MemoryRecord, *, note: str | None = 
         ("retention until", record.retention_until or "-"),
         ("redacted", "yes" if record.redacted else "no"),
         ("source", record.source_kind),
-        ("created", f"{record.created_at} by {record.created_by}"),
-        ("updated", f"{record.updated_at} by {record.updated_by}"),
+        ("created", f"{record.created_at} by {who(record.created_by, record.created_by_person)}"),
+        ("updated", f"{record.updated_at} by {who(record.updated_by, record.updated_by_person)}"),
         ("content sha256", record.content_sha256),
     ]
     for field, value in rows:

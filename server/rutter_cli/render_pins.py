@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rutter_cli.render import who
 from rutter_core.app.pins import AnsweredProposal, Pin, PinList, ProposalList, RemovedPin
 
 
@@ -41,7 +42,8 @@ def render_pins(console: Console, found: PinList) -> None:
     for column in ("pin", "version", "updated", "text"):
         table.add_column(column, overflow="fold")
     for pin in found.pins:
-        table.add_row(pin.pin_id, str(pin.version), pin.updated_at, escape(pin.text))
+        updated = f"{pin.updated_at} by {who(pin.updated_by, pin.updated_by_person)}"
+        table.add_row(pin.pin_id, str(pin.version), escape(updated), escape(pin.text))
     console.print(table)
 
 
@@ -58,7 +60,8 @@ def render_proposals(console: Console, found: ProposalList) -> None:
         _say(
             console,
             f"{proposal.proposal_id} · {state} · workspace {proposal.workspace_id} · thread "
-            f"{proposal.thread_id} · by {proposal.proposed_by} · {proposal.created_at}",
+            f"{proposal.thread_id} · by {who(proposal.proposed_by, proposal.proposed_by_person)}"
+            f" · {proposal.created_at}",
         )
         for line in proposal.text.splitlines():
             _say(console, f"    {line}")
@@ -71,7 +74,8 @@ def render_proposals(console: Console, found: ProposalList) -> None:
 
 def render_answered(console: Console, answered: AnsweredProposal) -> None:
     proposal = answered.proposal
-    _say(console, f"Answered {proposal.proposal_id}: {proposal.choice}.")
+    answerer = who(proposal.answered_by or "-", proposal.answered_by_person)
+    _say(console, f"Answered {proposal.proposal_id}: {proposal.choice} (by {answerer}).")
     if answered.pin is not None:
         _say(console, f"Pinned {answered.pin.pin_id} in thread {answered.pin.thread_id}.")
     else:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rutter_cli.render import who
 from rutter_core.app.runs import (
     CreatedRun,
     DeliveryReport,
@@ -99,8 +100,8 @@ def render_run(console: Console, run: RunRecord) -> None:
         ("mission", run.mission_id),
         ("session", run.session_id),
         ("thread", run.thread_id),
-        ("created", f"{run.created_at} by {run.created_by}"),
-        ("updated", f"{run.updated_at} by {run.updated_by}"),
+        ("created", f"{run.created_at} by {who(run.created_by, run.created_by_person)}"),
+        ("updated", f"{run.updated_at} by {who(run.updated_by, run.updated_by_person)}"),
     )
     for name, value in rows:
         table.add_row(name, escape(value))
@@ -140,19 +141,26 @@ def render_delivery_reports(console: Console, found: DeliveryReportList) -> None
         table.add_row(
             report.report_id,
             report.result,
-            f"{report.created_at} by {report.created_by}",
+            escape(f"{report.created_at} by {who(report.created_by, report.created_by_person)}"),
             escape(first),
         )
     console.print(table)
 
 
-def confirm_command(inspection: RunInspection, *, database_url: str | None = None) -> str | None:
-    """The exact command that confirms what `inspection` shows, or None when nothing can be."""
+def confirm_command(
+    inspection: RunInspection, *, database_url: str | None = None, workspace_id: str | None = None
+) -> str | None:
+    """The exact command that confirms what `inspection` shows (of `workspace_id`'s files when
+    given), or None when nothing can be."""
     live = inspection.live_fingerprint
     if not inspection.stale or live is None or inspection.run.is_terminal:
         return None
     return confirm_refresh_command(
-        inspection.run_id, inspection.pinned_fingerprint, live, database_url=database_url
+        inspection.run_id,
+        inspection.pinned_fingerprint,
+        live,
+        database_url=database_url,
+        workspace_id=workspace_id,
     )
 
 
@@ -162,6 +170,7 @@ def render_inspection(
     *,
     database_url: str | None = None,
     diff_text: Mapping[str, str] | None = None,
+    workspace_id: str | None = None,
 ) -> None:
     run, pinned, diff = inspection.run, inspection.pinned, inspection.diff
     console.print(
@@ -169,12 +178,19 @@ def render_inspection(
         f"[cyan]{escape(run.workspace_id)}[/cyan], target [cyan]{escape(run.target_path)}[/cyan]",
         soft_wrap=True,
     )
+    if workspace_id is not None and workspace_id != run.workspace_id:
+        console.print(
+            f"Live: the files of workspace [cyan]{escape(workspace_id)}[/cyan]", soft_wrap=True
+        )
     if pinned is None:
         console.print("Pinned: nothing yet (the run was imported without instructions).")
     else:
         console.print(
-            f"Pinned: revision {pinned.revision}, fingerprint {pinned.fingerprint}, confirmed "
-            f"by {pinned.confirmed_by} at {pinned.confirmed_at}",
+            escape(
+                f"Pinned: revision {pinned.revision}, fingerprint {pinned.fingerprint}, "
+                f"confirmed by {who(pinned.confirmed_by, pinned.confirmed_by_person)} at "
+                f"{pinned.confirmed_at}"
+            ),
             highlight=False,
             soft_wrap=True,
         )
@@ -228,7 +244,7 @@ def render_inspection(
             "instructions; create a new run for these."
         )
         return
-    command = confirm_command(inspection, database_url=database_url)
+    command = confirm_command(inspection, database_url=database_url, workspace_id=workspace_id)
     console.print(
         f"\nThe run stays {keeps} until you confirm. After reviewing the drift"
         + ("" if diff_text is not None else " (`--diff` shows it as text)")

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rutter_cli.render import who
 from rutter_core.app.continuity import (
     AddedMessage,
     ContinuityNode,
@@ -146,7 +147,8 @@ def render_node(console: Console, node: ContinuityNode, *, headline: str) -> Non
     )
     snapshot = node.snapshot
     if snapshot is None:
-        console.print(f"  created {node.created_at} by {node.created_by}; no snapshot")
+        created = who(node.created_by, node.created_by_person)
+        console.print(escape(f"  created {node.created_at} by {created}; no snapshot"))
         return
     table = Table(show_header=False, box=None)
     table.add_column("field", style="bold", no_wrap=True)
@@ -162,7 +164,7 @@ def render_node(console: Console, node: ContinuityNode, *, headline: str) -> Non
         ("title", snapshot.title),
         ("summary", _line(snapshot.summary) if snapshot.summary else "-"),
         ("fingerprint", snapshot.fingerprint),
-        ("created", f"{node.created_at} by {node.created_by}"),
+        ("created", f"{node.created_at} by {who(node.created_by, node.created_by_person)}"),
         ("messages", f"{len(snapshot.messages.items)} of {snapshot.messages.total}"),
         (
             "latest summary",

@@ -219,13 +219,15 @@ def run_instructions(
     expected: str | None,
     expected_live: str | None,
     as_json: bool,
+    workspace_id: str | None = None,
 ) -> None:
-    """Inspect a run's pinned instructions against the disk, or confirm a refresh."""
+    """Inspect a run's pinned instructions against the disk (the files of `workspace_id`, a
+    registration of the run's project, when given), or confirm a refresh."""
     inspection: RunInspection
     with cli_app(ctx, read_only=not confirm) as rutter:
         runs = rutter.runs
         if not confirm:
-            inspection = runs.inspect(InspectRunParams(run_id=run_id))
+            inspection = runs.inspect(InspectRunParams(run_id=run_id, workspace_id=workspace_id))
             refreshed: bool | None = None
         else:
             # Both checked by `rutter_cli.instructions.check_instructions_options`.
@@ -235,6 +237,7 @@ def run_instructions(
                 run_id=run_id,
                 expected_fingerprint=expected,
                 expected_live_fingerprint=expected_live,
+                workspace_id=workspace_id,
             )
             inspection = runs.confirm_refresh(params, actor=ACTOR)
             refreshed = inspection.refreshed
@@ -254,6 +257,11 @@ def run_instructions(
                 highlight=False,
                 soft_wrap=True,
             )
-        render_inspection(console, inspection, database_url=settings_of(ctx).database_url)
+        render_inspection(
+            console,
+            inspection,
+            database_url=settings_of(ctx).database_url,
+            workspace_id=workspace_id,
+        )
 
     emit(inspection, as_json=as_json, for_people=for_people)

@@ -102,10 +102,21 @@ def workspace_project_set(
 
 
 @workspace_app.command("list")
-def workspace_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """List registered workspaces."""
+def workspace_list(
+    ctx: typer.Context,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Every registration in the store, of every machine (default: this machine's, "
+            "and other machines' locations of the same projects).",
+        ),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """List registered workspaces, each marked with whose machine it is on."""
     with cli_app(ctx, read_only=True) as rutter:
-        found = rutter.workspaces.list(ListWorkspacesParams())
+        found = rutter.workspaces.list(ListWorkspacesParams(all=every))
     emit(
         found,
         as_json=as_json,

@@ -109,7 +109,7 @@ class AgentSessionOperations:
         store = self._rutter.store
         with store.read() as conn:
             known = service.known_thread(conn, source, session_id)
-        workspace_id = _workspace_of(store, known, directory)
+        workspace_id = _workspace_of(store, known, directory, self._rutter.machine_id)
         with store.write() as conn:
             thread_id, thread_created = service.bind_thread(
                 conn, source=source, session_id=session_id, chosen_thread=None,
@@ -148,12 +148,12 @@ class AgentSessionOperations:
         )
 
 
-def _workspace_of(store: Store, known: KnownThread | None, directory: Path) -> str:
+def _workspace_of(store: Store, known: KnownThread | None, directory: Path, machine: str) -> str:
     """The registration the session's run works through: the one around `directory`, unless
     the session's thread (seen before) is of another project, or `directory` is in none; then
     the thread's own workspace's location."""
     try:
-        here: str | None = infer_workspace(store, directory).workspace_id
+        here: str | None = infer_workspace(store, directory, machine=machine).workspace_id
     except UsageError as exc:
         if known is None or exc.code != "workspace_required":
             raise
@@ -164,7 +164,7 @@ def _workspace_of(store: Store, known: KnownThread | None, directory: Path) -> s
     with store.read() as conn:
         if here is not None and here in project_workspace_ids(conn, known.workspace_id):
             return here
-        return location_of(conn, known.workspace_id).workspace_id
+        return location_of(conn, known.workspace_id, machine).workspace_id
 
 
 __all__ = [

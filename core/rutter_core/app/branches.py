@@ -59,7 +59,11 @@ from rutter_core.kernel.errors import Hint, RutterError, StoreError, UsageError
 from rutter_core.memory.service import referenced_memories
 from rutter_core.runs import service as runs
 from rutter_core.runs.policy import not_pinned, validate_goal
-from rutter_core.workspaces.service import project_workspace_ids, require_workspace
+from rutter_core.workspaces.service import (
+    here_or_own,
+    project_workspace_ids,
+    require_workspace,
+)
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -191,7 +195,11 @@ class BranchOperations:
             if revision is None:
                 raise not_pinned(source.run_id)
             require_pinned_match(node, ref, revision.fingerprint)
-            place = source.workspace_id if workspace_id is None else workspace_id
+            place = (
+                here_or_own(conn, source.workspace_id, self._rutter.machine_id)
+                if workspace_id is None
+                else workspace_id
+            )
             if place != source.workspace_id:
                 _require_same_project(conn, place, source.workspace_id, node.node_id)
             created = runs.create_pinned_run(

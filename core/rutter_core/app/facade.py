@@ -8,8 +8,10 @@ on first use: a CLI call is a whole process, and it should pay only for the area
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,22 +34,41 @@ if TYPE_CHECKING:
     from rutter_core.app.workspaces import WorkspaceOperations
     from rutter_core.discovery.fsread import FileReader
     from rutter_core.store import PoolKind, Store
+    from rutter_core.workspaces.machine import MachineSources
 
 
 class Rutter:
     """Operations over one store. `reader` is the discovery file reader: one per process (its
     identity caches make repeated discovery cheap), shared by every operation that reads disk."""
 
-    def __init__(self, store: Store, reader: FileReader | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        reader: FileReader | None = None,
+        machine: MachineSources | None = None,
+    ) -> None:
         self.store = store
         self._reader = reader
+        self._machine = machine
 
     def acting_as(self, person: str | None) -> Rutter:
         """The same operations, every transaction acting for `person` (`Store.acting_as`):
         what an HTTP request made with that person's bearer calls. None: this facade."""
         if person is None:
             return self
-        return Rutter(self.store.acting_as(person), self.reader)
+        acting = Rutter(self.store.acting_as(person), self.reader, self._machine)
+        if "machine_id" in self.__dict__:
+            acting.machine_id = self.machine_id
+        return acting
+
+    @cached_property
+    def machine_id(self) -> str:
+        """This machine's identity (docs/team.md#machines), found on first use (only lookups of a
+        registration by its directory need it) and kept: from the sources given, else from this
+        process's `RUTTER_MACHINE_ID` and the user's home (`machine_sources`)."""
+        from rutter_core.workspaces.machine import machine_id
+
+        return machine_id(self._machine or machine_sources(os.environ))
 
     @cached_property
     def reader(self) -> FileReader:
@@ -180,4 +201,27 @@ def open_rutter(
     from rutter_core.store import open_store, resolve_database_url
 
     url = resolve_database_url(database_url=database_url, env=env)
-    return Rutter(open_store(url, create=create, migrate=migrate, pool=pool), reader)
+    store = open_store(url, create=create, migrate=migrate, pool=pool)
+    return Rutter(store, reader, machine_sources(env))
+
+
+def machine_sources(env: Mapping[str, str]) -> MachineSources:
+    """Where this machine's identity comes from: `RUTTER_MACHINE_ID` in `env` when set, else the
+    system's machine ID, else a file in the user's home as the user database names it
+    (`~/.config/rutter/machine-id`). Neither `HOME`, `XDG_CONFIG_HOME` nor `RUTTER_HOME` is
+    read: an agent that starts rutter with a cleared environment gets the same identity."""
+    from rutter_core.workspaces.machine import MachineSources
+
+    return MachineSources(override=env.get("RUTTER_MACHINE_ID"), fallback_file=_user_file())
+
+
+def _user_file() -> Path | None:
+    try:
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    except ImportError:  # no user database (Windows): the profile directory
+        home = str(Path.home())
+    except KeyError:  # a uid the user database does not know: no per-user place
+        return None
+    return Path(home) / ".config" / "rutter" / "machine-id" if home else None

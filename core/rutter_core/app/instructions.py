@@ -87,7 +87,9 @@ class InstructionOperations:
         `workspace_required`, `invalid_utf8`, …"""
         if params.workspace_id is None:
             assert params.directory is not None  # the model requires one of them
-            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+            workspace = infer_workspace(
+                self._rutter.store, Path(params.directory), machine=self._rutter.machine_id
+            )
         else:
             workspace = self.workspace(params.workspace_id)
         target = typed_target(params.target, workspace.root, params.directory)
@@ -105,7 +107,9 @@ class InstructionOperations:
         target that reaches them; each directory on the way is still checked per target."""
         if params.workspace_id is None:
             assert params.directory is not None  # the model requires one of them
-            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+            workspace = infer_workspace(
+                self._rutter.store, Path(params.directory), machine=self._rutter.machine_id
+            )
         else:
             workspace = self.workspace(params.workspace_id)
         return self._each(workspace, params.targets, params.directory)

@@ -157,7 +157,9 @@ class ProfileOperations:
         Fails closed with discovery's typed errors on a file an agent would read."""
         if params.workspace_id is None:
             assert params.directory is not None  # the model requires one of them
-            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+            workspace = infer_workspace(
+                self._rutter.store, Path(params.directory), machine=self._rutter.machine_id
+            )
         else:
             workspace = get_workspace(self._rutter.store, params.workspace_id)
         target = typed_target(params.target, workspace.root, params.directory)
@@ -171,7 +173,9 @@ class ProfileOperations:
         cannot be, that error is raised and nothing is answered."""
         if params.workspace_id is None:
             assert params.directory is not None  # the model requires one of them
-            workspace = infer_workspace(self._rutter.store, Path(params.directory))
+            workspace = infer_workspace(
+                self._rutter.store, Path(params.directory), machine=self._rutter.machine_id
+            )
         else:
             workspace = get_workspace(self._rutter.store, params.workspace_id)
         return self._each(workspace, params.targets, params.directory, params.agent)

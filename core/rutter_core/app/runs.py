@@ -51,7 +51,7 @@ from rutter_core.runs.model import (
     UnreadableRun,
 )
 from rutter_core.runs.textdiff import source_diffs
-from rutter_core.workspaces.service import get_workspace, infer_workspace
+from rutter_core.workspaces.service import get_workspace, infer_workspace, project_workspace_ids
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -98,8 +98,17 @@ class SetRunStatusParams(Params):
     status: StatusChangeName = Field(description="running, paused, completed, failed or cancelled")
 
 
+_FILES_OF = Field(
+    None,
+    description="compare with the files of this workspace: a registration of the run's project "
+    "(another path, or this machine's location of it); default: the run's own workspace, or "
+    "this machine's registration of its project when the run's is another machine's",
+)
+
+
 class InspectRunParams(Params):
     run_id: RunId
+    workspace_id: StrictStr | None = _FILES_OF
 
 
 class ConfirmRefreshParams(Params):
@@ -108,6 +117,7 @@ class ConfirmRefreshParams(Params):
         description='the pinned fingerprint you reviewed ("" for a run with no revision yet)'
     )
     expected_live_fingerprint: StrictStr = Field(description="the live fingerprint you reviewed")
+    workspace_id: StrictStr | None = _FILES_OF
 
 
 class ActiveRunsParams(Params):
@@ -165,10 +175,16 @@ class StatusChange:
 
 
 def confirm_refresh_command(
-    run_id: str, pinned: str | None, live: str, *, database_url: str | None = None
+    run_id: str,
+    pinned: str | None,
+    live: str,
+    *,
+    database_url: str | None = None,
+    workspace_id: str | None = None,
 ) -> str:
     """The shell command (quoted for a POSIX shell) that confirms a refresh of `run_id` from
-    `pinned` (None: no revision) to `live`; `database_url` when the store is not the default."""
+    `pinned` (None: no revision) to `live`; `database_url` when the store is not the default,
+    `workspace_id` when the live instructions were those of another registration's files."""
     words = ["rutter"]
     if database_url:
         words += ["--database-url", database_url]
@@ -177,6 +193,8 @@ def confirm_refresh_command(
         "--expected-fingerprint", pinned or NO_REVISION,
         "--expected-live-fingerprint", live,
     ]  # fmt: skip
+    if workspace_id is not None:
+        words += ["--workspace", workspace_id]
     return shlex.join(words)
 
 
@@ -200,7 +218,7 @@ class RunOperations:
                     "the run's workspace is needed",
                     hint=Hint("choose_workspace"),
                 )
-            workspace_id = infer_workspace(store, cwd).workspace_id
+            workspace_id = infer_workspace(store, cwd, machine=self._rutter.machine_id).workspace_id
         root = get_workspace(store, workspace_id).root
         target = (
             DEFAULT_TARGET
@@ -254,7 +272,13 @@ class RunOperations:
 
     def inspect(self, params: InspectRunParams) -> RunInspection:
         """The run's pinned instructions against the disk now. Read-only."""
-        return service.inspect_run(self._rutter.store, params.run_id, reader=self._rutter.reader)
+        return service.inspect_run(
+            self._rutter.store,
+            params.run_id,
+            reader=self._rutter.reader,
+            local=params.workspace_id,
+            machine=self._rutter.machine_id,
+        )
 
     def review(self, params: InspectRunParams) -> ReviewedInspection:
         """`inspect`, plus the text of the drift: a unified diff per changed source (pinned →
@@ -274,6 +298,8 @@ class RunOperations:
             expected_fingerprint=params.expected_fingerprint,
             expected_live_fingerprint=params.expected_live_fingerprint,
             actor=actor,
+            local=params.workspace_id,
+            machine=self._rutter.machine_id,
         )
         return ConfirmedRefresh(**_fields(inspection, refreshed=refreshed))
 
@@ -283,6 +309,24 @@ class RunOperations:
         wanted = {params.workspace_id} if params.workspace_id is not None else set(served)
         runs = service.list_runs(self._rutter.store, active_only=True)
         return tuple(run for run in runs if run.workspace_id in wanted)
+
+    def followed(self, *, served: Collection[str]) -> tuple[tuple[RunRecord, str], ...]:
+        """The active runs of the `served` workspaces' projects, in creation order, each with
+        the served registration whose files its drift is computed against: its own workspace
+        when that is served, else the first served registration of its project by ID (a run
+        made through another path, or on another machine)."""
+        store = self._rutter.store
+        local_of: dict[str, str] = {}
+        with store.read() as conn:
+            for workspace_id in sorted(served):
+                for member in project_workspace_ids(conn, workspace_id):
+                    local_of.setdefault(member, workspace_id)
+        runs = service.list_runs(store, active_only=True)
+        return tuple(
+            (run, run.workspace_id if run.workspace_id in served else local_of[run.workspace_id])
+            for run in runs
+            if run.workspace_id in local_of
+        )
 
     def listed(self, run: RunRecord) -> ListedRun | UnreadableRun:
         """`run` as an editor lists it, with its drift; a run that cannot be inspected (e.g.

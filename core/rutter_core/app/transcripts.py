@@ -47,7 +47,12 @@ from rutter_core.continuity.transcripts.source import TranscriptFile
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, RejectedError, UsageError
-from rutter_core.workspaces.service import infer_workspace, require_workspace
+from rutter_core.workspaces.service import (
+    infer_workspace,
+    location_of,
+    project_workspace_ids,
+    require_workspace,
+)
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -251,6 +256,12 @@ class _Run:
         return bool(stored)
 
     def _workspace(self, session: str) -> str:
+        """The registration the import works through. For a thread that exists (a re-import,
+        or `thread_id`): the given workspace, which must be a location of the thread's project
+        (`thread_in_other_workspace` otherwise), else the registration on this machine around
+        the transcript's or the surface's directory when it is one, else the thread's own
+        location. For a new thread: the given workspace, else the one around those
+        directories."""
         params = self.params
         store = self.rutter.store
         with store.read() as conn:
@@ -258,32 +269,49 @@ class _Run:
             if known is None and params.thread_id is not None:
                 known = service.thread_in(conn, params.thread_id)
             if known is not None:
-                if params.workspace_id is not None and params.workspace_id != known.workspace_id:
-                    raise RejectedError(
-                        "thread_in_other_workspace",
-                        f"thread {known.thread_id} belongs to workspace "
-                        f"{known.workspace_id!r}, not {params.workspace_id!r}",
-                        details={
-                            "thread_id": known.thread_id,
-                            "workspace_id": known.workspace_id,
-                        },
-                    )
-                return known.workspace_id
-            if params.workspace_id is not None:
+                members = project_workspace_ids(conn, known.workspace_id)
+                if params.workspace_id is not None:
+                    if params.workspace_id not in members:
+                        raise RejectedError(
+                            "thread_in_other_workspace",
+                            f"thread {known.thread_id} belongs to another project than "
+                            f"workspace {params.workspace_id!r}",
+                            details={
+                                "thread_id": known.thread_id,
+                                "workspace_id": known.workspace_id,
+                            },
+                        )
+                    return require_workspace(conn, params.workspace_id).workspace_id
+            elif params.workspace_id is not None:
                 return require_workspace(conn, params.workspace_id).workspace_id
+        here = self._around()
+        if known is None:
+            if here is None:
+                raise UsageError(
+                    "workspace_required",
+                    "no workspace registered on this machine contains the directory the transcript "
+                    "was recorded in, nor the current directory",
+                    hint=Hint("choose_workspace"),
+                )
+            return here
+        if here is not None and here in members:
+            return here
+        with store.read() as conn:
+            return location_of(conn, known.workspace_id, self.rutter.machine_id).workspace_id
+
+    def _around(self) -> str | None:
+        """This machine's registration around the transcript's directory, else around the
+        surface's, else None."""
         for directory in (self.reader.cwd, None if self.cwd is None else str(self.cwd)):
             if directory is None or "\x00" in directory or not Path(directory).is_absolute():
                 continue
             try:
-                return infer_workspace(store, Path(directory)).workspace_id
+                return infer_workspace(
+                    self.rutter.store, Path(directory), machine=self.rutter.machine_id
+                ).workspace_id
             except (UsageError, OSError, ValueError):
                 continue
-        raise UsageError(
-            "workspace_required",
-            "no registered workspace contains the directory the transcript was recorded in, "
-            "nor the current directory",
-            hint=Hint("choose_workspace"),
-        )
+        return None
 
     def give_run(self) -> None:
         """With `create_run`: the thread's newest run, else a new run continuing the thread."""

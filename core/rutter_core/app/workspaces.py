@@ -47,6 +47,7 @@ __all__ = [
     "FindWorkspaceParams",
     "InferWorkspaceParams",
     "ListWorkspacesParams",
+    "ListedWorkspace",
     "MoveWorkspaceParams",
     "MovedWorkspace",
     "ProjectChanged",
@@ -86,7 +87,9 @@ class SetWorkspaceProjectParams(Params):
 
 
 class ListWorkspacesParams(Params):
-    pass
+    all: StrictBool = False
+    """Every registration in the store. Without it: this machine's, those not yet taken by a
+    machine, and the other machines' registrations of the projects registered here."""
 
 
 class ShowWorkspaceParams(Params):
@@ -180,8 +183,20 @@ class ProjectChanged(Workspace, Result):
     """False when the registration already was a location of this project (nothing written)."""
 
 
+MachineMark = Literal["this_machine", "other_machine", "unclaimed"]
+
+
+class ListedWorkspace(Workspace, Result):
+    machine: MachineMark
+    """Whose location it is: this machine's, another machine's (a location of the same project
+    elsewhere, or with `all` any), or `unclaimed` (registered before machines were known: the
+    first machine that looks its root up takes it)."""
+
+
 class WorkspaceList(Result):
-    workspaces: list[Workspace]
+    machine_id: str
+    """This machine's ID (docs/team.md, machines)."""
+    workspaces: list[ListedWorkspace]
     """Sorted by ID."""
 
 
@@ -201,7 +216,7 @@ class WorkspaceOperations:
             project = remote_project(resolve_root(params.root, cwd=cwd))
         workspace, created = register_workspace(
             self._rutter.store, params.workspace_id, params.root, cwd=cwd, project=project,
-            explicit=explicit,
+            explicit=explicit, machine=self._rutter.machine_id,
         )  # fmt: skip
         return RegisteredWorkspace(**workspace.model_dump(), created=created)
 
@@ -235,7 +250,16 @@ class WorkspaceOperations:
         )
 
     def list(self, params: ListWorkspacesParams | None = None) -> WorkspaceList:
-        return WorkspaceList(workspaces=list_workspaces(self._rutter.store))
+        """The registrations, each marked with whose location it is (see `all`)."""
+        machine = self._rutter.machine_id
+        everything = list_workspaces(self._rutter.store)
+        here = {w.project_id for w in everything if w.machine_id in (None, machine)}
+        shown = [
+            ListedWorkspace(**w.model_dump(), machine=_mark(w, machine))
+            for w in everything
+            if (params is not None and params.all) or w.project_id in here
+        ]
+        return WorkspaceList(machine_id=machine, workspaces=shown)
 
     def show(self, params: ShowWorkspaceParams) -> Workspace:
         return get_workspace(self._rutter.store, params.workspace_id)
@@ -243,22 +267,29 @@ class WorkspaceOperations:
     def infer(self, params: InferWorkspaceParams) -> Workspace:
         """The deepest registered workspace containing the directory (`workspace_required`
         when none does)."""
-        return infer_workspace(self._rutter.store, Path(params.directory))
+        return infer_workspace(
+            self._rutter.store, Path(params.directory), machine=self._rutter.machine_id
+        )
 
     def find_by_root(self, params: FindWorkspaceParams) -> Workspace | None:
-        """The registration of exactly this (resolved) root, or None; registers nothing."""
-        return find_workspace_by_root(self._rutter.store, params.root, cwd=Path(params.root))
+        """This machine's registration of exactly this (resolved) root, or None; registers
+        nothing (one registered before machines were known becomes this machine's)."""
+        return find_workspace_by_root(
+            self._rutter.store, params.root, cwd=Path(params.root), machine=self._rutter.machine_id
+        )
 
     def ensure(self, params: EnsureWorkspaceParams) -> Workspace:
-        """The registration of an editor folder, created under a free ID when there is none."""
+        """This machine's registration of an editor folder, created under a free ID when there
+        is none."""
         root = params.root
-        existing = find_workspace_by_root(self._rutter.store, root, cwd=Path(root))
+        machine = self._rutter.machine_id
+        existing = find_workspace_by_root(self._rutter.store, root, cwd=Path(root), machine=machine)
         if existing is not None:
             return existing
         project = remote_project(resolve_root(root, cwd=Path(root)))
         return ensure_workspace(
             self._rutter.store, root, preferred_id=params.preferred_id, cwd=Path(root),
-            project=project,
+            project=project, machine=machine,
         )  # fmt: skip
 
     def move(self, params: MoveWorkspaceParams) -> MovedWorkspace:
@@ -266,8 +297,9 @@ class WorkspaceOperations:
         and history keep the ID; each run's next discovery shows its drift against the new
         root as usual. `conflict` when another ID holds that root."""
         moved, previous = move_workspace(
-            self._rutter.store, params.workspace_id, params.root, cwd=Path(params.cwd)
-        )
+            self._rutter.store, params.workspace_id, params.root, cwd=Path(params.cwd),
+            machine=self._rutter.machine_id,
+        )  # fmt: skip
         return MovedWorkspace(
             **moved.model_dump(), previous_root=previous, moved=previous != moved.root
         )
@@ -309,6 +341,12 @@ class WorkspaceOperations:
             deleted=deleted,
             purged=purge.purged,
         )
+
+
+def _mark(workspace: Workspace, machine: str) -> MachineMark:
+    if workspace.machine_id is None:
+        return "unclaimed"
+    return "this_machine" if workspace.machine_id == machine else "other_machine"
 
 
 def remote_project(root: str) -> ProjectChoice | None:

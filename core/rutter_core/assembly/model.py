@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from rutter_core.kernel.actors import CREATED_BY_PERSON
 
 PROTOCOL_VERSION: Final = "context_assembly.v1"
 
@@ -121,6 +123,9 @@ class AuditedAssembly(AssemblyDocument):
     workspace_id: str
     created_at: str
     created_by: str
+    created_by_person: str | None = Field(default=None, description=CREATED_BY_PERSON)
+    """Kept beside the audit's document, not in it (the store's column; the fingerprint leaves
+    it out with the actor)."""
     estimator: str
     budget: Budget
     configured: Configured
@@ -159,6 +164,10 @@ class FollowedReport(AssemblyDocument):
     followed: tuple[str, ...]
     ignored: tuple[str, ...]
     reported_by: str
+    reported_by_person: str | None = Field(
+        default=None,
+        description="who reported (null: reported before people were recorded)",
+    )
     reported_at: str
 
 
@@ -178,7 +187,14 @@ class AuditList(AssemblyDocument):
 
 
 FINGERPRINT_EXCLUDES: Final = frozenset(
-    {"assembly_id", "created_at", "created_by", "fingerprint", "protocol_version"}
+    {
+        "assembly_id",
+        "created_at",
+        "created_by",
+        "created_by_person",
+        "fingerprint",
+        "protocol_version",
+    }
 )
 
 __all__ = [

@@ -32,8 +32,10 @@ def insert_assembly(
     fingerprint: str,
     actor: str,
     now: str,
-) -> None:
-    """Append one assembly: `document` is its audit (`AuditedAssembly`'s JSON, no text)."""
+) -> str:
+    """Append one assembly: `document` is its audit (`AuditedAssembly`'s JSON, no text); the
+    person it records as assembling it."""
+    person = person_of(conn)
     conn.execute(
         _INSERT,
         {
@@ -47,9 +49,15 @@ def insert_assembly(
             "document_json": json.dumps(document, ensure_ascii=False, separators=(",", ":")),
             "created_by": actor,
             "created_at": now,
-            "created_by_person": person_of(conn),
+            "created_by_person": person,
         },
     )
+    return person
+
+
+def _person(value: object) -> str | None:
+    """A stored `*_person` column (null: written before people were recorded)."""
+    return None if value is None else str(value)
 
 
 def select_assemblies(conn: Connection, run_id: str, *, limit: int) -> list[AuditRecord]:
@@ -59,9 +67,11 @@ def select_assemblies(conn: Connection, run_id: str, *, limit: int) -> list[Audi
     rows = conn.execute(
         select(
             context_assemblies.c.document_json,
+            context_assemblies.c.created_by_person,
             reports.c.followed_json,
             reports.c.ignored_json,
             reports.c.reported_by,
+            reports.c.reported_by_person,
             reports.c.reported_at,
         )
         .select_from(
@@ -83,9 +93,15 @@ def select_assemblies(conn: Connection, run_id: str, *, limit: int) -> list[Audi
                 followed=tuple(json.loads(row.followed_json)),
                 ignored=tuple(json.loads(row.ignored_json)),
                 reported_by=str(row.reported_by),
+                reported_by_person=_person(row.reported_by_person),
                 reported_at=str(row.reported_at),
             )
-        found.append(AuditRecord(**dict(audited), followed=report))
+        found.append(
+            AuditRecord(
+                **{**dict(audited), "created_by_person": _person(row.created_by_person)},
+                followed=report,
+            )
+        )
     return found
 
 
@@ -107,7 +123,9 @@ def has_report(conn: Connection, assembly_id: str) -> bool:
     return found is not None
 
 
-def insert_report(conn: Connection, report: FollowedReport, *, workspace_id: str) -> None:
+def insert_report(conn: Connection, report: FollowedReport, *, workspace_id: str) -> FollowedReport:
+    """Append the report; as recorded, with the person who made it."""
+    person = person_of(conn)
     conn.execute(
         insert(context_assembly_reports).values(
             assembly_id=report.assembly_id,
@@ -115,9 +133,11 @@ def insert_report(conn: Connection, report: FollowedReport, *, workspace_id: str
             followed_json=json.dumps(list(report.followed), separators=(",", ":")),
             ignored_json=json.dumps(list(report.ignored), separators=(",", ":")),
             reported_by=report.reported_by,
+            reported_by_person=person,
             reported_at=report.reported_at,
         )
     )
+    return report.model_copy(update={"reported_by_person": person})
 
 
 def delete_workspace_assemblies(conn: Connection, workspace_id: str) -> int:

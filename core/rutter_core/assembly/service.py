@@ -110,7 +110,7 @@ def assemble(
         "created_by": actor,
         "fingerprint": digest,
     }
-    repo.insert_assembly(
+    person = repo.insert_assembly(
         conn,
         stored,
         assembly_id=assembly_id,
@@ -130,6 +130,7 @@ def assemble(
         workspace_id=workspace_id,
         created_at=now,
         created_by=actor,
+        created_by_person=person,
         estimator=estimator.name,
         budget=budget,
         configured=configured,
@@ -256,8 +257,7 @@ def report(
         reported_by=actor,
         reported_at=now,
     )
-    repo.insert_report(conn, made, workspace_id=assembly.workspace_id)
-    return made
+    return repo.insert_report(conn, made, workspace_id=assembly.workspace_id)
 
 
 def remove_workspace_assemblies(conn: Connection, workspace_id: str) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from rutter_core.memory.model import MemoryRecord
 
@@ -74,6 +74,9 @@ class CandidateReview(CandidateDocument):
     even when that memory is deleted later)."""
 
     by: str
+    by_person: str | None = Field(
+        description="who resolved it (null: resolved before people were recorded)"
+    )
     at: str
     memory_id: str | None
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection, Row
 
+from rutter_core.store import person_of
 from rutter_core.store.schema import (
     checkpoint_deliveries,
     delivery_reports,
@@ -68,6 +69,9 @@ class ResolvedRow:
     memory_id: str | None
     reviewed_by: str
     reviewed_at: str
+    reviewed_by_person: str | None = None
+    """Who reviewed it: the store records it on insert (`insert_resolved`); null for a row
+    written before people were recorded."""
 
 
 def _source(row: Row[Any]) -> SourceNote:
@@ -209,6 +213,9 @@ def _resolved(row: Row[Any]) -> ResolvedRow:
         memory_id=None if values["memory_id"] is None else str(values["memory_id"]),
         reviewed_by=str(values["reviewed_by"]),
         reviewed_at=str(values["reviewed_at"]),
+        reviewed_by_person=(
+            None if values["reviewed_by_person"] is None else str(values["reviewed_by_person"])
+        ),
     )
 
 
@@ -219,10 +226,15 @@ def find_resolved(conn: Connection, candidate_id: str) -> ResolvedRow | None:
     return None if row is None else _resolved(row)
 
 
-def insert_resolved(conn: Connection, row: ResolvedRow) -> None:
+def insert_resolved(conn: Connection, row: ResolvedRow) -> ResolvedRow:
+    """Append `row`, reviewed by the person the transaction acts for; the row as recorded."""
+    recorded = replace(row, reviewed_by_person=person_of(conn))
     conn.execute(
-        insert(memory_candidates).values(**{name: getattr(row, name) for name in _RESOLVED_COLUMNS})
+        insert(memory_candidates).values(
+            **{name: getattr(recorded, name) for name in _RESOLVED_COLUMNS}
+        )
     )
+    return recorded
 
 
 def delete_workspace_candidates(conn: Connection, workspace_id: str) -> int:

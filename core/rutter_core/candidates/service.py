@@ -151,8 +151,9 @@ def confirm_candidate(
             actor=operator,
         )
         created = memory.insert_prepared(conn, prepared)
-        row = _row(pending, "confirmed", created.memory_id, operator, now)
-        repo.insert_resolved(conn, row)
+        row = repo.insert_resolved(
+            conn, _row(pending, "confirmed", created.memory_id, operator, now)
+        )
         return ConfirmedCandidate(candidate=_tombstone(row), memory=created)
 
 
@@ -181,8 +182,7 @@ def ignore_candidate(
         pending = _current_pending(conn, candidate_id, note_id, note_version, workspace_id)
         if version != pending.version:
             raise _stale_version(candidate_id, version, pending.version)
-        row = _row(pending, "ignored", None, operator, now)
-        repo.insert_resolved(conn, row)
+        row = repo.insert_resolved(conn, _row(pending, "ignored", None, operator, now))
         return _tombstone(row)
 
 
@@ -280,7 +280,12 @@ def _tombstone(row: repo.ResolvedRow) -> MemoryCandidate:
         ),
         completion=Completion(kind=kind, at=row.completion_at),
         confidence_note=CONFIDENCE_NOTES[kind],
-        review=CandidateReview(by=row.reviewed_by, at=row.reviewed_at, memory_id=row.memory_id),
+        review=CandidateReview(
+            by=row.reviewed_by,
+            by_person=row.reviewed_by_person,
+            at=row.reviewed_at,
+            memory_id=row.memory_id,
+        ),
     )
 
 

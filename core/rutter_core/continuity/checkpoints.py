@@ -141,7 +141,7 @@ def append_checkpoint(
         {**draft, "fingerprint": snapshot_fingerprint(draft)}
     )
     node_id = new_id("node")
-    repo.insert_node(
+    person = repo.insert_node(
         conn,
         node_id=node_id,
         run_id=basis.run_id,
@@ -171,6 +171,7 @@ def append_checkpoint(
         thread_id=basis.thread_id,
         title=snapshot.title,
         created_by=operator,
+        created_by_person=person,
         created_at=now,
         snapshot=snapshot,
     )
@@ -219,6 +220,7 @@ def verified(stored: repo.StoredNode) -> ContinuityNode:
         thread_id=stored.thread_id,
         title=stored.title,
         created_by=stored.created_by,
+        created_by_person=stored.created_by_person,
         created_at=stored.created_at,
         snapshot=snapshot,
     )

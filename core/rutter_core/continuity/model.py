@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from rutter_core.kernel.actors import CREATED_BY_PERSON, UPDATED_BY_PERSON
 
 Role = Literal["user", "assistant", "tool", "system"]
 NoteKind = Literal["decision", "summary", "fact"]
@@ -77,6 +79,10 @@ class Message(ContinuityDocument):
     role: Role
     source: str
     """Provenance: `cli`, `lsp`, `mcp`, `http` or `import:<agent>`, set by the surface."""
+    source_person: str | None = Field(
+        description="whose session added or imported it: the person the surface acted for "
+        "(null: added before people were recorded)"
+    )
     external_id: str | None
     """The message's ID where it came from (an imported transcript's): unique per thread and
     source, so adding it again adds nothing."""
@@ -115,6 +121,9 @@ class ThreadSummary(ContinuityDocument):
     source: str
     """Where the thread came from: `import:<agent>` for an imported transcript, else the surface
     that started it (`cli`, `lsp`, `http`)."""
+    created_by_person: str | None = Field(
+        description="who started or imported it (null: before people were recorded)"
+    )
     message_count: int
     last_activity_at: str | None
     """The newest message's time as recorded (an imported message's: the agent's own; a
@@ -146,7 +155,9 @@ class Note(ContinuityDocument):
     """The note that replaced this one, when it was superseded by a new text."""
     version: int
     created_by: str
+    created_by_person: str | None = Field(description=CREATED_BY_PERSON)
     updated_by: str
+    updated_by_person: str | None = Field(description=UPDATED_BY_PERSON)
     created_at: str
     updated_at: str
 

@@ -37,6 +37,7 @@ from rutter_core.continuity.indexing import (
     unindex_threads,
 )
 from rutter_core.continuity.model import Message, Note, NoteKind, Role
+from rutter_core.store import person_of
 from rutter_core.store.schema import (
     branch_operations,
     checkpoint_deliveries,
@@ -69,6 +70,7 @@ def insert_thread(
             workspace_id=workspace_id,
             status="active",
             created_by=actor,
+            created_by_person=person_of(conn),
             created_at=now,
             updated_at=now,
         )
@@ -102,6 +104,7 @@ def insert_session(
             thread_id=thread_id,
             status="active",
             created_by=actor,
+            created_by_person=person_of(conn),
             created_at=now,
             updated_at=now,
         )
@@ -127,7 +130,9 @@ def insert_node(
     kind: str,
     actor: str,
     now: str,
-) -> None:
+) -> str:
+    """Append a node; the person it records as making it."""
+    person = person_of(conn)
     conn.execute(
         insert(continuity_nodes).values(
             node_id=node_id,
@@ -137,9 +142,11 @@ def insert_node(
             parent_node_id=parent_node_id,
             kind=kind,
             created_by=actor,
+            created_by_person=person,
             created_at=now,
         )
     )
+    return person
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +161,7 @@ class StoredNode:
     parent_node_id: str | None
     kind: str
     created_by: str
+    created_by_person: str | None
     created_at: str
     title: str | None
     protocol_version: str | None
@@ -168,6 +176,11 @@ def _node_query() -> Select[Any]:
     ).outerjoin(snap, snap.c.node_id == node.c.node_id)
 
 
+def _person(value: object) -> str | None:
+    """A stored `*_person` column (null: written before people were recorded)."""
+    return None if value is None else str(value)
+
+
 def _stored_node(row: Row[Any]) -> StoredNode:
     return StoredNode(
         node_id=str(row.node_id),
@@ -177,6 +190,7 @@ def _stored_node(row: Row[Any]) -> StoredNode:
         parent_node_id=None if row.parent_node_id is None else str(row.parent_node_id),
         kind=str(row.kind),
         created_by=str(row.created_by),
+        created_by_person=_person(row.created_by_person),
         created_at=str(row.created_at),
         title=None if row.title is None else str(row.title),
         protocol_version=None if row.protocol_version is None else str(row.protocol_version),
@@ -274,6 +288,7 @@ def insert_snapshot(
 class ThreadActivity:
     thread_id: str
     created_by: str
+    created_by_person: str | None
     imported_from: str | None
     message_count: int
     last_activity_at: str | None
@@ -323,6 +338,7 @@ def thread_activity(conn: Connection, workspace_ids: Sequence[str] | None) -> li
         select(
             threads.c.thread_id,
             threads.c.created_by,
+            threads.c.created_by_person,
             imported.c.source,
             stats.c.message_count,
             stats.c.last_activity_at,
@@ -344,6 +360,7 @@ def thread_activity(conn: Connection, workspace_ids: Sequence[str] | None) -> li
         ThreadActivity(
             thread_id=str(row.thread_id),
             created_by=str(row.created_by),
+            created_by_person=_person(row.created_by_person),
             imported_from=None if row.source is None else str(row.source),
             message_count=int(row.message_count or 0),
             last_activity_at=None if row.last_activity_at is None else str(row.last_activity_at),
@@ -364,6 +381,7 @@ def _message(row: Row[Any]) -> Message:
         seq=int(row.seq),
         role=row.role,
         source=str(row.source),
+        source_person=_person(row.source_person),
         external_id=None if row.external_id is None else str(row.external_id),
         text=str(row.text),
         redacted=bool(row.redacted),
@@ -406,6 +424,7 @@ def insert_message(
         "text": text,
         "redacted": int(redacted),
         "source": source,
+        "source_person": person_of(conn),
         "external_id": external_id,
         "created_at": now,
     }
@@ -462,7 +481,9 @@ def _note(row: Row[Any]) -> Note:
         superseded_by=None if row.superseded_by is None else str(row.superseded_by),
         version=int(row.version),
         created_by=str(row.created_by),
+        created_by_person=_person(row.created_by_person),
         updated_by=str(row.updated_by),
+        updated_by_person=_person(row.updated_by_person),
         created_at=str(row.created_at),
         updated_at=str(row.updated_at),
     )
@@ -492,7 +513,9 @@ def insert_note(
             superseded_by=None,
             version=1,
             created_by=actor,
+            created_by_person=person_of(conn),
             updated_by=actor,
+            updated_by_person=person_of(conn),
             created_at=now,
             updated_at=now,
         )
@@ -521,7 +544,12 @@ def update_note(
 ) -> Note | None:
     """Version + 1 of the note as `read` with the given changes; None when it is no longer at
     that version (changed meanwhile)."""
-    values: dict[str, Any] = {"updated_by": actor, "updated_at": now, "version": read.version + 1}
+    values: dict[str, Any] = {
+        "updated_by": actor,
+        "updated_by_person": person_of(conn),
+        "updated_at": now,
+        "version": read.version + 1,
+    }
     if text is not None:
         values["text"] = text
     if redacted is not None:
@@ -629,7 +657,13 @@ def continuity_marks(
 
 def insert_delivery(conn: Connection, *, node_id: str, run_id: str, actor: str, now: str) -> None:
     """Mark the checkpoint `node_id` as its run's delivery, in the caller's transaction."""
-    values = {"node_id": node_id, "run_id": run_id, "created_by": actor, "created_at": now}
+    values = {
+        "node_id": node_id,
+        "run_id": run_id,
+        "created_by": actor,
+        "created_by_person": person_of(conn),
+        "created_at": now,
+    }
     conn.execute(insert(checkpoint_deliveries).values(**values))
 
 
@@ -665,7 +699,8 @@ def insert_branch_operation(
         insert(branch_operations).values(
             operation_key=found.operation_key, kind=found.kind, node_id=found.node_id,
             request_sha256=found.request_sha256, run_id=found.run_id,
-            marker_node_id=found.marker_node_id, created_by=actor, created_at=now,
+            marker_node_id=found.marker_node_id, created_by=actor,
+            created_by_person=person_of(conn), created_at=now,
         )
     )  # fmt: skip
 

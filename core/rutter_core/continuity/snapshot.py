@@ -22,6 +22,7 @@ from pydantic import Field
 from rutter_core.continuity.git import GitReason
 from rutter_core.continuity.model import ContinuityDocument, Role
 from rutter_core.discovery.fingerprint import fingerprint
+from rutter_core.kernel.actors import CREATED_BY_PERSON
 
 PROTOCOL_VERSION: Final = "continuity_snapshot.v1"
 CHECKPOINT_KIND: Final = "checkpoint"
@@ -203,6 +204,7 @@ class ContinuityNode(ContinuityDocument):
     thread_id: str
     title: str | None
     created_by: str
+    created_by_person: str | None = Field(description=CREATED_BY_PERSON)
     created_at: str
     snapshot: ContinuitySnapshot | None
 

@@ -37,6 +37,7 @@ def list_threads(store: Store, workspace_id: str | None) -> ThreadList:
                 title=_title(thread.session_title, thread.first_words),
                 source=thread.imported_from
                 or _SURFACE_OF_ACTOR.get(thread.created_by, thread.created_by),
+                created_by_person=thread.created_by_person,
                 message_count=thread.message_count,
                 last_activity_at=thread.last_activity_at,
             )

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
+from pydantic import Field
 from sqlalchemy.engine import Connection
 
 from rutter_core.continuity import repo
@@ -35,6 +36,7 @@ from rutter_core.continuity.model import ContinuityDocument, Note
 from rutter_core.continuity.nodes import START_KINDS
 from rutter_core.continuity.snapshot import ContinuityNode, ContinuitySnapshot, SnapshotGit
 from rutter_core.discovery.snapshot import Snapshot
+from rutter_core.kernel.actors import CREATED_BY_PERSON
 from rutter_core.kernel.errors import RutterError
 
 PROTOCOL_VERSION: Final = "session_tree.v1"
@@ -115,6 +117,7 @@ class TreeNode(ContinuityDocument):
     run_status: str
     title: str | None
     created_by: str
+    created_by_person: str | None = Field(description=CREATED_BY_PERSON)
     created_at: str
     fingerprint: str | None
     """A checkpoint's snapshot fingerprint."""
@@ -308,7 +311,8 @@ def stored_tree_node(
             node_id=stored.node_id, parent_node_id=stored.parent_node_id, kind=stored.kind,
             projected=False, run_id=stored.run_id, session_id=stored.session_id,
             thread_id=stored.thread_id, run_status=run_status, title=None,
-            created_by=stored.created_by, created_at=stored.created_at, fingerprint=None,
+            created_by=stored.created_by, created_by_person=stored.created_by_person,
+            created_at=stored.created_at, fingerprint=None,
             drift=None, error=node.to_json(),
         )  # fmt: skip
     snapshot = node.snapshot
@@ -316,7 +320,8 @@ def stored_tree_node(
         node_id=node.node_id, parent_node_id=node.parent_node_id, kind=node.kind,
         projected=False, run_id=node.run_id, session_id=node.session_id,
         thread_id=node.thread_id, run_status=run_status, title=node.title,
-        created_by=node.created_by, created_at=node.created_at,
+        created_by=node.created_by, created_by_person=node.created_by_person,
+        created_at=node.created_at,
         fingerprint=None if snapshot is None else snapshot.fingerprint, drift=drift, error=None,
     )  # fmt: skip
 
@@ -356,6 +361,7 @@ def projected_nodes(
                 run_status=parent.run_status,
                 title=_first_line(note.text),
                 created_by=note.created_by,
+                created_by_person=note.created_by_person,
                 created_at=note.created_at,
                 fingerprint=None,
                 drift=None,
@@ -378,6 +384,7 @@ def projected_nodes(
                 run_status=parent.run_status,
                 title=_first_line(row.summary_text or "") or None,
                 created_by=row.created_by,
+                created_by_person=row.created_by_person,
                 created_at=row.updated_at,
                 fingerprint=None,
                 drift=None,

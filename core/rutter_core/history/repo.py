@@ -6,10 +6,15 @@ Every function runs in the caller's transaction. Memories are indexed apart from
 in shards by entry ID (`shard_of`): the shard that held a memory text is compacted whenever that
 text leaves it, so a deleted, disabled or replaced memory body stays in none of its pages, and
 the compaction rewrites that shard only. A search of memories asks every shard.
+
+Why one module: it is the one place that knows how the history is laid out (the shards, the
+keys, the full-text tables, the statements over them), which the writes and the searches both
+depend on; split, that layout would be stated in two places that must agree.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -130,6 +135,34 @@ def _search_statement(
     # The engine merges the arms as they come and stops at the limit.
     union = " UNION ALL ".join(arm(table, key_first=True) for table in tables)
     return text(f"{union} ORDER BY 1 DESC LIMIT :limit")
+
+
+@cache
+def _walk_statement(
+    engine: str, tables: tuple[str, ...], column: str, match: str, owners: int, kinds: int,
+    size: int,
+) -> TextClause:  # fmt: skip
+    """The newest `size` rows of `tables` below the cursor in key order, filtered by `match`
+    (written for the alias `walked`): (how many rows there were, the lowest key among them)
+    and, with them, up to `:limit` visible hits, newest first. The engine reads the rows in
+    key order and stops at the limit; a LIMIT subquery keeps its filter out of the index."""
+
+    def rows(*, body: bool) -> str:
+        arms = " UNION ALL ".join(
+            f"SELECT {table}.{column} AS entry_id{f', {table}.body AS body' if body else ''} "
+            f"FROM {table} WHERE {table}.{column} < :before AND {table}.{column} <= :horizon"
+            for table in tables
+        )
+        return f"SELECT * FROM ({arms}) AS arms ORDER BY entry_id DESC LIMIT {int(size)}"
+
+    return text(
+        "SELECT edge.examined, edge.lowest, hit.* FROM (SELECT count(*) AS examined, "
+        f"min(keys.entry_id) AS lowest FROM ({rows(body=False)}) AS keys) AS edge "
+        f"LEFT JOIN (SELECT {_ENTRY_COLUMNS}, walked.body AS body FROM ({rows(body=True)}) "
+        f"AS walked {fulltext.join(engine)} history_entries AS e ON e.entry_id = walked.entry_id "
+        f"WHERE {match} AND {_visible(owners, kinds)} ORDER BY walked.entry_id DESC "
+        "LIMIT :limit) AS hit ON 1 = 1 ORDER BY hit.entry_id DESC"
+    )
 
 
 @cache
@@ -413,25 +446,64 @@ def search(
     limit: int,
 ) -> list[Entry]:
     """Up to `limit` visible entries of the full-text tables `tables` below `before` (and at
-    most `horizon`) whose text holds `query`, newest first, by the full-text index."""
+    most `horizon`) whose text holds `query`, newest first: the engine's walk of the newest
+    rows in key order first (`fulltext.walk`), while it is the cheaper way to fill the page,
+    then the full-text index for the older rows. Either way the answer is the same: every hit
+    of the rows walked, then the index's hits below the lowest of them."""
+    bound = {"before": before, "horizon": horizon, "now": now, **_bound(conn, owners, kinds)}
+    found: list[Entry] = []
+    first, most = fulltext.walk(conn)
+    size, walked = first, 0
+    while size:
+        rows, examined, lowest = _walk(
+            conn, tables, query, (len(owners), len(kinds)), size, limit - len(found), bound
+        )
+        found.extend(rows)
+        if len(found) >= limit or examined < size:  # a full page, or no older row is left
+            return found
+        walked += examined
+        bound["before"] = lowest  # every row from `lowest` up is examined
+        size = _next_walk(len(found), walked, limit, most)
     matches = [fulltext.match(conn, table, query) for table in tables]
-    value = matches[0][1]
     statement = _search_statement(
         conn.dialect.name, tuple(tables), fulltext.key(conn),
         tuple(match.text for match, _ in matches), len(owners), len(kinds),
     )  # fmt: skip
-    rows = conn.execute(
-        statement,
-        {
-            "fts_query": value,
-            "before": before,
-            "horizon": horizon,
-            "now": now,
-            "limit": limit,
-            **_bound(conn, owners, kinds),
-        },
+    older = conn.execute(
+        statement, {"fts_query": matches[0][1], "limit": limit - len(found), **bound}
     )
-    return [_entry(row) for row in rows]
+    return found + [_entry(row) for row in older]
+
+
+def _walk(
+    conn: Connection,
+    tables: Sequence[str],
+    query: str,
+    counts: tuple[int, int],
+    size: int,
+    limit: int,
+    bound: dict[str, Any],
+) -> tuple[list[Entry], int, int]:
+    """One walk of `size` rows (`counts`: of owners and of kinds bound): (its hits up to
+    `limit`, the rows examined, the lowest key)."""
+    match, value = fulltext.match(conn, "walked", query)
+    statement = _walk_statement(
+        conn.dialect.name, tuple(tables), fulltext.key(conn), match.text, *counts, size
+    )
+    rows = conn.execute(statement, {"fts_query": value, "limit": limit, **bound}).all()
+    examined = int(rows[0][0])
+    lowest = 0 if rows[0][1] is None else int(rows[0][1])
+    return [_entry(row[2:]) for row in rows if row[2] is not None], examined, lowest
+
+
+def _next_walk(found: int, walked: int, limit: int, most: int) -> int:
+    """The size of the next walk (0: ask the index): twice the rows the hits so far say the
+    page still needs, as a power of two, when that keeps the walks within `most` rows."""
+    if not found:
+        return 0
+    needed = 2 * (limit - found) * walked / found
+    size = 1 << max(0, math.ceil(math.log2(max(needed, 1))))
+    return size if walked + size <= most else 0
 
 
 _OWNED_BELOW: Final = (

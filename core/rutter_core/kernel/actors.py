@@ -46,3 +46,17 @@ def require_operator(actor: object, *, what: str) -> OperatorActor:
             details={"actor": str(actor), "allowed": list(OPERATOR_ACTORS)},
         )
     return actor
+
+
+# -- people: who, beside which surface -----------------------------------------------------------
+# Beside the surface, every record names the person it was written for (docs/team.md, "People"):
+# the PostgreSQL role its transaction acted as (an HTTP request: its bearer's person), or the
+# operating-system user of a SQLite store. The store fills these fields itself
+# (`rutter_core.store.person_of`); no surface passes a person. A record written before the store
+# recorded people (migrations 17 and 21) has null: unknown.
+
+CREATED_BY_PERSON: Final = "who made it (null: made before people were recorded)"
+"""The description of every `created_by_person` field."""
+
+UPDATED_BY_PERSON: Final = "who changed it last (null: before people were recorded)"
+"""The description of every `updated_by_person` field."""

@@ -60,6 +60,7 @@ def verified(stored: StoredRevision, run: RunRecord) -> PinnedRevision:
         revision=revision,
         fingerprint=stored_fingerprint,
         confirmed_by=stored.confirmed_by,
+        confirmed_by_person=stored.confirmed_by_person,
         confirmed_at=stored.confirmed_at,
         replaces_fingerprint=stored.replaces_fingerprint,
         snapshot=snapshot,

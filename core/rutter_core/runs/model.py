@@ -14,6 +14,7 @@ from typing import Annotated, Any, Final, Literal, TypeGuard, get_args
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_serializer
 
 from rutter_core.discovery.snapshot import Snapshot
+from rutter_core.kernel.actors import CREATED_BY_PERSON, UPDATED_BY_PERSON
 from rutter_core.kernel.errors import RutterError
 
 RunStatus = Literal["created", "running", "paused", "completed", "failed", "cancelled"]
@@ -102,7 +103,9 @@ class RunRecord(RunDocument):
     revision: int | None
     fingerprint: str | None
     created_by: str
+    created_by_person: str | None = Field(description=CREATED_BY_PERSON)
     updated_by: str
+    updated_by_person: str | None = Field(description=UPDATED_BY_PERSON)
     created_at: str
     updated_at: str
 
@@ -131,6 +134,7 @@ class DeliveryReport(RunDocument):
     references: tuple[str, ...]
     """What the report points at (paths, URLs, other identifiers), sorted."""
     created_by: str
+    created_by_person: str | None = Field(description=CREATED_BY_PERSON)
     created_at: str
 
 
@@ -154,6 +158,9 @@ class PinnedRevision(RunDocument):
     revision: int
     fingerprint: str
     confirmed_by: str
+    confirmed_by_person: str | None = Field(
+        description="who confirmed this revision (null: confirmed before people were recorded)"
+    )
     confirmed_at: str
     replaces_fingerprint: str | None
     snapshot: SnapshotDocument = Field(repr=False)

@@ -13,11 +13,15 @@ from sqlalchemy.engine import Connection
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.discovery.walk import discover
-from rutter_core.kernel.errors import Hint, NotFoundError, RutterError
+from rutter_core.kernel.errors import Hint, NotFoundError, RutterError, UsageError
 from rutter_core.runs import repo
 from rutter_core.runs.integrity import verified
 from rutter_core.runs.model import PinnedRevision, RunRecord
-from rutter_core.workspaces.service import location_of
+from rutter_core.workspaces.service import (
+    location_of,
+    project_workspace_ids,
+    require_workspace,
+)
 
 
 def run_not_found(run_id: str) -> NotFoundError:
@@ -72,10 +76,22 @@ def load_run_of_session(conn: Connection, session_id: str) -> RunRecord:
     return found
 
 
-def workspace_root(conn: Connection, run: RunRecord) -> str:
-    """The files the run's discovery reads: its workspace's root, or, when that registration
-    was removed and kept for its project's records, the project's first live location's.
-    Runs reference their workspace (a foreign key): the row cannot be gone."""
+def workspace_root(conn: Connection, run: RunRecord, local: str | None = None) -> str:
+    """The files the run's discovery reads: `local`'s root when given (another registration
+    of the run's project, on another path or machine: `run_not_in_project` when it is not
+    one), else its workspace's root, or, when that registration was removed and kept for its
+    project's records, the project's first live location's. Runs reference their workspace
+    (a foreign key): the row cannot be gone."""
+    if local is not None and local != run.workspace_id:
+        require_workspace(conn, local)
+        if local not in project_workspace_ids(conn, run.workspace_id):
+            raise UsageError(
+                "run_not_in_project",
+                f"run {run.run_id} belongs to another project than workspace {local}'s",
+                details={"run_id": run.run_id, "workspace_id": local},
+                hint=Hint("choose_workspace"),
+            )
+        return require_workspace(conn, local).root
     return location_of(conn, run.workspace_id).root
 
 

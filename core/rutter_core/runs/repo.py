@@ -35,6 +35,7 @@ from rutter_core.runs.model import (
     is_run_mode,
     is_run_status,
 )
+from rutter_core.store import person_of
 from rutter_core.store.schema import delivery_reports, missions, run_instruction_snapshots, runs
 
 
@@ -68,6 +69,11 @@ _RUN_QUERY: Final = _run_query()
 """Built once: statements are immutable, `.where()` derives new ones."""
 
 
+def _person(value: object) -> str | None:
+    """A stored `*_person` column (null: written before people were recorded)."""
+    return None if value is None else str(value)
+
+
 def _record(row: Row[Any]) -> RunRecord:
     mode, status = str(row.mode), str(row.status)
     if not is_run_mode(mode) or not is_run_status(
@@ -90,7 +96,9 @@ def _record(row: Row[Any]) -> RunRecord:
         revision=None if row.latest_revision is None else int(row.latest_revision),
         fingerprint=None if row.latest_fingerprint is None else str(row.latest_fingerprint),
         created_by=str(row.created_by),
+        created_by_person=_person(row.created_by_person),
         updated_by=str(row.updated_by),
+        updated_by_person=_person(row.updated_by_person),
         created_at=str(row.created_at),
         updated_at=str(row.updated_at),
     )
@@ -173,6 +181,7 @@ def insert_mission(
             goal=goal,
             status="active",
             created_by=actor,
+            created_by_person=person_of(conn),
             created_at=now,
             updated_at=now,
         )
@@ -234,7 +243,9 @@ def insert_run(conn: Connection, run: NewRun, *, actor: str, now: str) -> None:
             target_path=run.target_path,
             status="created",
             created_by=actor,
+            created_by_person=person_of(conn),
             updated_by=actor,
+            updated_by_person=person_of(conn),
             created_at=now,
             updated_at=now,
         )
@@ -245,7 +256,7 @@ def update_run(
     conn: Connection, run_id: str, *, actor: str, now: str, status: RunStatus | None = None
 ) -> None:
     """Stamp the run as changed by `actor` now (and move it to `status` when given)."""
-    values: dict[str, str] = {"updated_by": actor, "updated_at": now}
+    values = {"updated_by": actor, "updated_by_person": person_of(conn), "updated_at": now}
     if status is not None:
         values["status"] = status
     conn.execute(update(runs).where(runs.c.run_id == run_id).values(**values))
@@ -263,6 +274,7 @@ class StoredRevision:
     snapshot_json: str
     fingerprint: str
     confirmed_by: str
+    confirmed_by_person: str | None
     confirmed_at: str
     replaces_fingerprint: str | None
 
@@ -285,6 +297,7 @@ def find_revision(conn: Connection, run_id: str, revision: int | None) -> Stored
         snapshot_json=row.snapshot_json,
         fingerprint=str(row.fingerprint),
         confirmed_by=str(row.confirmed_by),
+        confirmed_by_person=_person(row.confirmed_by_person),
         confirmed_at=str(row.confirmed_at),
         replaces_fingerprint=None if replaces is None else str(replaces),
     )
@@ -299,10 +312,11 @@ def append_revision(
     replaces: str | None,
     actor: str,
     now: str,
-) -> None:
-    """Append `snapshot` as revision `revision` of the run, confirmed by `actor` now. The
-    ledger's UNIQUE (run_id, revision) declares the race between two confirmations: the store
-    reports the loser as `conflict`."""
+) -> str:
+    """Append `snapshot` as revision `revision` of the run, confirmed by `actor` now; the
+    person it records as confirming it. The ledger's UNIQUE (run_id, revision) declares the race
+    between two confirmations: the store reports the loser as `conflict`."""
+    person = person_of(conn)
     conn.execute(
         insert(run_instruction_snapshots).values(
             run_id=run_id,
@@ -310,10 +324,12 @@ def append_revision(
             snapshot_json=canonical_text(snapshot.to_json()),
             fingerprint=snapshot.fingerprint,
             confirmed_by=actor,
+            confirmed_by_person=person,
             confirmed_at=now,
             replaces_fingerprint=replaces,
         )
     )
+    return person
 
 
 # -- delivery reports ---------------------------------------------------------------------------
@@ -341,6 +357,7 @@ def insert_delivery_report(
             summary_redacted=int(redacted),
             references_json=json.dumps(list(references), ensure_ascii=False),
             created_by=actor,
+            created_by_person=person_of(conn),
             created_at=now,
         )
     )
@@ -371,6 +388,7 @@ def select_delivery_reports(
             summary_redacted=bool(row.summary_redacted),
             references=tuple(str(item) for item in json.loads(row.references_json)),
             created_by=str(row.created_by),
+            created_by_person=_person(row.created_by_person),
             created_at=str(row.created_at),
         )
         for row in conn.execute(query)

@@ -65,7 +65,7 @@ from rutter_core.runs.reading import (
     workspace_root,
 )
 from rutter_core.store import Store
-from rutter_core.workspaces.service import get_workspace, project_workspace_ids
+from rutter_core.workspaces.service import get_workspace, here_or_own, project_workspace_ids
 
 # -- reading ----------------------------------------------------------------------------------
 
@@ -357,12 +357,24 @@ def set_run_status(store: Store, run_id: str, status: str, *, actor: str) -> Run
 # -- drift ------------------------------------------------------------------------------------
 
 
-def inspect_run(store: Store, run_id: str, *, reader: FileReader) -> RunInspection:
-    """The run's latest pinned revision (verified) against discovery now. Read-only."""
+def inspect_run(
+    store: Store,
+    run_id: str,
+    *,
+    reader: FileReader,
+    local: str | None = None,
+    machine: str | None = None,
+) -> RunInspection:
+    """The run's latest pinned revision (verified) against discovery now, in the files of
+    `local` (a registration of the run's project) when given, else of the run's workspace, or,
+    when that is another machine's than `machine`, of `machine`'s registration of the project
+    (`here_or_own`). Read-only."""
     with store.read() as conn:
         run = load_run(conn, run_id)
         pinned = latest_pinned(conn, run)
-        root = workspace_root(conn, run)
+        if local is None and machine is not None:
+            local = here_or_own(conn, run.workspace_id, machine)
+        root = workspace_root(conn, run, local)
     return inspection_of(run, pinned, discover_live(run, root, reader))
 
 
@@ -374,6 +386,8 @@ def confirm_refresh(
     expected_fingerprint: str | None,
     expected_live_fingerprint: str,
     actor: str,
+    local: str | None = None,
+    machine: str | None = None,
 ) -> tuple[RunInspection, bool]:
     """Pin the live instructions as the run's next revision, bound to what was reviewed.
 
@@ -384,7 +398,8 @@ def confirm_refresh(
     `expected_live_fingerprint`, it fails with `conflict` (details: `current_fingerprint`,
     `live_fingerprint`) and appends nothing. When live equals pinned nothing is appended.
     Returns the inspection as it stands afterwards and whether a revision was appended.
-    Terminal runs are `run_terminal`.
+    Terminal runs are `run_terminal`. `local`, `machine`: whose files discovery reads, as for
+    `inspect_run`.
     """
     require_operator(actor, what="create or change runs")
     if expected_fingerprint == NO_REVISION:
@@ -402,7 +417,9 @@ def confirm_refresh(
         current = None if pinned is None else pinned.fingerprint
         # Under the write lock: no other confirmation can interleave between this discovery
         # and the append, so the appended snapshot is exactly the one checked.
-        live = discover_live(run, workspace_root(conn, run), reader)
+        if local is None and machine is not None:
+            local = here_or_own(conn, run.workspace_id, machine)
+        live = discover_live(run, workspace_root(conn, run, local), reader)
         live_fingerprint = live.fingerprint if isinstance(live, Snapshot) else None
         if current != expected_fingerprint or live_fingerprint != expected_live_fingerprint:
             raise _refresh_conflict(run, current, live, expected_fingerprint)
@@ -411,7 +428,9 @@ def confirm_refresh(
             return inspection_of(run, pinned, live), False
         now = now_rfc3339()
         revision = 1 if pinned is None else pinned.revision + 1
-        repo.append_revision(conn, run_id, revision, live, replaces=current, actor=actor, now=now)
+        person = repo.append_revision(
+            conn, run_id, revision, live, replaces=current, actor=actor, now=now
+        )
         repo.update_run(conn, run_id, actor=actor, now=now)
         refreshed_run = load_run(conn, run_id)
         appended = PinnedRevision(
@@ -419,6 +438,7 @@ def confirm_refresh(
             revision=revision,
             fingerprint=live.fingerprint,
             confirmed_by=actor,
+            confirmed_by_person=person,
             confirmed_at=now,
             replaces_fingerprint=current,
             snapshot=live,

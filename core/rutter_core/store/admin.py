@@ -299,6 +299,15 @@ def _fact_problems(
                 "administrator grants it (GRANT group TO role)",
             )
         )
+    if facts.missing_grants:
+        problems.append(
+            StoreProblem(
+                code="grant_missing",
+                message="the members' group role lacks "
+                + "; ".join(facts.missing_grants)
+                + ": run `rutter store init` (as the administrator)",
+            )
+        )
     if facts.superuser or facts.bypasses_row_security:
         warnings.append(
             StoreProblem(
@@ -317,7 +326,7 @@ def check(store: Store, *, group: str = DEFAULT_GROUP) -> StoreCheck:
     separated = store.dialect.separates_people
     try:
         with store.read() as conn:
-            facts = store.dialect.facts(conn, group=group, secured=SECURED_TABLES)
+            facts = store.dialect.facts(conn, group=group, secured=SECURED_TABLES, grants=_grants())
     except RutterError as error:
         if error.code != "unsupported_database":
             raise

@@ -235,10 +235,10 @@ class Store:
 
     @contextmanager
     def purging_write(self, *, purge: bool = True) -> Iterator[PurgingWrite]:
-        """`write()` for a change that deletes or replaces content, followed by `purge()` once
-        committed, before the `with` statement ends: the content is then in none of the store's
-        files (`purged`), or a long reader kept the purge from completing (the next purge
-        finishes the job).
+        """`write()` for a change that deletes or replaces content, followed by a purge once
+        committed (given the write's `Dialect.purge_mark`), before the `with` statement ends:
+        the content is then in none of the store's files (`purged`), or a long reader kept the
+        purge from completing (the next purge finishes the job).
 
         The dialect may commit it without making it durable by itself (a `purge` transaction),
         because the purge makes it durable; when the purge does not complete, the store makes
@@ -247,8 +247,7 @@ class Store:
         `removes_nothing()`: a change after all, but one that leaves nothing to purge.
 
         `purge=False`: an ordinary `write()` behind the same handle (durable at its commit,
-        nothing purged), for a caller that knows per call whether its change removes content.
-        """
+        nothing purged), for a caller that knows per call whether its change removes content."""
         with self._connect() as conn:
             trans = self._begin(conn, "purge" if purge else "write")
             handle = PurgingWrite(conn)
@@ -261,6 +260,7 @@ class Store:
                 trans.rollback()
                 return
             try:
+                mark = self.dialect.purge_mark(conn) if purge and handle._removes else None
                 trans.commit()
             except DatabaseError as exc:
                 self._raise_typed(exc)
@@ -271,7 +271,7 @@ class Store:
             return
         # After the connection went back to the pool: the checkpoint may need it.
         try:
-            purged = self.dialect.purge(self.engine)
+            purged = self.dialect.purge(self.engine, since=mark)
         except StoreError:
             raise  # the dialect's own report, made once the commit is durable (`Dialect.purge`)
         except BaseException:

@@ -25,6 +25,12 @@ def min_query_chars(conn: Connection) -> int:
     return dialect_named(conn.dialect.name).full_text_min_query()
 
 
+def walk(conn: Connection) -> tuple[int, int]:
+    """(first, most): the rows a search examines in key order before it asks the index (the
+    first walk's size, the most in all); (0, 0) when the index answers in key order itself."""
+    return dialect_named(conn.dialect.name).full_text_walk()
+
+
 def match(conn: Connection, table: str, query: str) -> tuple[TextClause, str]:
     """A WHERE clause with the bound parameter `fts_query` matching the rows of `table` whose
     body holds `query` as a case-insensitive substring, and the value to bind."""

@@ -43,11 +43,15 @@ workspaces = Table(
     metadata,
     Column("workspace_id", String, primary_key=True),
     # NULL: a registration removed while its project has others, kept for its records.
-    Column("root", String, nullable=True, unique=True),
+    Column("root", String, nullable=True),
     Column("created_at", String, nullable=False),
     # Nullable only as SQL can add it (migration 16); every registration has one.
     Column("project_id", String, ForeignKey("projects.project_id"), nullable=True),
+    # The machine whose location it is (migration 20); NULL: registered before machines were
+    # known, taken by the first machine that looks its root up.
+    Column("machine_id", String, nullable=True),
     Index("workspaces_by_project", "project_id"),
+    Index("workspaces_one_root_per_machine", "machine_id", "root", unique=True),
 )
 
 missions = Table(
@@ -60,6 +64,7 @@ missions = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
 )
 
 threads = Table(
@@ -71,6 +76,7 @@ threads = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
 )
 
 sessions = Table(
@@ -83,6 +89,7 @@ sessions = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
 )
 
 runs = Table(
@@ -101,6 +108,8 @@ runs = Table(
     Column("updated_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
+    Column("updated_by_person", String, nullable=True),
     Index("runs_by_workspace", "workspace_id", "status"),
     Index("runs_by_thread", "thread_id"),
 )
@@ -116,6 +125,7 @@ continuity_nodes = Table(
     Column("kind", String, nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index(
         "continuity_nodes_one_root_per_run", "run_id", unique=True, info={"where": "kind = 'root'"}
     ),
@@ -134,6 +144,7 @@ run_instruction_snapshots = Table(
     Column("confirmed_by", String, nullable=False),
     Column("confirmed_at", String, nullable=False),
     Column("replaces_fingerprint", String, nullable=True),
+    Column("confirmed_by_person", String, nullable=True),
     info={"append_only": True},
 )
 
@@ -184,6 +195,7 @@ messages = Table(
     Column("external_id", String, nullable=True),
     Column("created_at", String, nullable=False),
     Column("injected", String, nullable=True),
+    Column("source_person", String, nullable=True),
     Index("messages_by_thread", "thread_id", "seq", unique=True),
     Index("messages_by_external_id", "thread_id", "source", "external_id", unique=True),
     info={"append_only": True},
@@ -205,6 +217,8 @@ notes = Table(
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
     Column("references_json", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
+    Column("updated_by_person", String, nullable=True),
     Index("notes_by_thread", "thread_id", "kind", "status"),
 )
 
@@ -237,6 +251,8 @@ pin_proposals = Table(
     Column("answered_by", String, nullable=True),
     Column("created_at", String, nullable=False),
     Column("answered_at", String, nullable=True),
+    Column("proposed_by_person", String, nullable=True),
+    Column("answered_by_person", String, nullable=True),
     Index("pin_proposals_by_status", "status", "workspace_id"),
     Index("pin_proposals_by_thread", "thread_id"),
 )
@@ -254,6 +270,8 @@ pins = Table(
     Column("updated_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
+    Column("updated_by_person", String, nullable=True),
     Index("pins_by_thread", "thread_id"),
 )
 
@@ -265,6 +283,7 @@ transcript_imports = Table(
     Column("thread_id", String, ForeignKey("threads.thread_id"), nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("transcript_imports_by_thread", "thread_id"),
     info={"append_only": True},
 )
@@ -331,6 +350,7 @@ context_assembly_reports = Table(
     Column("ignored_json", String, nullable=False),
     Column("reported_by", String, nullable=False),
     Column("reported_at", String, nullable=False),
+    Column("reported_by_person", String, nullable=True),
     info={"append_only": True},
 )
 
@@ -358,6 +378,7 @@ compactions = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("compactions_by_thread", "thread_id", "status", "through_seq"),
     Index(
         "compactions_one_open_per_thread",
@@ -381,6 +402,7 @@ branch_operations = Table(
     Column("marker_node_id", String, ForeignKey("continuity_nodes.node_id"), nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     info={"append_only": True},
 )
 """The operation keys of resumes and forks and the run each made (migration 15)."""
@@ -405,6 +427,7 @@ checkpoint_deliveries = Table(
     Column("run_id", String, ForeignKey("runs.run_id"), nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("checkpoint_deliveries_by_run", "run_id"),
     info={"append_only": True},
 )
@@ -420,6 +443,7 @@ delivery_reports = Table(
     Column("references_json", String, nullable=False),
     Column("created_by", String, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("created_by_person", String, nullable=True),
     Index("delivery_reports_by_run", "run_id", "created_at"),
     info={"append_only": True},
 )
@@ -441,6 +465,7 @@ memory_candidates = Table(
     Column("memory_id", String, nullable=True),
     Column("reviewed_by", String, nullable=False),
     Column("reviewed_at", String, nullable=False),
+    Column("reviewed_by_person", String, nullable=True),
     Index("memory_candidates_by_note", "note_id", "note_version"),
     Index("memory_candidates_by_workspace", "workspace_id"),
     info={"append_only": True},

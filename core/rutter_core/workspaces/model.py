@@ -20,7 +20,7 @@ _FALLBACK_ID = "workspace"
 class Workspace(BaseModel):
     """An operator-chosen ID bound to one resolved directory: one location of a project. Its
     dump is the JSON of `rutter workspace show --json`: `{workspace_id, root, created_at,
-    project_id, project_source}`."""
+    project_id, project_source, machine_id}`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -35,6 +35,10 @@ class Workspace(BaseModel):
     and project memories."""
     project_source: ProjectSource
     """Where the project identity came from: `remote`, `named` or `local`."""
+    machine_id: str | None = None
+    """The machine whose location this is (32 hex characters, a keyed hash: docs/team.md,
+    machines); null for a registration made before machines were known and not yet taken by
+    the first machine that looks its root up."""
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -34,6 +34,7 @@ def _from_row(row: Any) -> Workspace:
         created_at=str(row.created_at),
         project_id=local_project(str(row.workspace_id)) if local else str(row.project_id),
         project_source="local" if local else row.source,
+        machine_id=None if row.machine_id is None else str(row.machine_id),
     )
 
 
@@ -45,6 +46,7 @@ def _joined() -> Any:
             workspaces_table.c.root,
             workspaces_table.c.created_at,
             workspaces_table.c.project_id,
+            workspaces_table.c.machine_id,
             projects_table.c.source,
         )
         .join(projects_table, projects_table.c.project_id == workspaces_table.c.project_id)
@@ -91,9 +93,40 @@ def by_id(conn: Connection, workspace_id: str) -> Workspace | None:
     return None if row is None else _from_row(row)
 
 
-def by_root(conn: Connection, root: str) -> Workspace | None:
-    row = conn.execute(_joined().where(workspaces_table.c.root == root)).first()
+def _on(machine: str) -> Any:
+    """Registrations of `machine`, and those registered before machines were known (NULL:
+    the first machine that looks one up takes it, `claim`)."""
+    return or_(workspaces_table.c.machine_id == machine, workspaces_table.c.machine_id.is_(None))
+
+
+def by_root(conn: Connection, root: str, machine: str) -> Workspace | None:
+    """The registration of `root` on `machine` (or one not yet taken by any machine)."""
+    row = conn.execute(
+        _joined()
+        .where(workspaces_table.c.root == root, _on(machine))
+        # This machine's own first: an old row at the same root is another's by then.
+        .order_by(workspaces_table.c.machine_id.is_(None))
+    ).first()
     return None if row is None else _from_row(row)
+
+
+def on_machine(conn: Connection, machine: str) -> list[Workspace]:
+    """The live registrations of `machine`, and those not yet taken by any machine, by ID."""
+    rows = conn.execute(_joined().where(_on(machine)).order_by(workspaces_table.c.workspace_id))
+    return [_from_row(row) for row in rows]
+
+
+def claim(conn: Connection, workspace_id: str, machine: str) -> bool:
+    """Make a registration that has no machine yet `machine`'s; False when it has one by now."""
+    done = conn.execute(
+        update(workspaces_table)
+        .where(
+            workspaces_table.c.workspace_id == workspace_id,
+            workspaces_table.c.machine_id.is_(None),
+        )
+        .values(machine_id=machine)
+    )
+    return bool(done.rowcount)
 
 
 def all_by_id(conn: Connection) -> list[Workspace]:
@@ -156,6 +189,7 @@ def add(conn: Connection, workspace: Workspace) -> None:
                 root=workspace.root,
                 created_at=workspace.created_at,
                 project_id=workspace.project_id,
+                machine_id=workspace.machine_id,
             )
         )
     except IntegrityError as exc:
@@ -168,14 +202,15 @@ def add(conn: Connection, workspace: Workspace) -> None:
         ) from exc
 
 
-def set_root(conn: Connection, workspace_id: str, root: str) -> None:
-    """Point the registration at `root`; a root registered meanwhile by another writer (the
-    unique constraint) is a `conflict`."""
+def set_root(conn: Connection, workspace_id: str, root: str, machine: str) -> None:
+    """Point the registration at `root` on `machine` (a location is where its root was
+    resolved); a root registered meanwhile by another writer on that machine (the unique
+    constraint) is a `conflict`."""
     try:
         conn.execute(
             update(workspaces_table)
             .where(workspaces_table.c.workspace_id == workspace_id)
-            .values(root=root)
+            .values(root=root, machine_id=machine)
         )
     except IntegrityError as exc:
         raise RegisteredConcurrently(

@@ -1,11 +1,21 @@
 """Workspace registry (docs/reference/workspaces.md): register, list, get, infer, ensure, delete.
 
-A workspace is an operator-chosen ID bound to one resolved directory. Every discovery is
-confined to a registered root, so roots are stored as realpaths and compared component-wise.
+A workspace is an operator-chosen ID bound to one resolved directory on one machine. Every
+discovery is confined to a registered root, so roots are stored as realpaths and compared
+component-wise. Whatever looks a registration up by its directory (a root, the current
+directory, an editor folder) is given this machine's ID (`machine`: `workspaces.machine`) and
+sees only that machine's registrations, and those registered before machines were known,
+which the first machine to look one up takes (`claim`, under the write lock).
 Only `workspaces.repo` touches the table; other areas check a workspace through
 `find_workspace` / `require_workspace` inside their own transaction. Removal refuses while
 other areas' records belong to the workspace: those checks are theirs, so the application
 layer (`app.workspaces`) runs them and `delete_workspace` in one transaction.
+
+Why one module: registering, moving, reviving and looking a registration up by its directory
+keep the same invariants together (one root per machine and one ID per root there, a
+registration from before machines taken by exactly one machine under the write lock, a kept
+registration revived only for its project); split, each half would have to restate the rules
+the other enforces.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ __all__ = [
     "find_workspace",
     "find_workspace_by_root",
     "get_workspace",
+    "here_or_own",
     "infer_workspace",
     "kept_registrations",
     "list_workspaces",
@@ -136,24 +147,30 @@ def register_workspace(
     root: str | Path,
     *,
     cwd: Path,
+    machine: str,
     project: ProjectChoice | None = None,
     explicit: bool = False,
 ) -> tuple[Workspace, bool]:
-    """Register `workspace_id` at `root` as a location of `project` (None: a local project of
-    its own); returns the workspace and whether it is new.
+    """Register `workspace_id` at `root` on `machine` as a location of `project` (None: a local
+    project of its own); returns the workspace and whether it is new.
 
-    Idempotent for the same ID and root (the project it has is kept, unless `explicit` names
-    another: `conflict`, changed only by `set_workspace_project`). An ID is bound to one root
-    and a root to one ID.
+    Idempotent for the same ID, root and machine (the project it has is kept, unless `explicit`
+    names another: `conflict`, changed only by `set_workspace_project`). An ID is bound to one
+    root on one machine, and a root on a machine to one ID; another machine registers the same
+    path under an ID of its own.
     """
     validate_workspace_id(workspace_id)
     resolved = resolve_root(root, cwd=cwd)
     try:
-        return _register_resolved(store, workspace_id, resolved, project, explicit=explicit)
+        return _register_resolved(
+            store, workspace_id, resolved, project, explicit=explicit, machine=machine
+        )
     except repo.RegisteredConcurrently:
         # The SQLite write lock makes check-then-insert atomic; elsewhere (PostgreSQL) another
         # writer can insert in between. Its row is visible now, so checking again decides.
-        return _register_resolved(store, workspace_id, resolved, project, explicit=explicit)
+        return _register_resolved(
+            store, workspace_id, resolved, project, explicit=explicit, machine=machine
+        )
 
 
 def _register_resolved(
@@ -163,11 +180,20 @@ def _register_resolved(
     project: ProjectChoice | None,
     *,
     explicit: bool,
+    machine: str,
 ) -> tuple[Workspace, bool]:
     with store.write() as conn:
         existing = repo.by_id(conn, workspace_id)
         if existing is None and repo.retired_project(conn, workspace_id) is not None:
-            return _revive(conn, workspace_id, resolved, project)
+            return _revive(conn, workspace_id, resolved, project, machine)
+        if existing is not None and existing.machine_id not in (None, machine):
+            raise ConflictError(
+                "conflict",
+                f"workspace {workspace_id!r} is another machine's registration",
+                path=resolved,
+                details={"workspace_id": workspace_id, "other_machine": True},
+                hint=Hint("choose_another_id", {"workspace_id": workspace_id}),
+            )
         if existing is not None:
             if existing.root == resolved:
                 if explicit and project is not None and project[0] != existing.project_id:
@@ -179,7 +205,7 @@ def _register_resolved(
                         details={"workspace_id": workspace_id, "project_id": existing.project_id},
                         hint=Hint("set_workspace_project", {"workspace_id": workspace_id}),
                     )
-                return existing, False
+                return _claimed(conn, existing, machine), False
             raise ConflictError(
                 "conflict",
                 f"workspace {workspace_id!r} is already registered with root {existing.root}",
@@ -187,7 +213,7 @@ def _register_resolved(
                 details={"workspace_id": workspace_id, "existing_root": existing.root},
                 hint=Hint("move_workspace_or_choose_another_id", {"workspace_id": workspace_id}),
             )
-        holder = repo.by_root(conn, resolved)
+        holder = repo.by_root(conn, resolved, machine)
         if holder is not None:
             raise _root_taken(resolved, holder.workspace_id)
         project_id, source = project or (local_project(workspace_id), "local")
@@ -197,13 +223,26 @@ def _register_resolved(
             created_at=now_rfc3339(),
             project_id=project_id,
             project_source=source,
+            machine_id=machine,
         )
         repo.add(conn, created)
         return created, True
 
 
+def _claimed(conn: Connection, found: Workspace, machine: str) -> Workspace:
+    """`found`, made `machine`'s when it has no machine yet (inside a write transaction)."""
+    if found.machine_id is not None:
+        return found
+    repo.claim(conn, found.workspace_id, machine)
+    return found.model_copy(update={"machine_id": machine})
+
+
 def _revive(
-    conn: Connection, workspace_id: str, resolved: str, project: ProjectChoice | None
+    conn: Connection,
+    workspace_id: str,
+    resolved: str,
+    project: ProjectChoice | None,
+    machine: str,
 ) -> tuple[Workspace, bool]:
     """Register again an ID kept without a location for the records made through it: only as
     a location of the same project (they are that project's)."""
@@ -219,28 +258,47 @@ def _revive(
             details={"workspace_id": workspace_id, "project_id": kept},
             hint=Hint("move_workspace_or_choose_another_id", {"workspace_id": workspace_id}),
         )
-    holder = repo.by_root(conn, resolved)
+    holder = repo.by_root(conn, resolved, machine)
     if holder is not None:
         raise _root_taken(resolved, holder.workspace_id)
-    repo.set_root(conn, workspace_id, resolved)
+    repo.set_root(conn, workspace_id, resolved, machine)
     revived = repo.by_id(conn, workspace_id)
     assert revived is not None  # written in this transaction
     return revived, True
 
 
-def location_of(conn: Connection, workspace_id: str) -> Workspace:
+def location_of(conn: Connection, workspace_id: str, machine: str | None = None) -> Workspace:
     """The registration whose files stand for `workspace_id`'s: itself, or, for one kept
     without a location (removed while its project had others), its project's first live
-    registration by ID; `not_registered` when there is neither."""
+    registration by ID, `machine`'s first when given; `not_registered` when there is
+    neither."""
     found = repo.by_id(conn, workspace_id)
     if found is not None:
         return found
     project_id = repo.retired_project(conn, workspace_id)
-    for member in [] if project_id is None else repo.live_members(conn, project_id):
-        live = repo.by_id(conn, member)
-        if live is not None:
-            return live
+    live = [
+        each
+        for member in ([] if project_id is None else repo.live_members(conn, project_id))
+        if (each := repo.by_id(conn, member)) is not None
+    ]
+    if live:
+        return min(live, key=lambda each: each.machine_id != machine)  # stable: by ID else
     raise _not_registered(workspace_id)
+
+
+def here_or_own(conn: Connection, workspace_id: str, machine: str) -> str:
+    """The registration whose files a record of `workspace_id` is read against on `machine`:
+    `workspace_id` itself when it is this machine's (or not yet any machine's), else this
+    machine's first live registration of its project by ID, else `workspace_id` (this machine
+    has none: its root is read as it is)."""
+    found = repo.by_id(conn, workspace_id)
+    if found is None or found.machine_id in (None, machine):
+        return workspace_id
+    for member in repo.live_members(conn, found.project_id):
+        each = repo.by_id(conn, member)
+        if each is not None and each.machine_id == machine:
+            return member
+    return workspace_id
 
 
 def other_locations(conn: Connection, workspace_id: str) -> list[str]:
@@ -310,24 +368,28 @@ def _root_taken(root: str, holder_id: str, *, moving: str | None = None) -> Conf
 
 
 def move_workspace(
-    store: Store, workspace_id: str, new_root: str | Path, *, cwd: Path
+    store: Store, workspace_id: str, new_root: str | Path, *, cwd: Path, machine: str
 ) -> tuple[Workspace, str]:
-    """Point `workspace_id` at `new_root` (its directory moved or was cloned elsewhere); returns
-    the registration and the root it had. Runs, memories and history keep the ID: discovery
-    reads the new root from then on. `new_root` must be an existing directory, stored resolved;
-    a root registered to another ID is a `conflict`. Moving to the root it has writes nothing.
+    """Point `workspace_id` at `new_root` on `machine` (its directory moved or was cloned
+    elsewhere); returns the registration and the root it had. Runs, memories and history keep
+    the ID: discovery reads the new root from then on. `new_root` must be an existing
+    directory of this machine, stored resolved, and the registration becomes this machine's
+    location; a root registered on this machine to another ID is a `conflict`. Moving to the
+    root it has on this machine writes nothing.
     """
     validate_workspace_id(workspace_id)
     resolved = resolve_root(new_root, cwd=cwd)
     with store.write() as conn:
         existing = require_workspace(conn, workspace_id)
-        if existing.root == resolved:
-            return existing, existing.root
-        holder = repo.by_root(conn, resolved)
-        if holder is not None:
+        if existing.root == resolved and existing.machine_id in (None, machine):
+            return _claimed(conn, existing, machine), existing.root
+        holder = repo.by_root(conn, resolved, machine)
+        if holder is not None and holder.workspace_id != workspace_id:
             raise _root_taken(resolved, holder.workspace_id, moving=workspace_id)
-        repo.set_root(conn, workspace_id, resolved)
-        return existing.model_copy(update={"root": resolved}), existing.root
+        repo.set_root(conn, workspace_id, resolved, machine)
+        return existing.model_copy(update={"root": resolved, "machine_id": machine}), (
+            existing.root
+        )
 
 
 def list_workspaces(store: Store) -> list[Workspace]:
@@ -340,11 +402,28 @@ def get_workspace(store: Store, workspace_id: str) -> Workspace:
         return require_workspace(conn, workspace_id)
 
 
-def find_workspace_by_root(store: Store, root: str | Path, *, cwd: Path) -> Workspace | None:
-    """The registration of exactly this directory, if any (the language server reuses it)."""
+def find_workspace_by_root(
+    store: Store, root: str | Path, *, cwd: Path, machine: str
+) -> Workspace | None:
+    """The registration of exactly this directory on `machine`, if any (the language server
+    reuses it); one registered before machines were known becomes this machine's."""
     resolved = resolve_root(root, cwd=cwd)
     with store.read() as conn:
-        return repo.by_root(conn, resolved)
+        found = repo.by_root(conn, resolved, machine)
+    return None if found is None else _take(store, found, machine)
+
+
+def _take(store: Store, found: Workspace, machine: str) -> Workspace | None:
+    """`found`, a registration looked up by its directory on `machine`: when it has no machine
+    yet, this machine takes it under the write lock, unless another took it first (None then:
+    it is that machine's location now)."""
+    if found.machine_id is not None:
+        return found
+    with store.write() as conn:
+        if repo.claim(conn, found.workspace_id, machine):
+            return found.model_copy(update={"machine_id": machine})
+        again = repo.by_id(conn, found.workspace_id)
+    return again if again is not None and again.machine_id == machine else None
 
 
 def delete_workspace(conn: Connection, workspace_id: str) -> Workspace:
@@ -364,18 +443,24 @@ def _contains(root: str, path: str) -> bool:
     return PurePath(os.path.normcase(path)).is_relative_to(os.path.normcase(root))
 
 
-def infer_workspace(store: Store, cwd: Path) -> Workspace:
-    """The deepest registered workspace whose root contains realpath(`cwd`)."""
+def infer_workspace(store: Store, cwd: Path, *, machine: str) -> Workspace:
+    """The deepest workspace registered on `machine` whose root contains realpath(`cwd`)."""
     here = os.path.realpath(cwd)
-    matches = [ws for ws in list_workspaces(store) if _contains(ws.root, here)]
-    if not matches:
-        raise UsageError(
-            "workspace_required",
-            f"no registered workspace contains {here}",
-            path=here,
-            hint=Hint("choose_workspace"),
-        )
-    return max(matches, key=lambda ws: len(PurePath(ws.root).parts))
+    with store.read() as conn:
+        registered = repo.on_machine(conn, machine)
+    matches = [ws for ws in registered if _contains(ws.root, here)]
+    while matches:
+        deepest = max(matches, key=lambda ws: len(PurePath(ws.root).parts))
+        taken = _take(store, deepest, machine)
+        if taken is not None:
+            return taken
+        matches.remove(deepest)  # another machine took it just now
+    raise UsageError(
+        "workspace_required",
+        f"no workspace registered on this machine contains {here}",
+        path=here,
+        hint=Hint("choose_workspace"),
+    )
 
 
 # -- the language server's folder registration (docs/reference/workspaces.md)
@@ -388,17 +473,19 @@ def ensure_workspace(
     *,
     preferred_id: str,
     cwd: Path,
+    machine: str,
     project: ProjectChoice | None = None,
 ) -> Workspace:
-    """The registration of `root`, creating it when there is none.
+    """The registration of `root` on `machine`, creating it when there is none.
 
-    An existing registration of the same (resolved) root is reused whatever its ID. Otherwise
-    the ID is `workspace_id_from_name(preferred_id)`, made unique with a numeric suffix
-    (`demo`, `demo-2`, `demo-3`, ...) when another root already holds it. Safe against a
-    concurrent registration of the same root by another process.
+    An existing registration of the same (resolved) root on this machine is reused whatever
+    its ID. Otherwise the ID is `workspace_id_from_name(preferred_id)`, made unique with a
+    numeric suffix (`demo`, `demo-2`, `demo-3`, ...) when another root, or another machine,
+    already holds it. Safe against a concurrent registration of the same root by another
+    process.
     """
     resolved = resolve_root(root, cwd=cwd)
-    existing = find_workspace_by_root(store, resolved, cwd=cwd)
+    existing = find_workspace_by_root(store, resolved, cwd=cwd, machine=machine)
     if existing is not None:
         return existing
     base = workspace_id_from_name(preferred_id)
@@ -406,11 +493,11 @@ def ensure_workspace(
         candidate = numbered_id(base, number)
         try:
             workspace, _created = register_workspace(
-                store, candidate, resolved, cwd=cwd, project=project
+                store, candidate, resolved, cwd=cwd, project=project, machine=machine
             )
         except ConflictError as exc:
             if exc.details.get("root") == resolved:  # registered meanwhile under another ID
-                holder = find_workspace_by_root(store, resolved, cwd=cwd)
+                holder = find_workspace_by_root(store, resolved, cwd=cwd, machine=machine)
                 if holder is not None:
                     return holder
             continue  # the ID belongs to another root: try the next suffix

@@ -20,6 +20,7 @@
 
 import type { Assembly, AssemblyEntry, AuditList, AuditRecord, ErrorInfo, Pin, PinList, RunEntry } from "./protocol";
 import { Methods, typedError } from "./protocol";
+import { who } from "./people";
 import type { Disposable, Ports } from "./ports";
 import { runIdOf } from "./runsView";
 
@@ -165,7 +166,7 @@ export function assemblyText(assembly: Assembly): string {
   return [
     `# Assembled context of run ${assembly.run_id}`,
     "",
-    `Assembly ${assembly.assembly_id}, ${assembly.created_at} by ${assembly.created_by}; stored in the run's audit.`,
+    `Assembly ${assembly.assembly_id}, ${assembly.created_at} by ${who(assembly.created_by, assembly.created_by_person)}; stored in the run's audit.`,
     "",
     ...budgetLines(assembly),
     "",
@@ -187,7 +188,7 @@ function followedLines(record: AuditRecord): string[] {
     return ["Not reported: only an agent's later replies and tool receipts can say what was followed."];
   }
   return [
-    `Reported by ${report.reported_by} at ${report.reported_at}:`,
+    `Reported by ${who(report.reported_by, report.reported_by_person)} at ${report.reported_at}:`,
     `- followed: ${report.followed.length === 0 ? "none" : report.followed.join(", ")}`,
     `- ignored: ${report.ignored.length === 0 ? "none" : report.ignored.join(", ")}`,
   ];
@@ -201,7 +202,7 @@ export function auditText(audit: AuditList): string {
   }
   for (const record of audit.assemblies) {
     lines.push(
-      `## ${record.assembly_id} — ${record.created_at} by ${record.created_by}`,
+      `## ${record.assembly_id} — ${record.created_at} by ${who(record.created_by, record.created_by_person)}`,
       "",
       ...budgetLines(record),
       "",

@@ -15,6 +15,7 @@
  * ends with one newline the content does not have.
  */
 
+import { who } from "./people";
 import type { MemoryRecord } from "./protocol";
 
 export const SEPARATOR = "---";
@@ -44,7 +45,7 @@ function header(record: MemoryRecord): string[] {
     .join(", ");
   return [
     `# memory ${record.id} · ${where} · version ${record.version} · ${state}`,
-    `# updated ${record.updated_at} by ${record.updated_by}; created ${record.created_at} by ${record.created_by}`,
+    `# updated ${record.updated_at} by ${who(record.updated_by, record.updated_by_person)}; created ${record.created_at} by ${who(record.created_by, record.created_by_person)}`,
     `# Save to store your edit (checked against version ${record.version}). Lines starting with # above the --- line are ignored.`,
   ];
 }

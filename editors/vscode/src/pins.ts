@@ -13,6 +13,7 @@
 
 import type { AnsweredProposal, Pin, PinList, ProposalList, Proposal, RunsAnswer } from "./protocol";
 import { Methods, typedError } from "./protocol";
+import { who } from "./people";
 import type { Disposable, PickItem, Ports } from "./ports";
 import { ANSWER_PROPOSAL_COMMAND, firstLine, proposalIdOf, proposalNodes } from "./pinsView";
 
@@ -73,7 +74,7 @@ export class PinsController implements Disposable {
   private async announce(proposal: Proposal): Promise<void> {
     const choice = await this.ports.editor.notify(
       "info",
-      `rutter: ${proposal.proposed_by} proposes to pin to this task: "${firstLine(proposal.text)}"`,
+      `rutter: ${who(proposal.proposed_by, proposal.proposed_by_person)} proposes to pin to this task: "${firstLine(proposal.text)}"`,
       [Choices.pin, Choices.discuss, Choices.custom],
     );
     if (choice !== undefined) {
@@ -96,7 +97,7 @@ export class PinsController implements Disposable {
       return "cancelled";
     }
     const choice = await editor.askModal(
-      `${proposal.proposed_by} proposes to pin to this task:`,
+      `${who(proposal.proposed_by, proposal.proposed_by_person)} proposes to pin to this task:`,
       proposal.text,
       [Choices.pin, Choices.discuss, Choices.custom],
     );

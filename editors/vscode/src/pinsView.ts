@@ -4,6 +4,7 @@
  */
 
 import type { Proposal } from "./protocol";
+import { who } from "./people";
 import type { ViewNode } from "./ports";
 
 export const ANSWER_PROPOSAL_COMMAND = "rutter.answerPinProposal";
@@ -19,9 +20,9 @@ export function proposalNodes(proposals: readonly Proposal[]): ViewNode[] {
   return proposals.map((proposal) => ({
     id: proposal.proposal_id,
     label: firstLine(proposal.text),
-    description: `${proposal.workspace_id} · by ${proposal.proposed_by}`,
+    description: `${proposal.workspace_id} · by ${who(proposal.proposed_by, proposal.proposed_by_person)}`,
     tooltip:
-      `${proposal.text}\n\nProposed by ${proposal.proposed_by} at ${proposal.created_at} for thread ` +
+      `${proposal.text}\n\nProposed by ${who(proposal.proposed_by, proposal.proposed_by_person)} at ${proposal.created_at} for thread ` +
       `${proposal.thread_id}${proposal.run_id === null ? "" : ` (run ${proposal.run_id})`}.\n` +
       "Click to answer: pin it, discuss it without pinning, or reply in your own words.",
     icon: "pin",

@@ -48,6 +48,8 @@ export interface AddedMessage {
   seq: number;
   role: "user" | "assistant" | "tool" | "system";
   source: string;
+  /** whose session added or imported it: the person the surface acted for (null: added before people were recorded) */
+  source_person: string | null;
   external_id: string | null;
   text: string;
   redacted: boolean;
@@ -89,6 +91,8 @@ export interface Assembly {
   workspace_id: string;
   created_at: string;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person?: string | null;
   estimator: string;
   budget: Budget;
   configured: Configured;
@@ -120,6 +124,8 @@ export interface AuditRecord {
   workspace_id: string;
   created_at: string;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person?: string | null;
   estimator: string;
   budget: Budget;
   configured: Configured;
@@ -183,6 +189,8 @@ export interface CandidateList {
 /** Who resolved a candidate, when, and the memory a confirmation created (its ID stays even when that memory is deleted later). */
 export interface CandidateReview {
   by: string;
+  /** who resolved it (null: resolved before people were recorded) */
+  by_person: string | null;
   at: string;
   memory_id: string | null;
 }
@@ -238,6 +246,8 @@ export interface Compaction {
   compacted_message_count: number;
   unread_message_count: number;
   summarizer: "extractive" | "command" | "openai" | "anthropic";
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
 }
 
 /** What a projected compaction's summary stands for (`rutter session compact`). */
@@ -323,6 +333,8 @@ export interface ConfirmRefreshParams {
   expected_fingerprint: string;
   /** the live fingerprint you reviewed */
   expected_live_fingerprint: string;
+  /** compare with the files of this workspace: a registration of the run's project (another path, or this machine's location of it); default: the run's own workspace, or this machine's registration of its project when the run's is another machine's */
+  workspace_id?: string | null;
 }
 
 /** The answer of a confirmation: the candidate, now a tombstone, and the project memory it created (None when that memory was deleted since: a repeated confirmation answers with what is left). */
@@ -366,6 +378,8 @@ export interface ContinuityNode {
   thread_id: string;
   title: string | null;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   created_at: string;
   snapshot: ContinuitySnapshot | null;
 }
@@ -557,6 +571,8 @@ export interface FollowedReport {
   followed: string[];
   ignored: string[];
   reported_by: string;
+  /** who reported (null: reported before people were recorded) */
+  reported_by_person?: string | null;
   reported_at: string;
 }
 
@@ -673,6 +689,8 @@ export interface ImportTranscriptParams {
 export interface InspectRunParams {
   /** the run's ID (run_...) */
   run_id: string;
+  /** compare with the files of this workspace: a registration of the run's project (another path, or this machine's location of it); default: the run's own workspace, or this machine's registration of its project when the run's is another machine's */
+  workspace_id?: string | null;
 }
 
 /** `rutter/instructionsChanged`: the effective instructions of these open files of one workspace may have changed; ask again. */
@@ -761,7 +779,11 @@ export interface ListedRun {
   revision: number | null;
   fingerprint: string | null;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   updated_by: string;
+  /** who changed it last (null: before people were recorded) */
+  updated_by_person: string | null;
   created_at: string;
   updated_at: string;
   stale: boolean;
@@ -873,6 +895,8 @@ export interface Message {
   seq: number;
   role: "user" | "assistant" | "tool" | "system";
   source: string;
+  /** whose session added or imported it: the person the surface acted for (null: added before people were recorded) */
+  source_person: string | null;
   external_id: string | null;
   text: string;
   redacted: boolean;
@@ -906,7 +930,11 @@ export interface Note {
   superseded_by: string | null;
   version: number;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   updated_by: string;
+  /** who changed it last (null: before people were recorded) */
+  updated_by_person: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -934,7 +962,11 @@ export interface Pin {
   proposal_id: string | null;
   version: number;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   updated_by: string;
+  /** who changed it last (null: before people were recorded) */
+  updated_by_person: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -1006,12 +1038,16 @@ export interface Proposal {
   text: string;
   redacted: boolean;
   proposed_by: string;
+  /** who proposed it: the person the agent's surface acted for (null: proposed before people were recorded) */
+  proposed_by_person: string | null;
   status: "pending" | "answered";
   choice: "pin" | "discuss" | "custom" | null;
   reply: string | null;
   reply_redacted: boolean;
   pin_id: string | null;
   answered_by: string | null;
+  /** who answered it (null: unanswered, or answered before people were recorded) */
+  answered_by_person: string | null;
   created_at: string;
   answered_at: string | null;
 }
@@ -1130,7 +1166,11 @@ export interface RunRecord {
   revision: number | null;
   fingerprint: string | null;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   updated_by: string;
+  /** who changed it last (null: before people were recorded) */
+  updated_by_person: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -1321,6 +1361,8 @@ export interface TreeNode {
   run_status: string;
   title: string | null;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   created_at: string;
   fingerprint: string | null;
   drift: Drift | null;
@@ -1358,7 +1400,11 @@ export interface UnreadableRun {
   revision: number | null;
   fingerprint: string | null;
   created_by: string;
+  /** who made it (null: made before people were recorded) */
+  created_by_person: string | null;
   updated_by: string;
+  /** who changed it last (null: before people were recorded) */
+  updated_by_person: string | null;
   created_at: string;
   updated_at: string;
   stale?: false;

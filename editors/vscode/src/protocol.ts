@@ -265,7 +265,11 @@ export interface MemoryRecord {
   expired: boolean;
   redacted: boolean;
   created_by: string;
+  /** Who made it (null: before people were recorded). */
+  created_by_person: string | null;
   updated_by: string;
+  /** Who changed it last (null: before people were recorded). */
+  updated_by_person: string | null;
   version: number;
   created_at: string;
   updated_at: string;
@@ -369,6 +373,8 @@ export interface ContinuityNode {
   thread_id: string;
   title: string | null;
   created_by: string;
+  /** Who made it (null: before people were recorded). */
+  created_by_person: string | null;
   created_at: string;
   snapshot: ContinuitySnapshot | null;
 }
@@ -413,6 +419,8 @@ export interface Proposal {
   run_id: string | null;
   text: string;
   proposed_by: string;
+  /** The person the proposing agent's surface acted for (null: before people were recorded). */
+  proposed_by_person: string | null;
   status: "pending" | "answered";
   choice: "pin" | "discuss" | "custom" | null;
   pin_id: string | null;
@@ -495,6 +503,8 @@ export interface Assembly {
   workspace_id: string;
   created_at: string;
   created_by: string;
+  /** Who assembled it (null: before people were recorded). */
+  created_by_person: string | null;
   estimator: string;
   budget: AssemblyBudget;
   configured: AssemblyConfigured;

@@ -5,6 +5,7 @@
  */
 
 import type { ComparedNode, ContinuityNode, Drift, NodeComparison, SessionTree, TreeNode } from "./protocol";
+import { who } from "./people";
 import type { PickItem, StatusModel, ViewNode } from "./ports";
 
 export const OPEN_NODE_COMMAND = "rutter.openCheckpoint";
@@ -157,7 +158,7 @@ export function treeViewNode(node: TreeNode, children: ViewNode[] | undefined, s
     `${label(node)} (${node.kind}${node.projected ? ", projected" : ""})`,
     `node ${node.node_id}`,
     `run ${node.run_id} (${node.run_status})${node.run_id === shownRun ? ", the current run" : ""}`,
-    `made ${timeText(node.created_at)} by ${node.created_by}`,
+    `made ${timeText(node.created_at)} by ${who(node.created_by, node.created_by_person)}`,
     ...(node.error !== null ? [`fails its integrity check: ${String(node.error.message)}`] : []),
     ...(compaction !== undefined
       ? [
@@ -259,7 +260,7 @@ export function nodeDocument(node: ContinuityNode, compared?: ComparedNode): str
     `run:         ${node.run_id}${compared !== undefined ? ` (${compared.run_status} now)` : ""}`,
     `session:     ${node.session_id}`,
     `thread:      ${node.thread_id}`,
-    `made:        ${node.created_at} by ${node.created_by}`,
+    `made:        ${node.created_at} by ${who(node.created_by, node.created_by_person)}`,
   ];
   const snapshot = node.snapshot;
   if (snapshot === null) {

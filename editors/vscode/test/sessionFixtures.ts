@@ -44,6 +44,7 @@ export function treeNode(overrides: Partial<TreeNode> = {}): TreeNode {
     run_status: "running",
     title: "before the refactor",
     created_by: "cli",
+    created_by_person: "alice",
     created_at: "2026-12-03T14:13:25Z",
     fingerprint: "f".repeat(64),
     drift: noDrift(),
@@ -92,6 +93,7 @@ export function continuityNode(nodeId: string, title: string): ContinuityNode {
     thread_id: "thr_01",
     title,
     created_by: "cli",
+    created_by_person: "alice",
     created_at: "2026-12-03T14:10:00Z",
     snapshot: {
       protocol_version: "continuity_snapshot.v1",

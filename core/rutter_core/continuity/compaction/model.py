@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from pydantic import Field
+
 from rutter_core.continuity.model import ContinuityDocument
+from rutter_core.kernel.actors import CREATED_BY_PERSON
 from rutter_core.kernel.errors import ErrorCategory, RutterError
 
 SummarizerName = Literal["extractive", "command", "openai", "anthropic"]
@@ -72,6 +75,7 @@ class Compaction(ContinuityDocument):
     unread_message_count: int
     """How many of those the summarizer did not read (its input window was full)."""
     summarizer: SummarizerName
+    created_by_person: str | None = Field(description=CREATED_BY_PERSON)
 
 
 class LatestSummary(ContinuityDocument):

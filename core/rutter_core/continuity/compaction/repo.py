@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection, Row
 
 from rutter_core.continuity.model import Message
 from rutter_core.continuity.repo import message_from_row as _message
+from rutter_core.store import person_of
 from rutter_core.store.schema import compactions, messages, threads
 
 
@@ -37,6 +38,7 @@ class CompactionRow:
     summary_redacted: bool
     error_code: str | None
     created_by: str
+    created_by_person: str | None
     created_at: str
     updated_at: str
 
@@ -62,6 +64,7 @@ def _row(row: Row[Any]) -> CompactionRow:
         summary_redacted=bool(row.summary_redacted),
         error_code=None if row.error_code is None else str(row.error_code),
         created_by=str(row.created_by),
+        created_by_person=None if row.created_by_person is None else str(row.created_by_person),
         created_at=str(row.created_at),
         updated_at=str(row.updated_at),
     )
@@ -107,6 +110,7 @@ def insert_compaction(
             summary_redacted=0,
             error_code=None,
             created_by=actor,
+            created_by_person=person_of(conn),
             created_at=now,
             updated_at=now,
         )

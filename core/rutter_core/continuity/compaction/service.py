@@ -133,6 +133,7 @@ def document(row: repo.CompactionRow) -> Compaction:
         compacted_message_count=row.compacted_count,
         unread_message_count=row.unread_count,
         summarizer=row.summarizer,
+        created_by_person=row.created_by_person,
     )
 
 

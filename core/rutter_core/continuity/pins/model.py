@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from pydantic import Field
+
 from rutter_core.continuity.model import ContinuityDocument
+from rutter_core.kernel.actors import CREATED_BY_PERSON, UPDATED_BY_PERSON
 
 MAX_PINS: Final = 32
 """Pins a thread holds at most."""
@@ -43,7 +46,9 @@ class Pin(ContinuityDocument):
     """The proposal whose answer created it, if one did."""
     version: int
     created_by: str
+    created_by_person: str | None = Field(description=CREATED_BY_PERSON)
     updated_by: str
+    updated_by_person: str | None = Field(description=UPDATED_BY_PERSON)
     created_at: str
     updated_at: str
 
@@ -79,6 +84,10 @@ class Proposal(ContinuityDocument):
     text: str
     redacted: bool
     proposed_by: str
+    proposed_by_person: str | None = Field(
+        description="who proposed it: the person the agent's surface acted for (null: proposed "
+        "before people were recorded)"
+    )
     status: ProposalStatus
     choice: Choice | None
     reply: str | None
@@ -87,6 +96,9 @@ class Proposal(ContinuityDocument):
     pin_id: str | None
     """The pin the answer created (`pin`, or `custom` with the pin flag)."""
     answered_by: str | None
+    answered_by_person: str | None = Field(
+        description="who answered it (null: unanswered, or answered before people were recorded)"
+    )
     created_at: str
     answered_at: str | None
 

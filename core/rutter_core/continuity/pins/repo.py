@@ -10,7 +10,13 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 
 from rutter_core.continuity.pins.model import Choice, Pin, Proposal
+from rutter_core.store import person_of
 from rutter_core.store.schema import pin_proposals, pins, threads
+
+
+def _person(value: object) -> str | None:
+    """A stored `*_person` column (null: written before people were recorded)."""
+    return None if value is None else str(value)
 
 
 def _pin(row: Row[Any]) -> Pin:
@@ -22,7 +28,9 @@ def _pin(row: Row[Any]) -> Pin:
         proposal_id=None if row.proposal_id is None else str(row.proposal_id),
         version=int(row.version),
         created_by=str(row.created_by),
+        created_by_person=_person(row.created_by_person),
         updated_by=str(row.updated_by),
+        updated_by_person=_person(row.updated_by_person),
         created_at=str(row.created_at),
         updated_at=str(row.updated_at),
     )
@@ -37,12 +45,14 @@ def _proposal(row: Row[Any]) -> Proposal:
         text=str(row.text),
         redacted=bool(row.redacted),
         proposed_by=str(row.proposed_by),
+        proposed_by_person=_person(row.proposed_by_person),
         status=row.status,
         choice=row.choice,
         reply=None if row.reply is None else str(row.reply),
         reply_redacted=bool(row.reply_redacted),
         pin_id=None if row.pin_id is None else str(row.pin_id),
         answered_by=None if row.answered_by is None else str(row.answered_by),
+        answered_by_person=_person(row.answered_by_person),
         created_at=str(row.created_at),
         answered_at=None if row.answered_at is None else str(row.answered_at),
     )
@@ -68,7 +78,9 @@ def insert_pin(
             proposal_id=proposal_id,
             version=1,
             created_by=actor,
+            created_by_person=person_of(conn),
             updated_by=actor,
+            updated_by_person=person_of(conn),
             created_at=now,
             updated_at=now,
         )
@@ -115,6 +127,7 @@ def update_pin(
             redacted=int(redacted),
             version=read.version + 1,
             updated_by=actor,
+            updated_by_person=person_of(conn),
             updated_at=now,
         )
     )
@@ -149,6 +162,7 @@ def insert_proposal(
             text=text,
             redacted=int(redacted),
             proposed_by=actor,
+            proposed_by_person=person_of(conn),
             status="pending",
             choice=None,
             reply=None,
@@ -220,6 +234,7 @@ def answer_proposal(
             reply_redacted=int(reply_redacted),
             pin_id=pin_id,
             answered_by=actor,
+            answered_by_person=person_of(conn),
             answered_at=now,
         )
     )

@@ -11,6 +11,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 
 from rutter_core.continuity.indexing import index_messages
+from rutter_core.store import person_of
 from rutter_core.store.schema import messages, threads, transcript_imports
 
 
@@ -33,6 +34,7 @@ def insert_import(
             external_session_id=session_id,
             thread_id=thread_id,
             created_by=actor,
+            created_by_person=person_of(conn),
             created_at=now,
         )
     )
@@ -52,9 +54,11 @@ def external_ids(conn: Connection, thread_id: str, source: str) -> set[str]:
 
 
 def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
-    """Many message rows (the columns of `messages`) in one executemany."""
+    """Many message rows (the columns of `messages`, but the person: the one the transaction
+    acts for) in one executemany."""
     if rows:
-        conn.execute(insert(messages), list(rows))
+        person = person_of(conn)
+        conn.execute(insert(messages), [{**row, "source_person": person} for row in rows])
         index_messages(
             conn,
             [

@@ -38,6 +38,9 @@ StoreFailure = Literal["busy", "read_only", "full", "io", "corrupt", "denied"]
 the statement (an unknown table or a syntax error is a bug, and stays a raw error). `denied`:
 the engine refused the connecting role a privilege or a row (row-level security)."""
 
+Grants = Mapping[str, Sequence[str]]
+"""The privileges the members' group is given on each table (`Dialect.initialize`)."""
+
 ConstraintKind = Literal["unique", "foreign_key", "append_only", "check", "not_null", "other"]
 """Which kind of rule refused a write: the first three are what a concurrent writer can make a
 correct write break (a lost race), the others only a value the code should have refused."""
@@ -156,6 +159,9 @@ class StoreFacts:
     """Whether the role owns rutter's tables (the administrator's; None: no roles)."""
     integrity: tuple[str, ...] = ()
     """What the engine's own consistency check found wrong (empty: nothing)."""
+    missing_grants: tuple[str, ...] = ()
+    """What `initialize` grants the members' group and it lacks, as granted (`SELECT ON t`,
+    `EXECUTE ON FUNCTION f(text)`); empty: nothing, or an engine without roles."""
 
 
 @dataclass(frozen=True)
@@ -222,13 +228,14 @@ class Dialect(ABC):
         return ()
 
     @abstractmethod
-    def facts(self, conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts:
+    def facts(
+        self, conn: Connection, *, group: str, secured: Sequence[str], grants: Grants
+    ) -> StoreFacts:
         """The engine's facts for `rutter store check`: `group` is the members' role, `secured`
-        the tables that should have row-level security."""
+        the tables that should have row-level security, `grants` the privileges `initialize`
+        gives the group on each table (`missing_grants` says which it lacks)."""
 
-    def initialize(
-        self, conn: Connection, *, group: str, grants: Mapping[str, Sequence[str]]
-    ) -> InitOutcome:
+    def initialize(self, conn: Connection, *, group: str, grants: Grants) -> InitOutcome:
         """For `rutter store init`, inside a write transaction on a migrated store: what an
         engine with roles needs beyond the schema (the members' `group` role and exactly the
         privileges `grants` gives it on each table), idempotently; nothing without roles."""
@@ -307,12 +314,26 @@ class Dialect(ABC):
         workspace removal with `--cascade` uses it, and puts them back before it commits: a
         failure in between rolls the removal and the lifting back together."""
 
+    def purge_mark(self, conn: Connection) -> int | None:
+        """Inside a purging write, once it has written: what `purge` is given (`since`) to tell
+        whether what this write removed can have been left behind (an engine's transaction
+        ID); None when the engine needs nothing."""
+        return None
+
     @abstractmethod
-    def purge(self, engine: Engine) -> bool:
+    def purge(self, engine: Engine, *, since: int | None = None) -> bool:
         """Make sure content deleted by committed transactions is left in none of the store's
         files, and that those transactions are durable; False when something (a long reader)
         kept that from completing, and a later purge will finish the job. A `StoreError` says
-        the transactions are durable but the removal could not be made so (a failed sync)."""
+        the transactions are durable but the removal could not be made so (a failed sync).
+        `since`: the `purge_mark` of the write whose removal this purge completes; None: every
+        write committed before the purge began."""
+
+    def purge_function(self) -> tuple[str, ...]:
+        """DDL that lets a person who owns none of the store's tables have them rewritten by
+        `purge` (a function run as their owner, for an engine whose rewrite needs the owner);
+        nothing for an engine whose store is one person's."""
+        return ()
 
     @abstractmethod
     def make_durable(self, engine: Engine) -> None:
@@ -354,6 +375,15 @@ class Dialect(ABC):
         """Statements that move every row of the full-text table `table` into the existing
         full-text tables `shards` (the row with key k into `shards[k % len(shards)]`, key kept)
         and then drop `table` with its index (a migration's `full_text_splits`)."""
+
+    def full_text_walk(self) -> tuple[int, int]:
+        """(first, most): a search first examines the newest `first` rows below its cursor in
+        key order, each filtered by `full_text_match` (a dialect that walks writes that
+        fragment so it also applies to rows read that way, named by their alias), and walks on
+        while the hits found so far say the page fills within `most` rows in all; the index
+        answers for the older rows. (0, 0), the default: never, the index itself answers in
+        key order."""
+        return (0, 0)
 
     def full_text_join(self) -> str:
         """The join keyword for a full-text table and the entries it indexes, written so that

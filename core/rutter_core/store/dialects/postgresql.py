@@ -8,15 +8,20 @@ commits, and no serialization failure ever needs a retry; a wait longer than the
 `store_busy`. A read is one READ ONLY REPEATABLE READ snapshot. The same lock makes a first open
 from several machines apply each migration once. Append-only tables are guarded by PL/pgSQL
 triggers, full-text search is `pg_trgm` with GIN indexes (ILIKE, so the answers are the same
-whatever the index can use), and the purge is `VACUUM FULL`, which rewrites the tables into new
-files so no deleted text stays in a table file. The change feed the language server polls is
-the server's current snapshot (`SnapshotFeed`).
+whatever the index can use), and the purge rewrites the tables into new files so no deleted text
+stays in a table file (`postgresql_purge`: `VACUUM FULL` as their owner, `CLUSTER` through a
+function for a member). The change feed the language server polls is the server's current
+snapshot (`SnapshotFeed`).
+
+Why one module: it is the one `Dialect` for PostgreSQL, a class whose methods each state one
+engine fact the seam asks for; the parts that stand on their own are `postgresql_people` (people
+and row-level security) and `postgresql_purge` (the purge).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from sqlalchemy import event
@@ -25,10 +30,12 @@ from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
 
 from rutter_core.kernel.errors import Hint, StoreError
 from rutter_core.store.dialects import postgresql_people as people
+from rutter_core.store.dialects import postgresql_purge as purging
 from rutter_core.store.dialects.base import (
     ChangeFeed,
     ConstraintKind,
     Dialect,
+    Grants,
     InitOutcome,
     PoolKind,
     RowFollows,
@@ -44,10 +51,6 @@ from rutter_core.store.dialects.postgresql_people import suits_search
 WRITE_LOCK_KEY = 0x72757474_6572_0001 & 0x7FFF_FFFF_FFFF_FFFF
 """The advisory lock every write transaction holds (a constant no other program should use:
 "rutter" in ASCII, then 1)."""
-
-PURGE_LOCK_KEY = WRITE_LOCK_KEY + 1
-"""The advisory lock a purge holds (one purge at a time: two would wait on each other's
-tables)."""
 
 STATEMENT_TIMEOUT_MS = 120_000
 """The longest one statement may run before the server cancels it (`store_busy`): generous for a
@@ -72,6 +75,13 @@ timeout, then `store_busy`)."""
 SERVICE_POOL_RECYCLE_SECONDS = 1800
 """A server's pooled connection is replaced once this old (a restarted server, a proxy's idle
 timeout or a changed role setting then reach it within this time at most)."""
+
+SEARCH_WALK_FIRST = 1024
+SEARCH_WALK_MOST = 16384
+"""A search walks the newest rows in key order first (`full_text_walk`): 1,024 rows cost about a
+millisecond, and the GIN index returns its candidates in no order, so for a common phrase (or a
+rare phrase of common trigrams) it fetches, rechecks and sorts every one before the page is cut
+(about 200 ms for 40,000 candidates). Walking on stops at 16,384 rows in all."""
 
 APPLICATION_NAME = "rutter"
 """How rutter's sessions are named in `pg_stat_activity`."""
@@ -161,12 +171,12 @@ class PostgresqlDialect(Dialect):
     ) -> tuple[str, ...]:
         return people.row_security(owned, follows)
 
-    def facts(self, conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts:
-        return people.facts(conn, group=group, secured=secured)
+    def facts(
+        self, conn: Connection, *, group: str, secured: Sequence[str], grants: Grants
+    ) -> StoreFacts:
+        return people.facts(conn, group=group, secured=secured, grants=grants)
 
-    def initialize(
-        self, conn: Connection, *, group: str, grants: Mapping[str, Sequence[str]]
-    ) -> InitOutcome:
+    def initialize(self, conn: Connection, *, group: str, grants: Grants) -> InitOutcome:
         return people.initialize(conn, group=group, grants=grants)
 
     def prepare(self, url: URL) -> None:
@@ -207,6 +217,10 @@ class PostgresqlDialect(Dialect):
                     cursor.execute(f"SET lock_timeout = {lock_timeout}")
                     cursor.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
                     cursor.execute(f"SET application_name = '{APPLICATION_NAME}'")
+                    # No LLVM compilation: rutter's statements are short, and a plan whose
+                    # estimate passes jit_above_cost (a search's walk of the 16 memory shards
+                    # under row-level security) spent 200 ms compiling to run in 3.
+                    cursor.execute("SET jit = off")
                     # Text compared and matched as the application wrote it.
                     cursor.execute("SET client_encoding = 'UTF8'")
                     cursor.execute(
@@ -348,15 +362,16 @@ class PostgresqlDialect(Dialect):
             restore.append(f"ALTER TABLE {table} ENABLE TRIGGER {name}")
         return tuple(restore)
 
-    def purge(self, engine: Engine) -> bool:
-        # VACUUM FULL writes a table and its indexes and TOAST into new files and unlinks the
-        # old ones, so a deleted row's text is in no table file (plain VACUUM only marks its
-        # space free). Only rutter's own tables (its schema's), never the system catalogs:
-        # two purges vacuuming those at once deadlock. One purge at a time (an advisory lock:
-        # another process's purge finishes first); each table is locked only while it is
-        # rewritten, and a reader holding one past lock_timeout leaves the purge incomplete
-        # (False): the next purge finishes the job. Outside a transaction, as VACUUM must be.
-        # What it cannot reach (WAL not yet recycled, replicas, backups) is in docs/team.md.
+    def purge_mark(self, conn: Connection) -> int | None:
+        # The write's transaction ID (none when it wrote nothing): a deleted row stays in the
+        # rewritten files while a snapshot as old as this transaction is open.
+        found = conn.exec_driver_sql("SELECT pg_current_xact_id_if_assigned()::text").scalar()
+        return None if found is None else int(found)
+
+    def purge(self, engine: Engine, *, since: int | None = None) -> bool:
+        # VACUUM FULL as the tables' owner, the function migration 23 made as a member (who
+        # owns none): `postgresql_purge`. Outside a transaction, as VACUUM must be. What it
+        # cannot reach (WAL not yet recycled, replicas, backups) is in docs/team.md.
         connection = engine.raw_connection()
         try:
             dbapi = connection.dbapi_connection
@@ -364,42 +379,15 @@ class PostgresqlDialect(Dialect):
             dbapi.autocommit = True
             cursor = dbapi.cursor()
             try:
-                return self._vacuum(cursor)
+                return purging.purge(cursor, since=since)
             finally:
                 cursor.close()
                 dbapi.autocommit = False
         finally:
             connection.close()
 
-    @staticmethod
-    def _vacuum(cursor: Any) -> bool:
-        # Only the tables this role owns (or a role it inherits from): VACUUM skips any other
-        # with a warning, so a person's purge (a member owns nothing) is incomplete, and says
-        # so; the owner's next purge finishes it (docs/team.md).
-        cursor.execute(
-            "SELECT quote_ident(tablename), pg_has_role(tableowner, 'USAGE') FROM pg_tables "
-            "WHERE schemaname = current_schema() ORDER BY tablename"
-        )
-        rows = cursor.fetchall()
-        complete = all(bool(row[1]) for row in rows)
-        tables = ", ".join(str(row[0]) for row in rows if row[1])
-        if not tables:
-            return complete
-        try:
-            cursor.execute(f"SELECT pg_advisory_lock({PURGE_LOCK_KEY})")
-        except Exception as exc:
-            if _sqlstate(exc) in ("55P03", "57014"):
-                return False
-            raise
-        try:
-            cursor.execute(f"VACUUM (FULL) {tables}")
-        except Exception as exc:
-            if _sqlstate(exc) in ("55P03", "57014"):
-                return False
-            raise
-        finally:
-            cursor.execute(f"SELECT pg_advisory_unlock({PURGE_LOCK_KEY})")
-        return complete
+    def purge_function(self) -> tuple[str, ...]:
+        return purging.purge_function()
 
     def make_durable(self, engine: Engine) -> None:
         # Every commit is durable when it returns (synchronous_commit, PostgreSQL's default;
@@ -424,6 +412,10 @@ class PostgresqlDialect(Dialect):
     def full_text_min_query(self) -> int:
         return 3
 
+    def full_text_walk(self) -> tuple[int, int]:
+        # ILIKE filters any row, so the same fragment filters the walked rows.
+        return SEARCH_WALK_FIRST, SEARCH_WALK_MOST
+
     def full_text_match(self, table: str, query: str) -> tuple[str, str]:
         # The query's LIKE wildcards and the escape character itself are escaped, so no query
         # is a pattern.
@@ -433,7 +425,7 @@ class PostgresqlDialect(Dialect):
 
     def full_text_rebuild(self, table: str) -> tuple[str, ...]:
         # A new index built from the table's rows alone (the old one's file is unlinked at
-        # commit); the heap's dead rows leave the files at the purge (VACUUM FULL).
+        # commit); the heap's dead rows leave the files at the purge (`postgresql_purge`).
         check_identifier(table)
         return (f"REINDEX TABLE {table}",)
 

@@ -1,8 +1,9 @@
 """PostgreSQL's people (docs/team.md): a person is a role; the rows that are one person's are
 kept to that role by row-level security, forced on the tables' owner too; a transaction acts
 for a person by taking that role (`SET LOCAL ROLE`, as `set_config`); `rutter store init`
-makes the members' group role and exactly its grants, and `rutter store check` reads the
-catalog. The rest of the dialect is `postgresql`.
+makes the members' group role and exactly its grants (the functions a member runs as the
+tables' owner among them: the full-text reindex here, the purge's in `postgresql_purge`), and
+`rutter store check` reads the catalog. The rest of the dialect is `postgresql`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rutter_core.store.dialects.base import (
     TableSecurity,
     check_identifier,
 )
+from rutter_core.store.dialects.postgresql_purge import PURGE_FUNCTION
 
 
 def _sqlstate(exc: DBAPIError) -> str | None:
@@ -147,7 +149,50 @@ def row_security(owned: Sequence[RowOwnership], follows: Sequence[RowFollows]) -
     return tuple(statements)
 
 
-def facts(conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts:
+FUNCTIONS: tuple[str, ...] = (f"{REINDEX_FUNCTION}(text)", f"{PURGE_FUNCTION}(text)")
+"""The functions members run as the tables' owner (`EXECUTE` granted to the group only)."""
+
+
+def _missing_grants(
+    conn: Connection, group: str, grants: Mapping[str, Sequence[str]]
+) -> tuple[str, ...]:
+    """What `initialize` grants `group` and it lacks, worded as granted (objects that do not
+    exist yet, on a schema behind, are left to `schema_behind`)."""
+    missing: list[str] = []
+    schema, usage = conn.exec_driver_sql(
+        "SELECT quote_ident(current_schema()), "
+        "has_schema_privilege(%(group)s, current_schema(), 'USAGE')",
+        {"group": group},
+    ).one()
+    if not usage:
+        missing.append(f"USAGE ON SCHEMA {schema}")
+    for table, allowed in grants.items():
+        lacking = conn.exec_driver_sql(
+            "SELECT privilege FROM unnest(%(privileges)s::text[]) AS privilege "
+            "WHERE to_regclass(%(table)s) IS NOT NULL "
+            "AND NOT has_table_privilege(%(group)s, to_regclass(%(table)s), privilege)",
+            {"group": group, "table": check_identifier(table), "privileges": list(allowed)},
+        ).all()
+        if lacking:
+            missing.append(f"{', '.join(str(row[0]) for row in lacking)} ON {table}")
+    for function in FUNCTIONS:
+        executable = conn.exec_driver_sql(
+            "SELECT has_function_privilege(%(group)s, to_regprocedure(%(function)s), 'EXECUTE') "
+            "WHERE to_regprocedure(%(function)s) IS NOT NULL",
+            {"group": group, "function": function},
+        ).scalar_one_or_none()
+        if executable is False:
+            missing.append(f"EXECUTE ON FUNCTION {function}")
+    return tuple(missing)
+
+
+def facts(
+    conn: Connection,
+    *,
+    group: str,
+    secured: Sequence[str],
+    grants: Mapping[str, Sequence[str]],
+) -> StoreFacts:
     encoding, ctype, role = conn.exec_driver_sql(
         "SELECT current_setting('server_encoding'), current_setting('lc_ctype'), current_user"
     ).one()
@@ -196,6 +241,7 @@ def facts(conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts
         bypasses_row_security=bool(bypass),
         group_exists=group_oid is not None,
         member_of_group=member,
+        missing_grants=() if group_oid is None else _missing_grants(conn, group, grants),
         integrity=(),
     )
 
@@ -220,6 +266,7 @@ def initialize(conn: Connection, *, group: str, grants: Mapping[str, Sequence[st
         conn.exec_driver_sql(f"REVOKE ALL ON TABLE {table} FROM {group}")
         conn.exec_driver_sql(f"GRANT {privileges} ON TABLE {table} TO {group}")
         granted.append(f"{privileges} ON {table}")
-    conn.exec_driver_sql(f"GRANT EXECUTE ON FUNCTION {REINDEX_FUNCTION}(text) TO {group}")
-    granted.append(f"EXECUTE ON FUNCTION {REINDEX_FUNCTION}(text)")
+    for function in FUNCTIONS:
+        conn.exec_driver_sql(f"GRANT EXECUTE ON FUNCTION {function} TO {group}")
+        granted.append(f"EXECUTE ON FUNCTION {function}")
     return InitOutcome(group=group, group_created=exists is None, granted=tuple(granted))

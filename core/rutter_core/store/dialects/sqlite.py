@@ -27,6 +27,7 @@ from rutter_core.store.dialects.base import (
     ChangeFeed,
     ConstraintKind,
     Dialect,
+    Grants,
     StoreFacts,
     StoreFailure,
     TransactionKind,
@@ -323,7 +324,9 @@ class SqliteDialect(Dialect):
             return None
         return url.set(database=str(Path(cwd) / path))  # unchanged when already absolute
 
-    def facts(self, conn: Connection, *, group: str, secured: Sequence[str]) -> StoreFacts:
+    def facts(
+        self, conn: Connection, *, group: str, secured: Sequence[str], grants: Grants
+    ) -> StoreFacts:
         found = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA quick_check").fetchall()]
         return StoreFacts(
             encoding=str(conn.exec_driver_sql("PRAGMA encoding").scalar_one()),
@@ -422,7 +425,7 @@ class SqliteDialect(Dialect):
             restore.append(str(text))
         return tuple(restore)
 
-    def purge(self, engine: Engine) -> bool:
+    def purge(self, engine: Engine, *, since: int | None = None) -> bool:
         if not checkpoint_truncate(engine):
             return False
         sync_truncated_log(engine.url)

@@ -27,6 +27,9 @@ from rutter_core.store.migrations import (
     m0017_people,
     m0018_delivery_reports,
     m0019_compaction_summarizers,
+    m0020_machines,
+    m0021_record_people,
+    m0023_member_purge,
 )
 from rutter_core.store.migrations.migration import (
     FullTextSplit,
@@ -58,6 +61,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0017_people.MIGRATION,
     m0018_delivery_reports.MIGRATION,
     m0019_compaction_summarizers.MIGRATION,
+    m0020_machines.MIGRATION,
+    m0021_record_people.MIGRATION,
+    m0023_member_purge.MIGRATION,
 )
 
 __all__ = [

@@ -52,8 +52,11 @@ class Migration:
     created after the statements; `full_text_splits` move a full-text table's rows into such
     tables right after they are created (see `FullTextSplit`); `full_text_rebuilds` tables
     have their index rewritten from their rows last, damaged or not
-    (`Dialect.full_text_repair`). A migration with rebuilds is applied with reference checks
-    suspended until its end, when every reference is checked at once (see `runner`).
+    (`Dialect.full_text_repair`); `row_owners` and `row_follows` keep rows to their person
+    (`Dialect.row_security`), and `purge_function` makes what lets a person who owns no table
+    purge the store (`Dialect.purge_function`), both last. A migration with rebuilds is applied
+    with reference checks suspended until its end, when every reference is checked at once (see
+    `runner`).
     """
 
     version: int
@@ -67,6 +70,7 @@ class Migration:
     full_text_splits: tuple[FullTextSplit, ...] = ()
     row_owners: tuple[RowOwnership, ...] = ()
     row_follows: tuple[RowFollows, ...] = ()
+    purge_function: bool = False
 
     def rendered(self, dialect: Dialect | str) -> tuple[str, ...]:
         """The statements exactly as applied on `dialect`."""
@@ -101,8 +105,17 @@ class Migration:
             if self.row_owners or self.row_follows
             else ()
         )
+        purge = dialect.purge_function() if self.purge_function else ()
         return (
-            rebuilds + self.statements + full_text + splits + guards + key_guards + reindex + people
+            rebuilds
+            + self.statements
+            + full_text
+            + splits
+            + guards
+            + key_guards
+            + reindex
+            + people
+            + purge
         )
 
 

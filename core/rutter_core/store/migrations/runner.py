@@ -54,6 +54,7 @@ def check_migration_list(migrations: Sequence[Migration]) -> None:
             or migration.rebuilds
             or migration.full_text_rebuilds
             or migration.full_text_splits
+            or migration.purge_function
         ):
             raise ValueError(f"migration {migration.version} needs a name and statements")
         previous = migration.version

@@ -51,12 +51,8 @@ local function fire(data)
   api.nvim_exec_autocmds("User", { pattern = "RutterCandidates", modeline = false, data = data })
 end
 
-local function error_data(err)
-  if type(err) == "table" and type(err.data) == "table" then
-    return err.data
-  end
-  return { code = "request_failed", message = type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err) }
-end
+local call = ui.request
+local error_data = ui.error_of
 
 local function show_error(what, err)
   local data = error_data(err)
@@ -64,17 +60,6 @@ local function show_error(what, err)
   M.last_error = text
   ui.notify(text, vim.log.levels.ERROR)
   return data
-end
-
-local function call(client, method, params, callback)
-  local ok = client:request(method, params, function(err, result)
-    vim.schedule(function()
-      callback(err, result)
-    end)
-  end)
-  if not ok then
-    callback({ message = "the rutter language server has stopped" }, nil)
-  end
 end
 
 --- Lines for a `rutter/memory/candidates` answer.

@@ -88,7 +88,7 @@ function M.lines(assembly)
   local budget = type(assembly.budget) == "table" and assembly.budget or {}
   local lines = {
     string.format("Assembled context of run %s (%s, %s by %s)", str(assembly.run_id), str(assembly.assembly_id),
-      str(assembly.created_at), str(assembly.created_by)),
+      str(assembly.created_at), require("rutter.ui").who(assembly.created_by, assembly.created_by_person)),
     string.format("Budget: %s of %s tokens used (required context %s; memory sub-budget %s)", str(budget.used),
       str(budget.background), str(budget.required), str(budget.memory)),
     "",

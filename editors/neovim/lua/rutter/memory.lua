@@ -66,14 +66,8 @@ end
 
 --- The message of a failed request: the typed error's when the server sent one.
 local function error_text(err)
-  if type(err) ~= "table" then
-    return tostring(err)
-  end
-  local data = type(err.data) == "table" and err.data or nil
-  if data and data.message then
-    return string.format("%s [%s]", data.message, data.code or "error")
-  end
-  return err.message or vim.inspect(err)
+  local e = ui.error_of(err)
+  return string.format("%s [%s]", e.message or "failed", e.code)
 end
 
 local function show_error(what, err)
@@ -83,17 +77,7 @@ local function show_error(what, err)
   return text
 end
 
---- `client:request` with the answer delivered on the main loop as `callback(err, result)`.
-local function call(client, method, params, callback)
-  local ok = client:request(method, params, function(err, result)
-    vim.schedule(function()
-      callback(err, result)
-    end)
-  end)
-  if not ok then
-    callback({ message = "the rutter language server has stopped" }, nil)
-  end
-end
+local call = ui.request
 
 -- -- the list ----------------------------------------------------------------------------------
 

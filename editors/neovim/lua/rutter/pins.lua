@@ -67,7 +67,8 @@ function M.format_proposals(proposals)
   lines[1] = string.format("%d pin proposal%s wait for your answer (<CR>: answer)", #proposals, #proposals == 1 and "" or "s")
   hl[1] = "Title"
   for _, proposal in ipairs(proposals) do
-    lines[#lines + 1] = string.format("%s  %s  by %s", proposal.proposal_id, proposal.workspace_id, proposal.proposed_by)
+    lines[#lines + 1] = string.format("%s  %s  by %s", proposal.proposal_id, proposal.workspace_id,
+      require("rutter.ui").who(proposal.proposed_by, proposal.proposed_by_person))
     rows[#lines] = proposal
     hl[#lines] = "Comment"
     for _, line in ipairs(vim.split(proposal.text, "\n", { plain = true })) do
@@ -186,7 +187,8 @@ end
 --- Ask the three choices about `proposal`, then answer it as chosen.
 function M.ask(client, proposal)
   vim.ui.select(M.CHOICES, {
-    prompt = string.format("%s proposes to pin to this task: %s", proposal.proposed_by, proposal.text),
+    prompt = string.format("%s proposes to pin to this task: %s",
+      require("rutter.ui").who(proposal.proposed_by, proposal.proposed_by_person), proposal.text),
   }, function(choice)
     if choice == "Pin" then
       send_answer(client, proposal, { choice = "pin" })

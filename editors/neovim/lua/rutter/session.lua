@@ -40,16 +40,7 @@ local function fire(data)
 end
 M.fire = fire
 
---- The typed error of a failed request as a table `{ code, message }`.
-function M.error_of(err)
-  if type(err) ~= "table" then
-    return { code = "request_failed", message = tostring(err) }
-  end
-  if type(err.data) == "table" and type(err.data.code) == "string" then
-    return err.data
-  end
-  return { code = "request_failed", message = err.message or vim.inspect(err) }
-end
+M.error_of = require("rutter.ui").error_of
 
 local function show_error(what, err)
   local e = M.error_of(err)
@@ -60,19 +51,7 @@ local function show_error(what, err)
 end
 M.show_error = show_error
 
---- `client:request` with the answer delivered on the main loop as `callback(err, result)`.
-function M.call(client, method, params, callback)
-  local ok = client:request(method, params, function(err, result)
-    vim.schedule(function()
-      callback(err, result)
-    end)
-  end)
-  if not ok then
-    vim.schedule(function()
-      callback({ message = "the rutter language server has stopped" }, nil)
-    end)
-  end
-end
+M.call = require("rutter.ui").request
 
 --- The rutter client for the current buffer (any running one for scratch buffers).
 function M.client()

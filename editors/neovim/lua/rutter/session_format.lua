@@ -294,7 +294,8 @@ function M.node(node, drift_node)
   end
   add(string.format("run          %s (session %s, thread %s)", str(node.run_id), str(node.session_id), str(node.thread_id)))
   add("parent       " .. (present(node.parent_node_id) and str(node.parent_node_id) or "none (the top of the tree)"))
-  add(string.format("created      %s by %s", M.time(node.created_at), str(node.created_by)))
+  add(string.format("created      %s by %s", M.time(node.created_at),
+    require("rutter.ui").who(node.created_by, node.created_by_person)))
   local snap = node.snapshot
   if type(snap) == "table" then
     add("fingerprint  " .. str(snap.fingerprint))

@@ -6,6 +6,20 @@ local M = {}
 
 local api = vim.api
 
+--- Who did something, as a record names it (docs/team.md, "People"): the person its transaction
+--- acted for and the surface they used (`alice via cli`), or the surface alone for a record older
+--- than people being recorded (`cli, person unknown`; `person` nil or vim.NIL).
+--- @param surface any
+--- @param person any
+--- @return string
+function M.who(surface, person)
+  local used = (surface == nil or surface == vim.NIL) and "" or tostring(surface)
+  if person == nil or person == vim.NIL then
+    return used .. ", person unknown"
+  end
+  return tostring(person) .. " via " .. used
+end
+
 --- Replace the lines of read-only `buf`, highlighting line `lnum` with `hl[lnum]` (in `ns`).
 --- @param buf integer
 --- @param ns integer
@@ -114,6 +128,32 @@ function M.fit(text)
     cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
   end
   return cut .. "…"
+end
+
+--- `client:request` with the answer delivered on the main loop as `callback(err, result)`; a
+--- stopped server answers (on the main loop too) with an error saying so.
+function M.request(client, method, params, callback)
+  local ok = client:request(method, params, function(err, result)
+    vim.schedule(function()
+      callback(err, result)
+    end)
+  end)
+  if not ok then
+    vim.schedule(function()
+      callback({ message = "the rutter language server has stopped" }, nil)
+    end)
+  end
+end
+
+--- The typed error of a failed request as a table `{ code, message }`.
+function M.error_of(err)
+  if type(err) ~= "table" then
+    return { code = "request_failed", message = tostring(err) }
+  end
+  if type(err.data) == "table" and type(err.data.code) == "string" then
+    return err.data
+  end
+  return { code = "request_failed", message = err.message or vim.inspect(err) }
 end
 
 --- `vim.notify("rutter: " .. message)`; information is cut to fit the command line (a longer

@@ -33,6 +33,7 @@ function assembly(): Assembly {
     workspace_id: "ws",
     created_at: "2026-12-03T19:00:00Z",
     created_by: "lsp",
+    created_by_person: "alice",
     estimator: "utf8-bytes/4",
     budget: { background: 1000, memory_cap: 250, memory: 40, required: 300, used: 340 },
     configured: {
@@ -83,14 +84,14 @@ describe("assembly formatters", () => {
   it("keeps the audit's three facts apart, and says when nothing was reported followed", () => {
     const reported: AuditRecord = {
       ...assembly(),
-      followed: { assembly_id: "asm_1", followed: ["AGENTS.md"], ignored: [], reported_by: "mcp", reported_at: "2026-12-03T19:05:00Z" },
+      followed: { assembly_id: "asm_1", followed: ["AGENTS.md"], ignored: [], reported_by: "mcp", reported_by_person: null, reported_at: "2026-12-03T19:05:00Z" },
     };
     const text = auditText({ run_id: "run_1", assemblies: [reported, { ...assembly(), assembly_id: "asm_0", followed: null }], has_more: true });
     assert.match(text, /^# Context audit of run run_1/);
-    assert.match(text, /## asm_1 — 2026-12-03T19:00:00Z by lsp\n\n- Budget/);
+    assert.match(text, /## asm_1 — 2026-12-03T19:00:00Z by alice via lsp\n\n- Budget/);
     assert.match(text, /### Configured\n\n- Instructions: revision 2 of services\/api, 3 sources/);
     assert.match(text, /#### Included \(2\)/);
-    assert.match(text, /### Followed\n\nReported by mcp at 2026-12-03T19:05:00Z:\n- followed: AGENTS\.md\n- ignored: none/);
+    assert.match(text, /### Followed\n\nReported by mcp, person unknown at 2026-12-03T19:05:00Z:\n- followed: AGENTS\.md\n- ignored: none/);
     assert.match(text, /Not reported: only an agent's later replies and tool receipts can say what was followed\./);
     assert.match(text, /Older assemblies are not shown/);
     assert.match(auditText({ run_id: "run_1", assemblies: [], has_more: false }), /No assembly stored for this run yet/);

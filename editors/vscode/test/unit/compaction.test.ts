@@ -20,6 +20,7 @@ function compaction(overrides: Partial<Compaction> = {}): Compaction {
     compacted_message_count: 10,
     unread_message_count: 0,
     summarizer: "extractive",
+    created_by_person: "alice",
     ...overrides,
   };
 }

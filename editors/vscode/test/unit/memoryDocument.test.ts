@@ -12,7 +12,7 @@ describe("the memory document", () => {
       text,
       [
         "# memory mem_01 · project shop · version 3 · active",
-        "# updated 2026-12-02T10:00:00Z by lsp; created 2026-12-01T10:00:00Z by cli",
+        "# updated 2026-12-02T10:00:00Z by alice via lsp; created 2026-12-01T10:00:00Z by cli, person unknown",
         "# Save to store your edit (checked against version 3). Lines starting with # above the --- line are ignored.",
         "title: Deploy checklist",
         "reference: docs/deploy.md",

@@ -17,6 +17,7 @@ function proposal(overrides: Partial<Proposal> = {}): Proposal {
     run_id: "run_01",
     text: "Keep the public API stable.",
     proposed_by: "mcp",
+    proposed_by_person: "alice",
     status: "pending",
     choice: null,
     pin_id: null,
@@ -81,10 +82,10 @@ describe("pin proposals", () => {
     const { editor, server } = setup(script);
     server.fireStarted();
     await settle();
-    assert.deepEqual(outline(editor.tree("rutter.proposals")), ["Keep the public API stable. — shop · by mcp"]);
+    assert.deepEqual(outline(editor.tree("rutter.proposals")), ["Keep the public API stable. — shop · by alice via mcp"]);
     assert.equal(editor.notifications.length, 1);
     assert.deepEqual(editor.notifications[0]?.actions, [Choices.pin, Choices.discuss, Choices.custom]);
-    assert.match(editor.notifications[0]?.text ?? "", /mcp proposes to pin to this task: "Keep the public API stable."/);
+    assert.match(editor.notifications[0]?.text ?? "", /alice via mcp proposes to pin to this task: "Keep the public API stable."/);
     // A change elsewhere re-lists; the same proposal is not announced twice, a new one is.
     script.proposals = [proposal(), proposal({ proposal_id: "prop_02", text: "Use tabs." })];
     server.notify(Methods.pinProposalsChanged, { workspace_ids: ["shop"] });

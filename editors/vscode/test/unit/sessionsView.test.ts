@@ -59,7 +59,7 @@ describe("the session tree view's data", () => {
     assert.match(tooltip, /^summary of 10 messages \(compaction, projected\)\nnode cmp_01COMPACTIONAAAAAAAAAAAAAA\n/);
     assert.match(tooltip, /compaction of thread thr_01: 10 messages summarized \(2 not read\) · extractive; the newest 4 kept verbatim; summary 120 tokens/);
     assert.match(tooltip, /summary: Summary of 10 earlier messages of thread thr_01/);
-    assert.match(tooltip, /made 2026-12-03 14:15 UTC by cli/);
+    assert.match(tooltip, /made 2026-12-03 14:15 UTC by alice via cli/);
     assert.match(tooltip, /carries no authority and cannot be forked or resumed/);
     assert.equal(compactionFactsText(compactionNode("n", { compaction: { summarizer: "command", compacted_message_count: 3, unread_message_count: 0, kept_message_count: 4, summary_tokens: null } })),
       "3 messages summarized (all read) · command");

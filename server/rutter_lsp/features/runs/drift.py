@@ -64,6 +64,10 @@ class RunDrift:
     """Paths of the live (else pinned) sources, nearest last: where removals are reported."""
     live_error: str | None = None
     """The code of the error when live discovery fails closed (nothing can be confirmed)."""
+    made_through: str | None = None
+    """The run's own workspace when it is not `workspace_id`: a run made through another
+    registration of the project (another path or machine), its drift computed against
+    `workspace_id`'s files."""
 
     def label(self) -> str:
         revision = "no revision" if self.revision is None else f"revision {self.revision}"
@@ -92,8 +96,11 @@ def first_difference(pinned: str, live: str) -> tuple[int, str | None]:
     return last_live, None  # only line endings differ
 
 
-def findings_of(inspection: Mapping[str, Any], workspace_id: str, target: str) -> RunDrift:
-    """The findings of one run's inspection (docs/reference/runs.md shape)."""
+def findings_of(
+    inspection: Mapping[str, Any], workspace_id: str, target: str, made_through: str | None = None
+) -> RunDrift:
+    """The findings of one run's inspection (docs/reference/runs.md shape), against the files
+    of `workspace_id` (`made_through`: the run's own workspace, when another)."""
     run_id = str(inspection["run_id"])
     revision = inspection.get("revision")
     live = inspection.get("live")
@@ -126,6 +133,7 @@ def findings_of(inspection: Mapping[str, Any], workspace_id: str, target: str) -
         findings=tuple(findings),
         stack=stack,
         live_error=live_error,
+        made_through=made_through,
     )
 
 

@@ -1,4 +1,9 @@
-"""`RunsMonitor`: the drift of the active runs of the served workspaces, kept for the editor.
+"""`RunsMonitor`: the drift of the active runs of the served workspaces' projects, kept for the
+editor.
+
+A run made through another registration of a served workspace's project (another path on this
+machine, or another machine sharing the store) is followed too, its drift computed against the
+files of the served registration (`RunOperations.followed` says which) and shown there.
 
 It re-inspects them when the store changes (another process created or refreshed a run:
 noticed through the session's `StoreWatch`, which calls `store_changed`) and when
@@ -16,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lsprotocol import types
 
-from rutter_core.app.runs import ActiveRunsParams, InspectRunParams, RunOperations, RunRecord
+from rutter_core.app.runs import InspectRunParams, RunOperations, RunRecord
 from rutter_core.discovery.layout import CLAUDE_DIR, PRAYU_DIR
 from rutter_core.kernel.errors import RutterError
 from rutter_core.store.changes import StoreChanges
@@ -36,14 +41,22 @@ MAX_MONITORED_RUNS: Final = 100
 """Active runs whose drift is shown (the newest); more are listed but not diagnosed."""
 
 
-def _drift_of(runs: RunOperations, run: RunRecord) -> RunDrift | None:
-    """One run's drift (a job for the disk worker)."""
+Followed = tuple[RunRecord, str]
+"""An active run and the served workspace whose files its drift is computed against."""
+
+
+def _drift_of(runs: RunOperations, run: RunRecord, local: str) -> RunDrift | None:
+    """One run's drift against `local`'s files (a job for the disk worker)."""
+    own = local == run.workspace_id
+    params = InspectRunParams(run_id=run.run_id, workspace_id=None if own else local)
     try:
-        inspection = runs.inspect(InspectRunParams(run_id=run.run_id)).to_json()
+        inspection = runs.inspect(params).to_json()
     except RutterError as error:  # e.g. a tampered revision: shown in rutter/runs
         logger.warning("cannot inspect run %s: %s", run.run_id, error.message)
         return None
-    return findings_of(inspection, run.workspace_id, run.target_path)
+    return findings_of(
+        inspection, local, run.target_path, made_through=None if own else run.workspace_id
+    )
 
 
 class RunsMonitor:
@@ -53,7 +66,7 @@ class RunsMonitor:
         self._server = server
         self.drifts: tuple[RunDrift, ...] = ()
         self.placed: dict[str, list[types.Diagnostic]] = {}
-        self._active: tuple[object, frozenset[str], tuple[RunRecord, ...]] | None = None
+        self._active: tuple[object, frozenset[str], tuple[Followed, ...]] | None = None
         """The active runs as last read: (app, served workspaces, runs). Only a commit, a new
         store or a new served set changes them: a change on disk reuses them unless the store
         was committed to since they were read (`_commits`)."""
@@ -99,17 +112,24 @@ class RunsMonitor:
                     self._active = None  # not kept if the read fails
                     await self._committed_since(app)  # the feed's mark, before the read
                     active = await server.session.worker.run_background(
-                        runs.active, ActiveRunsParams(), served=served
+                        runs.followed, served=served
                     )
                     self._active = (app, served, active)
                 found: list[RunDrift | None] = []
-                for run in active[-MAX_MONITORED_RUNS:]:  # the newest (oldest first)
+                for run, local in active[-MAX_MONITORED_RUNS:]:  # the newest (oldest first)
                     kept = known.get(run.run_id)
-                    if kept is not None and changed is not None and not reaches(changed, run):
+                    if (
+                        kept is not None
+                        and kept.workspace_id == local
+                        and changed is not None
+                        and not reaches(changed, run, local)
+                    ):
                         found.append(kept)
                         continue
                     # One background job per run: requests go first.
-                    found.append(await server.session.worker.run_background(_drift_of, runs, run))
+                    found.append(
+                        await server.session.worker.run_background(_drift_of, runs, run, local)
+                    )
                 drifts = tuple(drift for drift in found if drift is not None)
             except RutterError as error:
                 logger.warning("cannot read runs: %s", error.message)
@@ -185,10 +205,13 @@ def level_of_change(rel: str) -> str:
     return posixpath.dirname(rel) or "."
 
 
-def reaches(changed: Mapping[str, Collection[str]], run: RunRecord) -> bool:
-    """Whether a change of any of `changed` (by workspace) can change `run`'s instructions."""
+def reaches(
+    changed: Mapping[str, Collection[str]], run: RunRecord, local: str | None = None
+) -> bool:
+    """Whether a change of any of `changed` (by workspace) can change `run`'s instructions as
+    discovered in `local`'s files (default: its own workspace's)."""
     target = run.target_path
-    for rel in changed.get(run.workspace_id, ()):
+    for rel in changed.get(local or run.workspace_id, ()):
         level = level_of_change(rel)
         if level in (".", target) or target.startswith(level + "/"):
             return True

@@ -149,7 +149,9 @@ async def review_refresh(server: RutterServer, params: InspectRunParams) -> dict
         raise RejectedError(
             "confirmation_unavailable",
             "this editor cannot ask for a confirmation; refresh from the command line: "
-            + confirm_refresh_command(run_id, expected or None, expected_live),
+            + confirm_refresh_command(
+                run_id, expected or None, expected_live, workspace_id=params.workspace_id
+            ),
         )
     inspection = await as_json(server, reviewed)
     if server.supports("window.show_document.support"):
@@ -168,7 +170,10 @@ async def review_refresh(server: RutterServer, params: InspectRunParams) -> dict
     if answer is None or answer.title != CONFIRM:
         return await _answer(server, reviewed, confirmed=False)
     request = ConfirmRefreshParams(
-        run_id=run_id, expected_fingerprint=expected, expected_live_fingerprint=expected_live
+        run_id=run_id,
+        expected_fingerprint=expected,
+        expected_live_fingerprint=expected_live,
+        workspace_id=params.workspace_id,
     )
     try:
         confirmed = await confirm(server, request)
@@ -226,7 +231,9 @@ def code_actions(
                 command=types.Command(
                     title=f"Review and confirm refresh for run {drift.run_id}",
                     command=COMMAND_REVIEW_REFRESH,
-                    arguments=[drift.run_id],
+                    arguments=[drift.run_id]
+                    if drift.made_through is None
+                    else [{"run_id": drift.run_id, "workspace_id": drift.workspace_id}],
                 ),
             )
         )
