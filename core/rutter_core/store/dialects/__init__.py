@@ -1,7 +1,7 @@
 """The store's dialects: the only package in rutter that names a database engine.
 
 A dialect is found by the URL's backend name: SQLite (the embedded default) and PostgreSQL (a
-team's store, early: docs/team.md). Opening a URL of an engine without a dialect fails at once
+team's store: docs/team.md). Opening a URL of an engine without a dialect fails at once
 with `unsupported_database`.
 """
 

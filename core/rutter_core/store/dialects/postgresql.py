@@ -1,5 +1,5 @@
-"""PostgreSQL, the store for a team (early: docs/team.md says what works today): every PostgreSQL
-fact rutter relies on lives here. Reached through psycopg 3.
+"""PostgreSQL, the store for a team (docs/team.md): every PostgreSQL fact rutter relies on lives
+here. Reached through psycopg 3.
 
 Writers are serialized as on SQLite: a write transaction (READ COMMITTED) first takes one
 transaction-scoped advisory lock, the store's write lock, so what the application checks under
