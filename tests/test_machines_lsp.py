@@ -105,6 +105,7 @@ async def test_a_run_made_on_another_machine_drifts_against_the_served_files(
         for method, params in (
             ("rutter/createRun", {"goal": "g", "workspace_id": "widget-ana"}),
             ("rutter/runInstructions", {"run_id": run_id, "workspace_id": "widget-ana"}),
+            ("rutter/session/recent", {"workspace_id": "widget-ana"}),
         ):
             _code, error = await rejected(protocol.send_request_async(method, params))
             assert error["code"] == "workspace_on_other_machine"

@@ -61,6 +61,7 @@ from rutter_core.runs import service as runs
 from rutter_core.runs.policy import not_pinned, validate_goal
 from rutter_core.workspaces.service import (
     files_here,
+    find_workspace,
     project_workspace_ids,
     require_workspace,
 )
@@ -256,7 +257,8 @@ class BranchOperations:
         its drift markers of now (what a picker shows)."""
         now = now_rfc3339()
         with self._rutter.store.read() as conn:
-            files_here(conn, params.workspace_id, self._rutter.machine_id)
+            if find_workspace(conn, params.workspace_id) is not None:  # unknown: no nodes
+                files_here(conn, params.workspace_id, self._rutter.machine_id)
             found, has_more = recent_nodes(conn, params.workspace_id, params.limit)
             facts = _gather(conn, found, now, self._rutter.machine_id, params.workspace_id)
         drifts = _Drifts(facts, self._rutter.reader)
