@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.mcp_client import Env, call, failure, mcp_client
 from tests.testing import Cli, git, raw_rows, write_tree
 
 pytestmark = pytest.mark.both_dialects
@@ -184,3 +185,26 @@ def test_an_unclaimed_registration_is_read_as_it_is(machines: dict[str, Any]) ->
     listed = bo.json("workspace", "list")
     marks = {w["workspace_id"]: w["machine"] for w in listed["workspaces"]}
     assert marks["widget-ana"] == "unclaimed"
+
+
+@pytest.mark.asyncio
+async def test_an_agents_tools_refuse_another_machines_files_and_read_its_records(
+    machines: dict[str, Any],
+) -> None:
+    """`rutter mcp` on Bo's machine (in Bo's checkout): the instructions of Ana's registration
+    are refused, Bo's are read, and the project's memories are read through Ana's."""
+    bo: Cli = machines["bo"]
+    async with mcp_client(Env(bo, bo.cwd, {"run_id": machines["run"]})) as client:
+        error = await failure(
+            client, "effective_instructions", {"target": "main.py", "workspace_id": "widget-ana"}
+        )
+        mine = await call(
+            client, "effective_instructions", {"target": "main.py", "workspace_id": "widget-bo"}
+        )
+        memories = await call(
+            client, "memory_list", {"scope": "project", "workspace_id": "widget-ana"}
+        )
+    assert error["code"] == "workspace_on_other_machine"
+    assert error["details"]["this_machine_workspace_ids"] == ["widget-bo"]
+    assert mine["workspace_id"] == "widget-bo"
+    assert [m["title"] for m in memories["items"]] == ["Tests"]
