@@ -113,6 +113,13 @@ async def test_a_run_made_on_another_machine_drifts_against_the_served_files(
             assert ana_root.as_posix() not in json.dumps(error)
         listed = await request(client, "rutter/runs", {})
         assert [each["run_id"] for each in listed["runs"]] == [run_id]
+        # Listed through Ana's registration, the run is there (a record of the project) but
+        # its drift cannot be read here: Ana's files are on her machine.
+        through = await request(client, "rutter/runs", {"workspace_id": "widget-ana"})
+        [entry] = through["runs"]
+        assert (entry["run_id"], entry["drift_workspace_id"]) == (run_id, "widget-ana")
+        assert entry["error"]["code"] == "workspace_on_other_machine"
+        assert entry["fingerprint"] is None
 
         actions = await within(
             client.text_document_code_action_async(

@@ -355,11 +355,10 @@ class RunOperations:
             ),
             "drift_workspace_id": local,
         }
-        own = local == run.workspace_id
         try:
-            inspection = self.inspect(
-                InspectRunParams(run_id=run.run_id, workspace_id=None if own else local)
-            )
+            # `local` named: another machine's registration is refused, never substituted, so
+            # the drift shown is always `drift_workspace_id`'s.
+            inspection = self.inspect(InspectRunParams(run_id=run.run_id, workspace_id=local))
         except RutterError as error:
             return UnreadableRun(**_fields(run, fingerprint=None, error=error.to_json(), **where))
         failure = inspection.live if isinstance(inspection.live, LiveFailure) else None
