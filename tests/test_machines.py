@@ -469,9 +469,12 @@ def test_a_run_of_another_machine_is_read_against_this_machines_files(
     node = ana.json("session", "checkpoint", run["run_id"], "--title", "t")
     forked = bo.json("session", "fork", node["node_id"], "--goal", "on bo")
     assert bo.json("run", "show", forked["run_id"])["workspace_id"] == "widget-bo"
-    # Ana's own registration, named, is read as it is (its root, on whatever machine).
-    named = bo.json("context", "instructions", "--run", run["run_id"], "--workspace", "widget-ana")
-    assert named["stale"] is False
+    # Ana's own registration, named, is refused on Bo's machine: its root is on Ana's.
+    named = bo.json(
+        "context", "instructions", "--run", run["run_id"], "--workspace", "widget-ana", code=2
+    )
+    assert named["error"]["code"] == "workspace_on_other_machine"
+    assert named["error"]["details"]["this_machine_workspace_ids"] == ["widget-bo"]
 
 
 @pytest.mark.both_dialects

@@ -4,14 +4,17 @@ served folder's files, computed against them, and its reviewed refresh pins thos
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
 
-from rutter_core.app.facade import Rutter
+from rutter_core.app.facade import Rutter, machine_sources
 from rutter_core.app.runs import CreateRunParams, InspectRunParams
 from rutter_core.discovery.fsread import FileReader
+from rutter_core.kernel.errors import UsageError
 from rutter_core.store import open_store
 from rutter_core.workspaces.machine import MachineSources, derive
 from rutter_core.workspaces.service import ProjectChoice, register_workspace
@@ -23,6 +26,8 @@ from tests.lsp_client import (
     execute,
     folder,
     open_text,
+    rejected,
+    request,
     start,
     stop,
     uri,
@@ -84,6 +89,38 @@ async def test_a_run_made_on_another_machine_drifts_against_the_served_files(
         assert (drift.range.start.line, drift.range.end.line) == (1, 1)
         assert drift.data == {"run_id": run_id, "revision": 1}
 
+        # The run list shows it too, as the drift follows it: made through Ana's registration
+        # on her machine, its drift read from the served folder's files.
+        for params in ({}, {"workspace_id": "widget-bo"}):
+            listed = await request(client, "rutter/runs", params)
+            [entry] = [each for each in listed["runs"] if each["run_id"] == run_id]
+            assert entry["workspace_id"] == "widget-ana"
+            assert entry["machine"] == "other_machine"
+            assert entry["drift_workspace_id"] == "widget-bo"
+            assert entry["stale"] is True
+
+        # Ana's registration named from Bo's editor: its files are on Ana's machine. Nothing
+        # is created, nothing read there.
+        protocol: Any = client.protocol
+        for method, params in (
+            ("rutter/createRun", {"goal": "g", "workspace_id": "widget-ana"}),
+            ("rutter/runInstructions", {"run_id": run_id, "workspace_id": "widget-ana"}),
+            ("rutter/session/recent", {"workspace_id": "widget-ana"}),
+        ):
+            _code, error = await rejected(protocol.send_request_async(method, params))
+            assert error["code"] == "workspace_on_other_machine"
+            assert error["details"]["this_machine_workspace_ids"] == ["widget-bo"]
+            assert ana_root.as_posix() not in json.dumps(error)
+        listed = await request(client, "rutter/runs", {})
+        assert [each["run_id"] for each in listed["runs"]] == [run_id]
+        # Listed through Ana's registration, the run is there (a record of the project) but
+        # its drift cannot be read here: Ana's files are on her machine.
+        through = await request(client, "rutter/runs", {"workspace_id": "widget-ana"})
+        [entry] = through["runs"]
+        assert (entry["run_id"], entry["drift_workspace_id"]) == (run_id, "widget-ana")
+        assert entry["error"]["code"] == "workspace_on_other_machine"
+        assert entry["fingerprint"] is None
+
         actions = await within(
             client.text_document_code_action_async(
                 types.CodeActionParams(
@@ -107,10 +144,15 @@ async def test_a_run_made_on_another_machine_drifts_against_the_served_files(
         await stop(client)
 
     # Revision 2 is Bo's files: against Ana's own files the run has drifted now, and not
-    # against Bo's.
+    # against Bo's (read on Bo's machine: Ana's machine refuses to read Bo's registration).
     with open_store(url) as store:
         app = Rutter(store, FileReader(), MachineSources("ana", None))
         assert app.runs.inspect(InspectRunParams(run_id=run_id)).stale is True
-        on_bo = app.runs.inspect(InspectRunParams(run_id=run_id, workspace_id="widget-bo"))
-        assert on_bo.stale is False
+        with pytest.raises(UsageError) as refused:
+            app.runs.inspect(InspectRunParams(run_id=run_id, workspace_id="widget-bo"))
+        assert refused.value.code == "workspace_on_other_machine"
+        assert refused.value.details["this_machine_workspace_ids"] == ["widget-ana"]
+        bo = Rutter(store, FileReader(), machine_sources({}))
+        assert bo.machine_id == THIS_MACHINE
+        assert bo.runs.inspect(InspectRunParams(run_id=run_id)).stale is False
     assert uri(bo_root / "AGENTS.md") == agents_uri

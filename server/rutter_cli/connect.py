@@ -189,7 +189,8 @@ def _project(rutter: Rutter, workspace_id: str | None, cwd: str) -> Project:
     from rutter_core.kernel.errors import UsageError
 
     if workspace_id is not None:
-        found = rutter.workspaces.show(ShowWorkspaceParams(workspace_id=workspace_id))
+        # Its root is the agent's directory here: never another machine's location.
+        found = rutter.workspaces.local(ShowWorkspaceParams(workspace_id=workspace_id))
         return Project(Path(found.root), found.workspace_id)
     try:
         found = rutter.workspaces.infer(InferWorkspaceParams(directory=cwd))

@@ -78,6 +78,14 @@ HINT_WORDING: dict[str, HintWording] = {
         "register this machine's location under another ID (`rutter workspace list --all` shows "
         "the IDs in use)"
     ),
+    "use_this_machine_workspace": lambda params: (
+        f"name this machine's registration of the project instead (--workspace "
+        f"{params['this_machine_workspace_id']}; `rutter workspace list` shows them)"
+        if params.get("this_machine_workspace_id")
+        else "register this machine's checkout of the project under an ID of its own with "
+        "`rutter workspace register ID PATH` and name that one (`rutter workspace list` shows "
+        "the IDs in use)"
+    ),
     "fix_machine_id": lambda _: (
         "set RUTTER_MACHINE_ID to 1-128 letters, digits, '.', '_', ':' or '-' naming this "
         "machine, or repair the machine ID file named (see docs/team.md, machines)"

@@ -39,7 +39,7 @@ from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import UsageError
 from rutter_core.runs.service import get_run
-from rutter_core.workspaces.service import infer_workspace, location_of, project_workspace_ids
+from rutter_core.workspaces.service import files_here, infer_workspace, project_workspace_ids
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -164,7 +164,8 @@ def _workspace_of(store: Store, known: KnownThread | None, directory: Path, mach
     with store.read() as conn:
         if here is not None and here in project_workspace_ids(conn, known.workspace_id):
             return here
-        return location_of(conn, known.workspace_id, machine).workspace_id
+        # Its run reads files here: this machine's registration of the thread's project.
+        return files_here(conn, known.workspace_id, machine, named=False).workspace_id
 
 
 __all__ = [

@@ -60,7 +60,8 @@ from rutter_core.memory.service import referenced_memories
 from rutter_core.runs import service as runs
 from rutter_core.runs.policy import not_pinned, validate_goal
 from rutter_core.workspaces.service import (
-    here_or_own,
+    files_here,
+    find_workspace,
     project_workspace_ids,
     require_workspace,
 )
@@ -195,13 +196,14 @@ class BranchOperations:
             if revision is None:
                 raise not_pinned(source.run_id)
             require_pinned_match(node, ref, revision.fingerprint)
-            place = (
-                here_or_own(conn, source.workspace_id, self._rutter.machine_id)
-                if workspace_id is None
-                else workspace_id
-            )
-            if place != source.workspace_id:
-                _require_same_project(conn, place, source.workspace_id, node.node_id)
+            machine = self._rutter.machine_id
+            if workspace_id is not None and workspace_id != source.workspace_id:
+                _require_same_project(conn, workspace_id, source.workspace_id, node.node_id)
+            # The new run works in files of this machine: the named registration must be this
+            # machine's; without one, this machine's registration of the node's project.
+            place = files_here(
+                conn, workspace_id or source.workspace_id, machine, named=workspace_id is not None
+            ).workspace_id
             created = runs.create_pinned_run(
                 conn, source, revision.snapshot, branch=BranchPoint(node.node_id, kind),
                 goal=goal, actor=actor, now=now, workspace_id=place,
@@ -236,8 +238,10 @@ class BranchOperations:
                 )
             collected = trees.collect(conn, start)
             if params.workspace_id is not None:
-                require_workspace(conn, params.workspace_id)
-            facts = _gather(conn, collected.nodes, now, params.workspace_id)
+                files_here(conn, params.workspace_id, self._rutter.machine_id)
+            facts = _gather(
+                conn, collected.nodes, now, self._rutter.machine_id, params.workspace_id
+            )
         drifts = _Drifts(facts, self._rutter.reader)
         stored = [drifts.tree_node(raw) for raw in collected.nodes]
         projected = trees.projected_nodes(collected.decisions, stored, collected.compactions)
@@ -253,8 +257,10 @@ class BranchOperations:
         its drift markers of now (what a picker shows)."""
         now = now_rfc3339()
         with self._rutter.store.read() as conn:
+            if find_workspace(conn, params.workspace_id) is not None:  # unknown: no nodes
+                files_here(conn, params.workspace_id, self._rutter.machine_id)
             found, has_more = recent_nodes(conn, params.workspace_id, params.limit)
-            facts = _gather(conn, found, now, params.workspace_id)
+            facts = _gather(conn, found, now, self._rutter.machine_id, params.workspace_id)
         drifts = _Drifts(facts, self._rutter.reader)
         return RecentNodes(
             workspace_id=params.workspace_id, computed_at=now,
@@ -294,7 +300,11 @@ class _Facts:
 
 
 def _gather(
-    conn: Connection, nodes: Sequence[StoredNode], now: str, local: str | None = None
+    conn: Connection,
+    nodes: Sequence[StoredNode],
+    now: str,
+    machine: str,
+    local: str | None = None,
 ) -> _Facts:
     by_run = {rid: runs.load_run(conn, rid) for rid in {n.run_id for n in nodes}}
     checked = {n.node_id: trees.checked(n) for n in nodes}
@@ -310,17 +320,18 @@ def _gather(
         for ref in node.snapshot.memory.references
     ]
     current = referenced_memories(conn, memory_ids, now_text=now)
-    roots = {r.workspace_id: _root_of(conn, r, local) for r in by_run.values()}
+    roots = {r.workspace_id: _root_of(conn, r, machine, local) for r in by_run.values()}
     return _Facts(by_run=by_run, checked=checked, pins=pins, current=current, roots=roots)
 
 
-def _root_of(conn: Connection, run: RunRecord, local: str | None) -> str:
+def _root_of(conn: Connection, run: RunRecord, machine: str, local: str | None) -> str:
     """The files a run's drift compares against: `local`'s (the registration asking, on this
-    machine) when it is a location of the run's project, else the run's own workspace's (see
+    machine) when it is a location of the run's project, else the run's own workspace's, or
+    this machine's registration of its project when that is another machine's (see
     `runs.workspace_root`)."""
     if local is not None and local in project_workspace_ids(conn, run.workspace_id):
-        return require_workspace(conn, local).root
-    return runs.workspace_root(conn, run)
+        return files_here(conn, local, machine).root
+    return runs.workspace_root(conn, run, machine=machine)
 
 
 class _Drifts:

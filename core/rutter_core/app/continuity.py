@@ -231,14 +231,14 @@ class ContinuityOperations:
         store = self._rutter.store
         with store.read() as conn:
             run = runs.load_run(conn, params.run_id)
-            root = runs.workspace_root(conn, run)
+            root = runs.workspace_root(conn, run, machine=self._rutter.machine_id)
         # The files, before the write lock: git's identity and discovery read the disk.
         git = read_git_identity(root).to_snapshot()
         live = runs.discover_live(run, root, self._rutter.reader)
         now = now_rfc3339()
         with store.write() as conn:
             run = runs.load_run(conn, params.run_id)
-            if runs.workspace_root(conn, run) != root:
+            if runs.workspace_root(conn, run, machine=self._rutter.machine_id) != root:
                 raise ConflictError(
                     "conflict",
                     f"workspace {run.workspace_id!r} was moved while the checkpoint was taken; "

@@ -23,7 +23,7 @@ from rutter_core.discovery.stack import Stack
 from rutter_core.discovery.targets import typed_target
 from rutter_core.discovery.walk import SharedLevels, discover_stack
 from rutter_core.kernel.errors import Hint, RutterError
-from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
+from rutter_core.workspaces.service import Workspace, get_files_here, infer_workspace
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -130,8 +130,9 @@ class InstructionOperations:
                 yield target, error
 
     def workspace(self, workspace_id: str) -> Workspace:
-        """The registration discovery is confined to (`not_registered` when there is none)."""
-        return get_workspace(self._rutter.store, workspace_id)
+        """The registration discovery is confined to (`not_registered` when there is none;
+        `workspace_on_other_machine` when it is another machine's: its root is not here)."""
+        return get_files_here(self._rutter.store, workspace_id, self._rutter.machine_id)
 
     def stack(self, workspace: Workspace, target: str) -> Stack:
         """Discovery's walk for `target` in a registered `workspace`: what applies, what is

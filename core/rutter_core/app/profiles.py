@@ -32,7 +32,7 @@ from rutter_core.profiles.diagnose import is_agent_file, notes_for_file
 from rutter_core.profiles.engine import Evaluation, Memo, Note, evaluate
 from rutter_core.profiles.listing import ProjectFiles
 from rutter_core.profiles.model import AGENTS, AgentName, load_profile
-from rutter_core.workspaces.service import Workspace, get_workspace, infer_workspace
+from rutter_core.workspaces.service import Workspace, get_files_here, infer_workspace
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -161,7 +161,9 @@ class ProfileOperations:
                 self._rutter.store, Path(params.directory), machine=self._rutter.machine_id
             )
         else:
-            workspace = get_workspace(self._rutter.store, params.workspace_id)
+            workspace = get_files_here(
+                self._rutter.store, params.workspace_id, self._rutter.machine_id
+            )
         target = typed_target(params.target, workspace.root, params.directory)
         return self.view_in(workspace, target, params.agent)
 
@@ -177,7 +179,9 @@ class ProfileOperations:
                 self._rutter.store, Path(params.directory), machine=self._rutter.machine_id
             )
         else:
-            workspace = get_workspace(self._rutter.store, params.workspace_id)
+            workspace = get_files_here(
+                self._rutter.store, params.workspace_id, self._rutter.machine_id
+            )
         return self._each(workspace, params.targets, params.directory, params.agent)
 
     def _each(

@@ -51,7 +51,14 @@ from rutter_core.runs.model import (
     UnreadableRun,
 )
 from rutter_core.runs.textdiff import source_diffs
-from rutter_core.workspaces.service import get_workspace, infer_workspace, project_workspace_ids
+from rutter_core.workspaces.model import machine_mark
+from rutter_core.workspaces.service import (
+    find_workspace,
+    get_files_here,
+    get_workspace,
+    infer_workspace,
+    project_workspace_ids,
+)
 
 if TYPE_CHECKING:
     from rutter_core.app.facade import Rutter
@@ -219,7 +226,8 @@ class RunOperations:
                     hint=Hint("choose_workspace"),
                 )
             workspace_id = infer_workspace(store, cwd, machine=self._rutter.machine_id).workspace_id
-        root = get_workspace(store, workspace_id).root
+        # Its files are read here (the pinned snapshot): never another machine's location.
+        root = get_files_here(store, workspace_id, self._rutter.machine_id).root
         target = (
             DEFAULT_TARGET
             if params.target is None
@@ -303,12 +311,15 @@ class RunOperations:
         )
         return ConfirmedRefresh(**_fields(inspection, refreshed=refreshed))
 
-    def active(self, params: ActiveRunsParams, *, served: Collection[str]) -> tuple[RunRecord, ...]:
-        """The active runs of `params.workspace_id`, else of the `served` workspaces, in
-        creation order."""
+    def active(
+        self, params: ActiveRunsParams, *, served: Collection[str]
+    ) -> tuple[tuple[RunRecord, str], ...]:
+        """The active runs of `params.workspace_id`'s project, else of the `served` workspaces'
+        projects, in creation order, each with the registration whose files its drift is read
+        from (`followed`): the runs made through any registration of those projects, on any
+        machine, as the drift diagnostics follow them."""
         wanted = {params.workspace_id} if params.workspace_id is not None else set(served)
-        runs = service.list_runs(self._rutter.store, active_only=True)
-        return tuple(run for run in runs if run.workspace_id in wanted)
+        return self.followed(served=wanted)
 
     def followed(self, *, served: Collection[str]) -> tuple[tuple[RunRecord, str], ...]:
         """The active runs of the `served` workspaces' projects, in creation order, each with
@@ -328,13 +339,28 @@ class RunOperations:
             if run.workspace_id in local_of
         )
 
-    def listed(self, run: RunRecord) -> ListedRun | UnreadableRun:
-        """`run` as an editor lists it, with its drift; a run that cannot be inspected (e.g.
-        a tampered revision) is listed with its error and nothing of it as current."""
+    def listed(self, run: RunRecord, local: str | None = None) -> ListedRun | UnreadableRun:
+        """`run` as an editor lists it, with its drift against `local`'s files (a registration
+        of its project; default: its own, or this machine's when that is another machine's),
+        whose machine its registration is, and which registration the drift was read from; a
+        run that cannot be inspected (e.g. a tampered revision) is listed with its error and
+        nothing of it as current."""
+        local = local or run.workspace_id
+        with self._rutter.store.read() as conn:
+            made_through = find_workspace(conn, run.workspace_id)
+        where = {
+            "machine": machine_mark(
+                None if made_through is None else made_through.machine_id,
+                self._rutter.machine_id,
+            ),
+            "drift_workspace_id": local,
+        }
         try:
-            inspection = self.inspect(InspectRunParams(run_id=run.run_id))
+            # `local` named: another machine's registration is refused, never substituted, so
+            # the drift shown is always `drift_workspace_id`'s.
+            inspection = self.inspect(InspectRunParams(run_id=run.run_id, workspace_id=local))
         except RutterError as error:
-            return UnreadableRun(**_fields(run, fingerprint=None, error=error.to_json()))
+            return UnreadableRun(**_fields(run, fingerprint=None, error=error.to_json(), **where))
         failure = inspection.live if isinstance(inspection.live, LiveFailure) else None
         return ListedRun(
             **_fields(
@@ -342,6 +368,7 @@ class RunOperations:
                 stale=inspection.stale,
                 live_error=None if failure is None else failure.error,
                 live_fingerprint=inspection.live_fingerprint,
+                **where,
             )
         )
 

@@ -48,6 +48,7 @@ from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import Hint, RejectedError, UsageError
 from rutter_core.workspaces.service import (
+    files_here,
     infer_workspace,
     location_of,
     project_workspace_ids,
@@ -256,6 +257,18 @@ class _Run:
         return bool(stored)
 
     def _workspace(self, session: str) -> str:
+        """`_chosen_workspace`; with `create_run`, whose new run reads files here, checked
+        before anything is stored: a registration of another machine named is refused
+        (`workspace_on_other_machine`), one chosen for the thread is replaced by this
+        machine's registration of its project (refused when there is none)."""
+        chosen = self._chosen_workspace(session)
+        if not self.params.create_run:
+            return chosen
+        named = self.params.workspace_id is not None
+        with self.rutter.store.read() as conn:
+            return files_here(conn, chosen, self.rutter.machine_id, named=named).workspace_id
+
+    def _chosen_workspace(self, session: str) -> str:
         """The registration the import works through. For a thread that exists (a re-import,
         or `thread_id`): the given workspace, which must be a location of the thread's project
         (`thread_in_other_workspace` otherwise), else the registration on this machine around

@@ -18,7 +18,12 @@ from sqlalchemy.engine import Connection
 
 from rutter_core.app.models import Params, Result
 from rutter_core.kernel.errors import ConflictError, Hint, NotFoundError, RejectedError
-from rutter_core.workspaces.model import Workspace, validate_workspace_id
+from rutter_core.workspaces.model import (
+    MachineMark,
+    Workspace,
+    machine_mark,
+    validate_workspace_id,
+)
 from rutter_core.workspaces.project import named_project, normalize_remote
 from rutter_core.workspaces.service import (
     ProjectChoice,
@@ -26,6 +31,7 @@ from rutter_core.workspaces.service import (
     delete_workspace,
     ensure_workspace,
     find_workspace_by_root,
+    get_files_here,
     get_workspace,
     infer_workspace,
     kept_registrations,
@@ -183,9 +189,6 @@ class ProjectChanged(Workspace, Result):
     """False when the registration already was a location of this project (nothing written)."""
 
 
-MachineMark = Literal["this_machine", "other_machine", "unclaimed"]
-
-
 class ListedWorkspace(Workspace, Result):
     machine: MachineMark
     """Whose location it is: this machine's, another machine's (a location of the same project
@@ -231,7 +234,9 @@ class WorkspaceOperations:
         if params.project is not None:
             project = (named_project(params.project), "named")
         elif params.from_remote:
-            root = get_workspace(self._rutter.store, params.workspace_id).root
+            root = get_files_here(
+                self._rutter.store, params.workspace_id, self._rutter.machine_id
+            ).root
             project = remote_project(root)
             if project is None:
                 raise NotFoundError(
@@ -263,6 +268,11 @@ class WorkspaceOperations:
 
     def show(self, params: ShowWorkspaceParams) -> Workspace:
         return get_workspace(self._rutter.store, params.workspace_id)
+
+    def local(self, params: ShowWorkspaceParams) -> Workspace:
+        """The registration, when its files are on this machine (this machine's, or not yet any
+        machine's); `workspace_on_other_machine` for another machine's (docs/team.md#machines)."""
+        return get_files_here(self._rutter.store, params.workspace_id, self._rutter.machine_id)
 
     def infer(self, params: InferWorkspaceParams) -> Workspace:
         """The deepest registered workspace containing the directory (`workspace_required`
@@ -344,9 +354,7 @@ class WorkspaceOperations:
 
 
 def _mark(workspace: Workspace, machine: str) -> MachineMark:
-    if workspace.machine_id is None:
-        return "unclaimed"
-    return "this_machine" if workspace.machine_id == machine else "other_machine"
+    return machine_mark(workspace.machine_id, machine)
 
 
 def remote_project(root: str) -> ProjectChoice | None:

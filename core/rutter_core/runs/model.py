@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_serial
 from rutter_core.discovery.snapshot import Snapshot
 from rutter_core.kernel.actors import CREATED_BY_PERSON, UPDATED_BY_PERSON
 from rutter_core.kernel.errors import RutterError
+from rutter_core.workspaces.model import MachineMark
 
 RunStatus = Literal["created", "running", "paused", "completed", "failed", "cancelled"]
 RunMode = Literal["ask", "auto", "full"]
@@ -247,7 +248,21 @@ class ConfirmedRefresh(RunInspection):
     refreshed: bool
 
 
-class ListedRun(RunRecord):
+class FollowedRun(RunRecord):
+    """An active run of a served workspace's project, as an editor lists it: `workspace_id`
+    is the registration it was made through (on this machine or another), `machine` whose
+    that registration is, and `drift_workspace_id` the served registration whose files its
+    drift is computed against (the drift diagnostics' too)."""
+
+    machine: MachineMark | None = Field(default=None, exclude_if=lambda value: value is None)
+    """Whose registration `workspace_id` is, seen from this machine."""
+    drift_workspace_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The served registration whose files the drift was read from: `workspace_id` itself,
+    or, for a run made through another registration of the project (another path, another
+    machine), the first served registration of the project by ID."""
+
+
+class ListedRun(FollowedRun):
     """An active run as an editor lists it: the run, whether the disk drifted from what it
     pinned, and the live fingerprint (null when live discovery fails closed, then with the
     error under `live_error`)."""
@@ -257,7 +272,7 @@ class ListedRun(RunRecord):
     live_fingerprint: str | None
 
 
-class UnreadableRun(RunRecord):
+class UnreadableRun(FollowedRun):
     """An active run whose inspection failed (e.g. a tampered revision): nothing of it is shown
     as current (`fingerprint` null, not stale), and `error` says why."""
 

@@ -18,6 +18,7 @@ from rutter_core.runs import repo
 from rutter_core.runs.integrity import verified
 from rutter_core.runs.model import PinnedRevision, RunRecord
 from rutter_core.workspaces.service import (
+    files_here,
     location_of,
     project_workspace_ids,
     require_workspace,
@@ -76,23 +77,39 @@ def load_run_of_session(conn: Connection, session_id: str) -> RunRecord:
     return found
 
 
-def workspace_root(conn: Connection, run: RunRecord, local: str | None = None) -> str:
+def workspace_root(
+    conn: Connection, run: RunRecord, local: str | None = None, machine: str | None = None
+) -> str:
     """The files the run's discovery reads: `local`'s root when given (another registration
     of the run's project, on another path or machine: `run_not_in_project` when it is not
     one), else its workspace's root, or, when that registration was removed and kept for its
     project's records, the project's first live location's. Runs reference their workspace
-    (a foreign key): the row cannot be gone."""
+    (a foreign key): the row cannot be gone.
+
+    With `machine` (the machine reading), no other machine's root is read (`files_here`): a
+    `local` of another machine is refused (`workspace_on_other_machine`), and without `local`
+    a run made through another machine's registration is read against `machine`'s
+    registration of its project (refused when it has none)."""
+    if machine is not None:
+        if local is not None and local != run.workspace_id:
+            _require_in_project(conn, run, local)
+        named = local is not None
+        return files_here(conn, local or run.workspace_id, machine, named=named).root
     if local is not None and local != run.workspace_id:
-        require_workspace(conn, local)
-        if local not in project_workspace_ids(conn, run.workspace_id):
-            raise UsageError(
-                "run_not_in_project",
-                f"run {run.run_id} belongs to another project than workspace {local}'s",
-                details={"run_id": run.run_id, "workspace_id": local},
-                hint=Hint("choose_workspace"),
-            )
+        _require_in_project(conn, run, local)
         return require_workspace(conn, local).root
     return location_of(conn, run.workspace_id).root
+
+
+def _require_in_project(conn: Connection, run: RunRecord, local: str) -> None:
+    require_workspace(conn, local)
+    if local not in project_workspace_ids(conn, run.workspace_id):
+        raise UsageError(
+            "run_not_in_project",
+            f"run {run.run_id} belongs to another project than workspace {local}'s",
+            details={"run_id": run.run_id, "workspace_id": local},
+            hint=Hint("choose_workspace"),
+        )
 
 
 def discover_live(run: RunRecord, root: str, reader: FileReader) -> Snapshot | RutterError:

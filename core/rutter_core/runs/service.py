@@ -65,7 +65,7 @@ from rutter_core.runs.reading import (
     workspace_root,
 )
 from rutter_core.store import Store
-from rutter_core.workspaces.service import get_workspace, here_or_own, project_workspace_ids
+from rutter_core.workspaces.service import get_workspace, project_workspace_ids
 
 # -- reading ----------------------------------------------------------------------------------
 
@@ -368,13 +368,11 @@ def inspect_run(
     """The run's latest pinned revision (verified) against discovery now, in the files of
     `local` (a registration of the run's project) when given, else of the run's workspace, or,
     when that is another machine's than `machine`, of `machine`'s registration of the project
-    (`here_or_own`). Read-only."""
+    (`workspace_root`). Read-only."""
     with store.read() as conn:
         run = load_run(conn, run_id)
         pinned = latest_pinned(conn, run)
-        if local is None and machine is not None:
-            local = here_or_own(conn, run.workspace_id, machine)
-        root = workspace_root(conn, run, local)
+        root = workspace_root(conn, run, local, machine)
     return inspection_of(run, pinned, discover_live(run, root, reader))
 
 
@@ -417,9 +415,7 @@ def confirm_refresh(
         current = None if pinned is None else pinned.fingerprint
         # Under the write lock: no other confirmation can interleave between this discovery
         # and the append, so the appended snapshot is exactly the one checked.
-        if local is None and machine is not None:
-            local = here_or_own(conn, run.workspace_id, machine)
-        live = discover_live(run, workspace_root(conn, run, local), reader)
+        live = discover_live(run, workspace_root(conn, run, local, machine), reader)
         live_fingerprint = live.fingerprint if isinstance(live, Snapshot) else None
         if current != expected_fingerprint or live_fingerprint != expected_live_fingerprint:
             raise _refresh_conflict(run, current, live, expected_fingerprint)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,6 +15,17 @@ from rutter_core.workspaces.project import ProjectSource
 MAX_ID_LENGTH = 64
 _INVALID_ID_RUN = re.compile(r"[^a-z0-9._-]+")
 _FALLBACK_ID = "workspace"
+
+
+MachineMark = Literal["this_machine", "other_machine", "unclaimed"]
+"""Whose location a registration is, seen from the machine asking (docs/team.md#machines)."""
+
+
+def machine_mark(machine_id: str | None, machine: str) -> MachineMark:
+    """The mark of a registration of `machine_id` seen from `machine`."""
+    if machine_id is None:
+        return "unclaimed"
+    return "this_machine" if machine_id == machine else "other_machine"
 
 
 class Workspace(BaseModel):

@@ -47,10 +47,11 @@ __all__ = [
     "delete_kept",
     "delete_workspace",
     "ensure_workspace",
+    "files_here",
     "find_workspace",
     "find_workspace_by_root",
+    "get_files_here",
     "get_workspace",
-    "here_or_own",
     "infer_workspace",
     "kept_registrations",
     "list_workspaces",
@@ -286,19 +287,52 @@ def location_of(conn: Connection, workspace_id: str, machine: str | None = None)
     raise _not_registered(workspace_id)
 
 
-def here_or_own(conn: Connection, workspace_id: str, machine: str) -> str:
-    """The registration whose files a record of `workspace_id` is read against on `machine`:
-    `workspace_id` itself when it is this machine's (or not yet any machine's), else this
-    machine's first live registration of its project by ID, else `workspace_id` (this machine
-    has none: its root is read as it is)."""
-    found = repo.by_id(conn, workspace_id)
-    if found is None or found.machine_id in (None, machine):
-        return workspace_id
-    for member in repo.live_members(conn, found.project_id):
-        each = repo.by_id(conn, member)
-        if each is not None and each.machine_id == machine:
-            return member
-    return workspace_id
+def files_here(
+    conn: Connection, workspace_id: str, machine: str, *, named: bool = True
+) -> Workspace:
+    """The registration whose root is read on `machine` for `workspace_id`: itself when it is
+    `machine`'s (or not yet any machine's: read as it is, taken only by a lookup of its
+    directory), or, for one kept without a location, its project's live location (`machine`'s
+    first). A registration of another machine has its root on that machine, so it is never
+    read here: when `named` (the person gave its ID) it is refused, `workspace_on_other_machine`;
+    otherwise (a record's registration: a run's, a node's, a thread's) this machine's first
+    registration of the same project by ID stands for it, and without one it is refused too."""
+    found = location_of(conn, workspace_id, machine)
+    if found.machine_id in (None, machine):
+        return found
+    mine = [
+        each
+        for each in repo.on_machine(conn, machine)
+        if each.project_id == found.project_id and each.machine_id == machine
+    ]
+    if mine and not (named and found.workspace_id == workspace_id):
+        return mine[0]
+    raise _on_other_machine(workspace_id, found.project_id, [each.workspace_id for each in mine])
+
+
+def _on_other_machine(workspace_id: str, project_id: str, mine: list[str]) -> UsageError:
+    """`workspace_id` is a location on another machine: its files are not here. Names this
+    machine's registrations of the project, never the other machine's root."""
+    return UsageError(
+        "workspace_on_other_machine",
+        f"workspace {workspace_id!r} is another machine's registration: its files are on that "
+        "machine, not this one",
+        details={
+            "workspace_id": workspace_id,
+            "project_id": project_id,
+            "this_machine_workspace_ids": mine,
+        },
+        hint=Hint(
+            "use_this_machine_workspace",
+            {"workspace_id": workspace_id, "this_machine_workspace_id": mine[0] if mine else None},
+        ),
+    )
+
+
+def get_files_here(store: Store, workspace_id: str, machine: str) -> Workspace:
+    """`files_here` for a workspace the person named, in a read transaction of its own."""
+    with store.read() as conn:
+        return files_here(conn, workspace_id, machine)
 
 
 def other_locations(conn: Connection, workspace_id: str) -> list[str]:

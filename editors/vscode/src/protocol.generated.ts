@@ -786,6 +786,8 @@ export interface ListedRun {
   updated_by_person: string | null;
   created_at: string;
   updated_at: string;
+  machine?: "this_machine" | "other_machine" | "unclaimed" | null;
+  drift_workspace_id?: string | null;
   stale: boolean;
   live_error?: Record<string, unknown> | null;
   live_fingerprint: string | null;
@@ -1407,6 +1409,8 @@ export interface UnreadableRun {
   updated_by_person: string | null;
   created_at: string;
   updated_at: string;
+  machine?: "this_machine" | "other_machine" | "unclaimed" | null;
+  drift_workspace_id?: string | null;
   stale?: false;
   error: Record<string, unknown>;
 }

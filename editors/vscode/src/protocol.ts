@@ -151,6 +151,12 @@ export interface RunEntry {
   live_fingerprint?: string | null;
   /** The run could not be inspected (e.g. a tampered revision). */
   error?: ErrorInfo;
+  /** Whose registration `workspace_id` (the one the run was made through) is: the list holds
+   * the runs of the served folders' projects, made on any machine. */
+  machine?: "this_machine" | "other_machine" | "unclaimed" | null;
+  /** The served registration whose files the drift was read from (its own, or the first
+   * served registration of its project for a run made through another). */
+  drift_workspace_id?: string | null;
 }
 
 /** The answer of `rutter/createRun` (what `rutter run create --json` prints). */

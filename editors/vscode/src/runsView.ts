@@ -41,7 +41,7 @@ export function runNode(run: RunEntry, showWorkspace: boolean): ViewNode {
   const tooltip = [
     `${run.goal}`,
     `run ${run.run_id}, ${run.status}`,
-    `workspace: ${run.workspace_id}`,
+    `workspace: ${madeThrough(run)}`,
     `target: ${run.target_path}`,
     `pinned: ${run.revision === null ? "no revision yet" : `revision ${run.revision}, fingerprint ${run.fingerprint ?? "?"}`}`,
   ];
@@ -72,6 +72,20 @@ export function runNode(run: RunEntry, showWorkspace: boolean): ViewNode {
   };
 }
 
+/** The registration a run was made through, and where it is when that is not this one. */
+function madeThrough(run: RunEntry): string {
+  const where = driftWorkspaceOf(run);
+  const machine = run.machine === "other_machine" ? "another machine" : "another location";
+  return where === run.workspace_id
+    ? run.workspace_id
+    : `${run.workspace_id} (${machine}; compared with the files of ${where})`;
+}
+
+/** The served workspace whose files a run's drift was read from. */
+export function driftWorkspaceOf(run: RunEntry): string {
+  return run.drift_workspace_id ?? run.workspace_id;
+}
+
 export function runNodes(runs: RunEntry[]): ViewNode[] {
   const workspaces = new Set(runs.map((run) => run.workspace_id));
   return runs.map((run) => runNode(run, workspaces.size > 1));
@@ -80,7 +94,7 @@ export function runNodes(runs: RunEntry[]): ViewNode[] {
 /** The stale runs of a workspace (the status bar's warning marker). */
 export function staleRunsOf(runs: RunEntry[], workspaceId: string): StaleRun[] {
   return runs
-    .filter((run) => run.workspace_id === workspaceId && run.stale)
+    .filter((run) => driftWorkspaceOf(run) === workspaceId && run.stale)
     .map((run) => ({ run_id: run.run_id, revision: run.revision ?? 0 }));
 }
 

@@ -57,6 +57,14 @@ describe("staleRunsOf", () => {
     const runs = [run({ stale: true }), run({ run_id: "run_02" }), run({ run_id: "run_03", stale: true, workspace_id: "web" })];
     assert.deepEqual(staleRunsOf(runs, "shop"), [{ run_id: "run_01", revision: 1 }]);
   });
+
+  it("counts a run made on another machine on the served workspace its drift was read from", () => {
+    const elsewhere = run({ run_id: "run_04", stale: true, workspace_id: "shop-ana", machine: "other_machine", drift_workspace_id: "shop" });
+    assert.deepEqual(staleRunsOf([elsewhere], "shop"), [{ run_id: "run_04", revision: 1 }]);
+    assert.deepEqual(staleRunsOf([elsewhere], "shop-ana"), []);
+    const [node] = runNodes([elsewhere]);
+    assert.match(node?.tooltip ?? "", /workspace: shop-ana \(another machine; compared with the files of shop\)/);
+  });
 });
 
 describe("runIdOf", () => {

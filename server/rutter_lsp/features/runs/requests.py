@@ -4,8 +4,11 @@ Params are decoded by the dispatch into the app's models (unknown fields refused
 typed errors the dispatch maps to JSON-RPC errors whose `data` is the error document:
 
 - `rutter/runs` (`rutter.runs`) `{"workspace_id"?}`: `{"runs": [run + {"stale",
-  "live_fingerprint", "live_error"?}]}`, the active runs of that workspace, else of every served
-  workspace;
+  "live_fingerprint", "live_error"?, "machine", "drift_workspace_id"}]}`, the active runs of
+  that workspace's project, else of every served workspace's project, made through any of
+  their registrations on any machine (`workspace_id`: the one it was made through; `machine`:
+  whose that is; `drift_workspace_id`: the served registration its drift is read from, as
+  the drift diagnostics read it);
 - `rutter/runInstructions` (`rutter.runInstructions`, also `[run_id]`) `{"run_id"}`: the
   inspection (docs/reference/runs.md);
 - `rutter/confirmRefresh` (`rutter.confirmRefresh`) `{"run_id", "expected_fingerprint",
@@ -76,7 +79,7 @@ async def active_runs(server: RutterServer, params: ActiveRunsParams) -> dict[st
     active = await server.session.worker.run(runs.active, params, served=served)
     # One job per run: other requests go between them on the worker. A run's own failure is
     # reported in its entry.
-    listed = [await server.session.worker.run(runs.listed, run) for run in active]
+    listed = [await server.session.worker.run(runs.listed, run, local) for run, local in active]
     return ActiveRuns(runs=listed).to_json()
 
 
