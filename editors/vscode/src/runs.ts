@@ -110,9 +110,13 @@ export class RunsController implements Disposable {
     if (runId === undefined) {
       return "cancelled";
     }
+    // The registration whose files the view's drift came from (this machine's, for a run made
+    // through another registration of the project): the review and the refresh read the same.
+    const listed = this.runs.find((run) => run.run_id === runId);
+    const filesOf = listed?.drift_workspace_id ? { workspace_id: listed.drift_workspace_id } : {};
     let inspection: RunInspection;
     try {
-      inspection = await server.request<RunInspection>(Methods.runInstructions, { run_id: runId });
+      inspection = await server.request<RunInspection>(Methods.runInstructions, { run_id: runId, ...filesOf });
     } catch (error) {
       const info = typedError(error);
       editor.showMessage("error", `rutter: cannot inspect run ${runId}: ${info.message}`);
@@ -148,6 +152,7 @@ export class RunsController implements Disposable {
         run_id: runId,
         expected_fingerprint: expected,
         expected_live_fingerprint: expectedLive,
+        ...filesOf,
       });
     } catch (error) {
       const info = typedError(error);

@@ -178,7 +178,7 @@ describe("history, agents and assembly against the real server", () => {
     await editor.run(AssemblyCommands.audit, { id: `run/${run.run_id}` });
     const audit = editor.rendered.at(-1)?.text ?? "";
     assert.match(audit, new RegExp(`^# Context audit of run ${run.run_id}`));
-    assert.match(audit, /^## asm_\w+ — \S+ by lsp$/m);
+    assert.match(audit, /^## asm_\w+ — \S+ by \S+ via lsp$/m);
     assert.match(audit, /Not reported: only an agent's later replies/);
   });
 });

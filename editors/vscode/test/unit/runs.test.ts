@@ -172,6 +172,25 @@ describe("review and confirm refresh", () => {
     assert.deepEqual(editor.messages.at(-1), { kind: "info", text: "rutter: run run_01 now uses revision 3 of its instructions" });
   });
 
+  it("reviews and refreshes against the registration whose files the view's drift came from", async () => {
+    const listed = run({ stale: true, workspace_id: "shop-ana", drift_workspace_id: "shop-bo", machine: "other_machine" });
+    const { editor, server } = setup({ runs: [listed] });
+    editor.setActiveFile({ uri: "file:///w/a.go", path: "/w/a.go", folder: "/w" });
+    server.fireStarted();
+    await settle();
+    editor.modalAnswers = [CONFIRM];
+    assert.equal(await editor.run(REVIEW_REFRESH_COMMAND, runNodes([listed])[0]), "refreshed");
+    assert.deepEqual(sent(server, Methods.runInstructions), [{ run_id: "run_01", workspace_id: "shop-bo" }]);
+    assert.deepEqual(sent(server, Methods.confirmRefresh), [
+      {
+        run_id: "run_01",
+        expected_fingerprint: "a".repeat(64),
+        expected_live_fingerprint: "b".repeat(64),
+        workspace_id: "shop-bo",
+      },
+    ]);
+  });
+
   it("sends nothing when the person cancels", async () => {
     const { editor, server } = setup({});
     editor.modalAnswers = [undefined];
