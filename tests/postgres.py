@@ -19,6 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -75,6 +76,25 @@ class PostgresServer:
         return psycopg.connect(
             host=str(self.socket_dir), dbname=database, user=self.superuser, autocommit=True
         )
+
+    def connect_as(
+        self, database: str, user: str, password: str
+    ) -> psycopg.Connection[tuple[Any, ...]]:
+        """A plain psycopg connection as `user` (no rutter in between), in autocommit."""
+        return psycopg.connect(
+            host=str(self.socket_dir), dbname=database, user=user, password=password,
+            autocommit=True,
+        )  # fmt: skip
+
+    def create_role(
+        self, database: str, name: str, password: str, *, group: str | None = None
+    ) -> str:
+        """A login role `name` with `password`, in `group` when given."""
+        with self.connect(database) as conn:
+            conn.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{password}'")
+            if group is not None:
+                conn.execute(f"GRANT {group} TO {name}")
+        return name
 
     def create_database(self, prefix: str = "rutter_test") -> str:
         """A new empty database, UTF-8 with the C.UTF-8 locale; its name."""

@@ -25,7 +25,7 @@ from rutter_core.discovery.fsread import FileReader
 from rutter_core.kernel.errors import ConflictError, RejectedError, UsageError
 from rutter_core.store import MIGRATIONS, Store, migration_checksum, open_store
 from rutter_core.workspaces.machine import MachineSources, derive, is_machine_id, machine_id
-from tests.testing import THIS_MACHINE, Cli, git, run_cli, write_tree
+from tests.testing import THIS_MACHINE, Cli, clone, run_cli
 
 SYSTEM_ID = "4c4c4544003957108052b4c04f384d32"
 
@@ -212,21 +212,19 @@ def on(store: Store, name: str) -> Rutter:
     return Rutter(store, FileReader(), MachineSources(override=name, fallback_file=None))
 
 
-def clone(path: Path, files: dict[str, str]) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    write_tree(path, files)
-    git(path, "init", "-q")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "--allow-empty", "-m", "start")
-    git(path, "remote", "add", "origin", "git@github.com:acme/widget.git")
-    return path
+WIDGET = "git@github.com:acme/widget.git"
+
+
+def widget_clone(path: Path, files: dict[str, str]) -> Path:
+    """A clone of the acme widget repository at `path` with `files` committed."""
+    return clone(path, WIDGET, files)
 
 
 @pytest.mark.both_dialects
 def test_two_machines_at_one_path_get_two_registrations_of_one_project(
     store: Store, tmp_path: Path
 ) -> None:
-    shared = clone(tmp_path / "workspace", {"AGENTS.md": "rules\n", "src/main.py": ""})
+    shared = widget_clone(tmp_path / "workspace", {"AGENTS.md": "rules\n", "src/main.py": ""})
     ana, bo = on(store, "ana-laptop"), on(store, "bo-desktop")
     a = ana.workspaces.register(
         RegisterWorkspaceParams(workspace_id="widget-ana", root=str(shared), cwd=str(shared))
@@ -282,7 +280,7 @@ def test_two_machines_at_one_path_get_two_registrations_of_one_project(
 def test_a_machine_lists_its_projects_and_all_lists_every_registration(
     store: Store, tmp_path: Path
 ) -> None:
-    widget = clone(tmp_path / "widget", {})
+    widget = widget_clone(tmp_path / "widget", {})
     other = tmp_path / "other"
     other.mkdir()
     ana, bo = on(store, "ana"), on(store, "bo")
@@ -326,7 +324,7 @@ def test_migration_20_keeps_its_checksums() -> None:
 def test_a_row_from_before_machines_is_taken_by_the_first_machine_that_resolves_it(
     store_url: str, tmp_path: Path
 ) -> None:
-    old_root = clone(tmp_path / "workspace", {"AGENTS.md": "rules\n"})
+    old_root = widget_clone(tmp_path / "workspace", {"AGENTS.md": "rules\n"})
     with open_store(store_url, migrations=MIGRATIONS[:19]) as old, old.write() as conn:
         conn.execute(
             text(
@@ -417,7 +415,7 @@ def test_register_and_move_take_an_old_row_too(store_url: str, tmp_path: Path) -
 @pytest.fixture
 def two_machines(store_url: str, tmp_path: Path) -> tuple[Cli, Cli, Path]:
     """Ana's and Bo's command lines on one store, each with the project at the same path."""
-    shared = clone(tmp_path / "workspace", {"AGENTS.md": "rules v1\n", "src/main.py": ""})
+    shared = widget_clone(tmp_path / "workspace", {"AGENTS.md": "rules v1\n", "src/main.py": ""})
     ana = Cli(tmp_path / "ana-home", shared, {"RUTTER_MACHINE_ID": "ana"}, database_url=store_url)
     bo = Cli(tmp_path / "bo-home", shared, {"RUTTER_MACHINE_ID": "bo"}, database_url=store_url)
     assert ana.json("workspace", "register", "widget-ana", str(shared))["created"] is True
@@ -457,8 +455,8 @@ def test_a_run_of_another_machine_is_read_against_this_machines_files(
 ) -> None:
     """Without --workspace, a run (or a node) made through another machine's registration is
     read against this machine's registration of the project: its root is not this machine's."""
-    a = clone(tmp_path / "ana" / "widget", {"AGENTS.md": "rules v1\n"})
-    b = clone(tmp_path / "bo" / "widget", {"AGENTS.md": "rules v2\n"})
+    a = widget_clone(tmp_path / "ana" / "widget", {"AGENTS.md": "rules v1\n"})
+    b = widget_clone(tmp_path / "bo" / "widget", {"AGENTS.md": "rules v2\n"})
     ana = Cli(tmp_path / "ana-home", a, {"RUTTER_MACHINE_ID": "ana"}, database_url=store_url)
     bo = Cli(tmp_path / "bo-home", b, {"RUTTER_MACHINE_ID": "bo"}, database_url=store_url)
     ana.json("workspace", "register", "widget-ana", str(a))
@@ -481,8 +479,8 @@ def test_a_run_of_another_machine_is_read_against_this_machines_files(
 def test_instructions_run_compares_with_another_registrations_files(
     store_url: str, tmp_path: Path
 ) -> None:
-    a = clone(tmp_path / "a", {"AGENTS.md": "rules v1\n", "src/main.py": ""})
-    b = clone(tmp_path / "b", {"AGENTS.md": "rules v2\n", "src/main.py": ""})
+    a = widget_clone(tmp_path / "a", {"AGENTS.md": "rules v1\n", "src/main.py": ""})
+    b = widget_clone(tmp_path / "b", {"AGENTS.md": "rules v2\n", "src/main.py": ""})
     c = tmp_path / "c"
     c.mkdir()
     cli = Cli(tmp_path / "home", tmp_path, database_url=store_url)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.mcp_client import Env, call, failure, mcp_client
-from tests.testing import Cli, git, raw_rows, write_tree
+from tests.testing import Cli, clone, raw_rows
 
 pytestmark = pytest.mark.both_dialects
 
@@ -34,14 +34,12 @@ TABLES = (
 )
 
 
-def clone(path: Path, files: dict[str, str]) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    write_tree(path, files)
-    git(path, "init", "-q")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "--allow-empty", "-m", "start")
-    git(path, "remote", "add", "origin", "git@github.com:acme/widget.git")
-    return path
+WIDGET = "git@github.com:acme/widget.git"
+
+
+def widget_clone(path: Path, files: dict[str, str]) -> Path:
+    """A clone of the acme widget repository at `path` with `files` committed."""
+    return clone(path, WIDGET, files)
 
 
 def counts(url: str) -> dict[str, int]:
@@ -62,8 +60,8 @@ def refused(cli: Cli, *args: str) -> dict[str, Any]:
 def machines(store_url: str, tmp_path: Path) -> dict[str, Any]:
     """Ana's run, checkpoint and project memory, made through her registration `widget-ana`;
     Bo's registration `widget-bo` of the same project; Carol's machine, with none."""
-    a = clone(tmp_path / "ana" / "widget", {"AGENTS.md": "rules v1\n", "src/main.py": ""})
-    b = clone(tmp_path / "bo" / "widget", {"AGENTS.md": "rules v2\n", "src/main.py": ""})
+    a = widget_clone(tmp_path / "ana" / "widget", {"AGENTS.md": "rules v1\n", "src/main.py": ""})
+    b = widget_clone(tmp_path / "bo" / "widget", {"AGENTS.md": "rules v2\n", "src/main.py": ""})
     ana = Cli(tmp_path / "ana-home", a, {"RUTTER_MACHINE_ID": "ana"}, database_url=store_url)
     bo = Cli(tmp_path / "bo-home", b, {"RUTTER_MACHINE_ID": "bo"}, database_url=store_url)
     carol = Cli(tmp_path / "carol-home", tmp_path, {"RUTTER_MACHINE_ID": "carol"},

@@ -54,7 +54,7 @@ from rutter_core.kernel.errors import (
 )
 from rutter_core.store import MIGRATIONS, Store, migration_checksum, open_store
 from rutter_core.workspaces.project import named_project, normalize_remote
-from tests.testing import Cli, git, write_tree
+from tests.testing import Cli, clone
 
 # -- the normalisation table --------------------------------------------------------------------
 
@@ -128,18 +128,6 @@ def test_named_projects() -> None:
 @pytest.fixture
 def app(store: Store) -> Rutter:
     return Rutter(store, FileReader())
-
-
-def clone(path: Path, origin: str | None, files: dict[str, str]) -> Path:
-    """A real git work tree at `path` with `files` committed and `origin` as its remote."""
-    path.mkdir(parents=True, exist_ok=True)
-    write_tree(path, files)
-    git(path, "init", "-q")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "--allow-empty", "-m", "start")
-    if origin is not None:
-        git(path, "remote", "add", "origin", origin)
-    return path
 
 
 def register(

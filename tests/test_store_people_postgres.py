@@ -55,21 +55,11 @@ class Team:
         return self.server.url(self.database, user=user, password=PASSWORD)
 
     def raw(self, user: str) -> psycopg.Connection[tuple[Any, ...]]:
-        """A plain psycopg connection as `user` (no rutter in between), in autocommit."""
-        return psycopg.connect(
-            host=str(self.server.socket_dir),
-            dbname=self.database,
-            user=user,
-            password=PASSWORD,
-            autocommit=True,
-        )
+        return self.server.connect_as(self.database, user, PASSWORD)
 
     def role(self, name: str, *, member: bool = True) -> str:
-        with self.server.connect(self.database) as conn:
-            conn.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{PASSWORD}'")
-            if member:
-                conn.execute(f"GRANT {self.group} TO {name}")
-        return name
+        group = self.group if member else None
+        return self.server.create_role(self.database, name, PASSWORD, group=group)
 
 
 def _suffix() -> str:

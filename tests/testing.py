@@ -72,6 +72,18 @@ def git(root: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def clone(path: Path, origin: str | None, files: Mapping[str, str | bytes]) -> Path:
+    """A real git work tree at `path` with `files` committed and `origin` as its remote."""
+    path.mkdir(parents=True, exist_ok=True)
+    write_tree(path, files)
+    git(path, "init", "-q")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "--allow-empty", "-m", "start")
+    if origin is not None:
+        git(path, "remote", "add", "origin", origin)
+    return path
+
+
 def refused(error: type[RutterError], code: str, call: Callable[..., Any]) -> RutterError:
     """`call()` must raise `error` with `code`: the error."""
     with pytest.raises(error) as raised:
