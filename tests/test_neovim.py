@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rutter_core.discovery.fsread import FileReader
 from rutter_core.store import open_store
-from rutter_core.workspaces.service import register_workspace
+from rutter_core.workspaces.service import ProjectChoice, register_workspace
 from tests.neovim_client import (
     STACK,
     TARGET,
@@ -517,3 +517,52 @@ def test_runs_float_drift_diagnostic_and_confirm_code_action(tmp_path: Path, ws:
     assert latest is not None
     assert latest.revision == 2
     assert latest.confirmed_by == "lsp"
+
+
+def test_runs_float_reviews_another_registrations_run_against_the_served_files(
+    tmp_path: Path, ws: Path
+) -> None:
+    """A run made through a second checkout of the project is listed stale against the served
+    files, and <CR> refreshes it to them: the review names the registration the drift came
+    from (the run's own would read the other checkout, where nothing changed)."""
+    import shutil
+
+    from rutter_core.runs.service import create_run, inspect_run
+
+    other = tmp_path / "other-checkout"
+    shutil.copytree(ws, other, symlinks=True)
+    home = tmp_path / "rutter-home"
+    url = f"sqlite:///{home / 'rutter.db'}"
+    project: ProjectChoice = ("team-monorepo", "named")
+    with open_store(url) as store:
+        # "aa-copy" sorts first: the registration a review without one would not be served.
+        register_workspace(
+            store, "aa-copy", other.resolve(), cwd=other, machine=THIS_MACHINE, project=project
+        )
+        register_workspace(store, "monorepo", ws, cwd=ws, machine=THIS_MACHINE, project=project)
+        created = create_run(
+            store, workspace_id="aa-copy", goal="harden the parser", reader=FileReader(),
+            actor="cli", target=TARGET,
+        )  # fmt: skip
+    run_id = created.run_id
+
+    results = run_nvim(tmp_path, "runs_other_registration", ws)
+
+    [listed] = [run for run in results["listed"] if run["run_id"] == run_id]
+    assert listed["workspace_id"] == "aa-copy"
+    assert listed["drift_workspace_id"] == "monorepo"
+    assert listed["stale"] is True
+    assert any("refresh run " + run_id in asked["prompt"] for asked in results["asked"])
+    assert results["reviewed"].get("error") is None
+    [after] = [line for line in results["after"] if run_id in line]
+    assert "(revision 2)" in after
+
+    def stale_against(workspace_id: str) -> bool:
+        with open_store(url) as store:
+            inspection = inspect_run(
+                store, run_id, reader=FileReader(), local=workspace_id, machine=THIS_MACHINE
+            )
+        return bool(inspection.stale)
+
+    assert stale_against("monorepo") is False
+    assert stale_against("aa-copy") is True

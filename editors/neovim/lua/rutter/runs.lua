@@ -156,8 +156,12 @@ end
 --- Start the server's review of `run_id` (diff, then Confirm/Cancel); reload the float after.
 --- @param client vim.lsp.Client
 --- @param run_id string
-function M.review(client, run_id)
-  client:request("workspace/executeCommand", { command = M.REVIEW, arguments = { run_id } }, function(err, result)
+--- @param workspace_id? string the registration whose files to read (the one the float's drift
+---   came from: a run made through another registration of the project is reviewed against
+---   the served files)
+function M.review(client, run_id, workspace_id)
+  local argument = workspace_id and { run_id = run_id, workspace_id = workspace_id } or run_id
+  client:request("workspace/executeCommand", { command = M.REVIEW, arguments = { argument } }, function(err, result)
     vim.schedule(function()
       if err then
         notify("review of " .. run_id .. " failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
@@ -191,7 +195,7 @@ function M.review_row()
   end
   local client = vim.lsp.get_client_by_id(st.client_id)
   if client then
-    M.review(client, run.run_id)
+    M.review(client, run.run_id, run.drift_workspace_id ~= vim.NIL and run.drift_workspace_id or nil)
   end
 end
 
