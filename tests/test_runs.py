@@ -464,6 +464,25 @@ def test_fresh_run_is_not_stale(store: Store, demo: Path) -> None:
     }
 
 
+def test_a_listed_run_is_read_with_its_drift_not_before_it(store: Store, demo: Path) -> None:
+    """An editor's run list reads the active runs, then each run's drift: a refresh committed
+    in between lists the run as the drift's read found it (revision 2, current), never the old
+    revision beside the new one's drift."""
+    from rutter_core.app.runs import ActiveRunsParams
+
+    created = new_run(store, target="src/main.go")
+    app = Rutter(store, fresh())
+    [(before, local)] = app.runs.active(ActiveRunsParams(), served={"demo"})
+    assert before.revision == 1
+    write_tree(demo, {"AGENTS.md": "root rules, edited\n"})
+    confirm(store, inspect_run(store, created.run_id, reader=fresh()))
+
+    listed = app.runs.listed(before, local).to_json()
+    assert listed["revision"] == 2
+    assert listed["fingerprint"] == listed["live_fingerprint"]
+    assert listed["stale"] is False
+
+
 def test_drift_added_removed_changed(store: Store, demo: Path) -> None:
     created = new_run(store, target="src/main.go")
     write_tree(demo, {"AGENTS.md": "root rules, edited\n", "CLAUDE.md": "claude\n"})

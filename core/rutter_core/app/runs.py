@@ -362,9 +362,11 @@ class RunOperations:
         except RutterError as error:
             return UnreadableRun(**_fields(run, fingerprint=None, error=error.to_json(), **where))
         failure = inspection.live if isinstance(inspection.live, LiveFailure) else None
+        # The run as the inspection read it, not `run`: a refresh committed between the two
+        # reads would list the old revision beside the new one's drift.
         return ListedRun(
             **_fields(
-                run,
+                inspection.run,
                 stale=inspection.stale,
                 live_error=None if failure is None else failure.error,
                 live_fingerprint=inspection.live_fingerprint,
