@@ -16,6 +16,7 @@
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
@@ -443,15 +444,18 @@ describe("the extension in VS Code (code-server)", () => {
   step("shows an agent's pin proposal (made through rutter mcp) and pins it when accepted", async () => {
     const text = "Keep the parser's public API stable.";
     const proposal = await editor.mcpTool<{ proposal_id: string; thread_id: string }>("context_pin_propose", { run_id: runId, text });
-    const expected = proposals.expectedRow(text, WORKSPACE, "mcp");
+    // Shown as the person the agent's rutter acts for (the operating-system user on this
+    // store) and the surface: "alice via mcp".
+    const proposer = `${os.userInfo().username} via mcp`;
+    const expected = proposals.expectedRow(text, WORKSPACE, proposer);
     const pane = await proposals.show(workbench);
     const row = await proposals.waitForProposal(pane, expected.label, expected.description);
-    await workbench.notification(proposals.announcement("mcp", text)).first().waitFor();
+    await workbench.notification(proposals.announcement(proposer, text)).first().waitFor();
     await editor.screenshot("pin-proposals");
     await workbench.clearNotifications();
     await row.click();
-    await workbench.dialog(proposals.QUESTION("mcp")).waitFor();
-    await workbench.answerDialog(proposals.QUESTION("mcp"), proposals.PIN_BUTTON);
+    await workbench.dialog(proposals.QUESTION(proposer)).waitFor();
+    await workbench.answerDialog(proposals.QUESTION(proposer), proposals.PIN_BUTTON);
     await pane.locator(".monaco-list-row", { hasText: expected.label }).first().waitFor({ state: "detached" });
     const pins = editor.cliJson<{ pins: { text: string }[] }>("context", "pin", "list", proposal.thread_id);
     assert.deepEqual(pins.pins.map((pin) => pin.text), [text]);

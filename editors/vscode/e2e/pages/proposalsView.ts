@@ -1,6 +1,6 @@
 /**
  * The Pin Proposals view, as a person reads it: the ONE place that knows how a proposal shows
- * (label = the text's first line, description = `WORKSPACE · by PROPOSER`) and how it is
+ * (label = the text's first line, description = `WORKSPACE · by PERSON via SURFACE`) and how it is
  * answered (a click asks in a modal dialog: Pin, Discuss, Custom reply…).
  */
 
