@@ -38,7 +38,7 @@ from rutter_core.continuity.transcripts import service
 from rutter_core.kernel.actors import OperatorActor
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import UsageError
-from rutter_core.runs.service import get_run
+from rutter_core.runs.reading import run_place
 from rutter_core.workspaces.service import files_here, infer_workspace, project_workspace_ids
 
 if TYPE_CHECKING:
@@ -115,9 +115,15 @@ class AgentSessionOperations:
                 conn, source=source, session_id=session_id, chosen_thread=None,
                 workspace_id=workspace_id, actor=actor, now=now_rfc3339(),
             )  # fmt: skip
-        with store.read() as conn:
-            runs = runs_of_thread(conn, thread_id)
-        here = next((r for r in runs if get_run(store, r).workspace_id == workspace_id), None)
+        with store.read() as conn:  # by key alone, in one read
+            here = next(
+                (
+                    run
+                    for run in runs_of_thread(conn, thread_id)
+                    if run_place(conn, run)[0] == workspace_id
+                ),
+                None,
+            )
         run_created = here is None
         if here is not None:
             run_id = here
