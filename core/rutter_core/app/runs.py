@@ -332,11 +332,10 @@ class RunOperations:
             for workspace_id in sorted(served):
                 for member in project_workspace_ids(conn, workspace_id):
                     local_of.setdefault(member, workspace_id)
-        runs = service.list_runs(store, active_only=True)
+            runs = service.active_runs_through(conn, local_of)
         return tuple(
             (run, run.workspace_id if run.workspace_id in served else local_of[run.workspace_id])
             for run in runs
-            if run.workspace_id in local_of
         )
 
     def listed(self, run: RunRecord, local: str | None = None) -> ListedRun | UnreadableRun:

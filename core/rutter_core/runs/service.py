@@ -17,6 +17,7 @@ each with this transaction's connection.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -92,6 +93,13 @@ def list_runs(
         # A project's runs, made through any registration of it.
         of = None if workspace_id is None else project_workspace_ids(conn, workspace_id)
         return repo.select_runs(conn, workspace_ids=of, active_only=active_only)
+
+
+def active_runs_through(conn: Connection, workspace_ids: Collection[str]) -> list[RunRecord]:
+    """The active runs made through any of `workspace_ids`, in creation order."""
+    if not workspace_ids:
+        return []
+    return repo.select_runs(conn, workspace_ids=sorted(workspace_ids), active_only=True)
 
 
 def count_runs(conn: Connection, workspace_id: str) -> int:
