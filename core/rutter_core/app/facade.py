@@ -46,17 +46,20 @@ class Rutter:
         store: Store,
         reader: FileReader | None = None,
         machine: MachineSources | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
         self._reader = reader
         self._machine = machine
+        self._env = env
 
     def acting_as(self, person: str | None) -> Rutter:
         """The same operations, every transaction acting for `person` (`Store.acting_as`):
         what an HTTP request made with that person's bearer calls. None: this facade."""
         if person is None:
             return self
-        acting = Rutter(self.store.acting_as(person), self.reader, self._machine)
+        acting = Rutter(self.store.acting_as(person), self.reader, self._machine, env=self._env)
         if "machine_id" in self.__dict__:
             acting.machine_id = self.machine_id
         return acting
@@ -64,11 +67,13 @@ class Rutter:
     @cached_property
     def machine_id(self) -> str:
         """This machine's identity (docs/team.md#machines), found on first use (only lookups of a
-        registration by its directory need it) and kept: from the sources given, else from this
-        process's `RUTTER_MACHINE_ID` and the user's home (`machine_sources`)."""
+        registration by its directory need it) and kept: from the sources given, else from
+        `RUTTER_MACHINE_ID` in `env` (default: this process's) and the user's home
+        (`machine_sources`)."""
         from rutter_core.workspaces.machine import machine_id
 
-        return machine_id(self._machine or machine_sources(os.environ))
+        env = os.environ if self._env is None else self._env
+        return machine_id(self._machine or machine_sources(env))
 
     @cached_property
     def reader(self) -> FileReader:
@@ -202,7 +207,8 @@ def open_rutter(
 
     url = resolve_database_url(database_url=database_url, env=env)
     store = open_store(url, create=create, migrate=migrate, pool=pool)
-    return Rutter(store, reader, machine_sources(env))
+    # The machine's sources are found on first use (`machine_id`): not every command needs them.
+    return Rutter(store, reader, env=env)
 
 
 def machine_sources(env: Mapping[str, str]) -> MachineSources:
