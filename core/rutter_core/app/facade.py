@@ -53,6 +53,8 @@ class Rutter:
         self._reader = reader
         self._machine = machine
         self._env = env
+        self._identified_by: Rutter | None = None
+        """The facade whose `machine_id` this one shares (`acting_as`)."""
 
     def acting_as(self, person: str | None) -> Rutter:
         """The same operations, every transaction acting for `person` (`Store.acting_as`):
@@ -60,8 +62,8 @@ class Rutter:
         if person is None:
             return self
         acting = Rutter(self.store.acting_as(person), self.reader, self._machine, env=self._env)
-        if "machine_id" in self.__dict__:
-            acting.machine_id = self.machine_id
+        # One machine ID per process, found once: not again for every request's facade.
+        acting._identified_by = self._identified_by or self
         return acting
 
     @cached_property
@@ -70,6 +72,8 @@ class Rutter:
         registration by its directory need it) and kept: from the sources given, else from
         `RUTTER_MACHINE_ID` in `env` (default: this process's) and the user's home
         (`machine_sources`)."""
+        if self._identified_by is not None:
+            return self._identified_by.machine_id
         from rutter_core.workspaces.machine import machine_id
 
         env = os.environ if self._env is None else self._env
