@@ -15,9 +15,7 @@ from collections.abc import Sequence
 from typing import Final, get_args
 
 from rutter_core.continuity.policy import clean_text
-from rutter_core.kernel.actors import (
-    require_operator,
-)
+from rutter_core.kernel.actors import require_operator
 from rutter_core.kernel.clock import now_rfc3339
 from rutter_core.kernel.errors import RejectedError
 from rutter_core.kernel.ids import new_id
