@@ -288,7 +288,8 @@ class _Run:
                         raise RejectedError(
                             "thread_in_other_workspace",
                             f"thread {known.thread_id} belongs to another project than "
-                            f"workspace {params.workspace_id!r}",
+                            f"workspace {params.workspace_id!r}; leave the workspace out, or "
+                            "give a registration of the thread's project",
                             details={
                                 "thread_id": known.thread_id,
                                 "workspace_id": known.workspace_id,

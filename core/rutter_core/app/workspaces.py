@@ -241,7 +241,8 @@ class WorkspaceOperations:
             if project is None:
                 raise NotFoundError(
                     "no_origin_remote",
-                    f"the repository at {root} has no origin remote that names a project",
+                    f"the repository at {root} has no origin remote that names a project; give the "
+                    "project's name instead",
                     path=root,
                     details={"workspace_id": params.workspace_id},
                 )
