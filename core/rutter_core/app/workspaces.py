@@ -261,7 +261,7 @@ class WorkspaceOperations:
         everything = list_workspaces(self._rutter.store)
         here = {w.project_id for w in everything if w.machine_id in (None, machine)}
         shown = [
-            ListedWorkspace(**w.model_dump(), machine=_mark(w, machine))
+            ListedWorkspace(**w.model_dump(), machine=machine_mark(w.machine_id, machine))
             for w in everything
             if (params is not None and params.all) or w.project_id in here
         ]
@@ -352,10 +352,6 @@ class WorkspaceOperations:
             deleted=deleted,
             purged=purge.purged,
         )
-
-
-def _mark(workspace: Workspace, machine: str) -> MachineMark:
-    return machine_mark(workspace.machine_id, machine)
 
 
 def remote_project(root: str) -> ProjectChoice | None:
