@@ -185,8 +185,9 @@ def _register_resolved(
 ) -> tuple[Workspace, bool]:
     with store.write() as conn:
         existing = repo.by_id(conn, workspace_id)
-        if existing is None and repo.retired_project(conn, workspace_id) is not None:
-            return _revive(conn, workspace_id, resolved, project, machine)
+        kept = None if existing is not None else repo.retired_project(conn, workspace_id)
+        if kept is not None:
+            return _revive(conn, workspace_id, kept, resolved, project, machine)
         if existing is not None and existing.machine_id not in (None, machine):
             raise ConflictError(
                 "conflict",
@@ -241,14 +242,13 @@ def _claimed(conn: Connection, found: Workspace, machine: str) -> Workspace:
 def _revive(
     conn: Connection,
     workspace_id: str,
+    kept: str,
     resolved: str,
     project: ProjectChoice | None,
     machine: str,
 ) -> tuple[Workspace, bool]:
-    """Register again an ID kept without a location for the records made through it: only as
-    a location of the same project (they are that project's)."""
-    kept = repo.retired_project(conn, workspace_id)
-    assert kept is not None  # the caller found it
+    """Register again an ID kept without a location for the records made through it (of
+    project `kept`): only as a location of the same project (they are that project's)."""
     wanted = (project or (local_project(workspace_id), "local"))[0]
     if wanted != kept:
         raise ConflictError(
