@@ -108,12 +108,17 @@ _STORE_KEY = "rutter.store"
 """Where a transaction's connection keeps the store that began it (`person_of`)."""
 
 
-def person_of(conn: Connection) -> str:
-    """Who the transaction on `conn` (begun by a `Store`) acts for (`Store.person`)."""
+def _store_of(conn: Connection) -> Store:
+    """The store whose transaction is on `conn`."""
     store = conn.info.get(_STORE_KEY)
     if not isinstance(store, Store):
         raise RuntimeError("not a connection of a Store's transaction")
-    return store.person(conn)
+    return store
+
+
+def person_of(conn: Connection) -> str:
+    """Who the transaction on `conn` (begun by a `Store`) acts for (`Store.person`)."""
+    return _store_of(conn).person(conn)
 
 
 def person_apart(conn: Connection) -> str | None:
@@ -121,9 +126,7 @@ def person_apart(conn: Connection) -> str | None:
     memories are theirs alone: the engine enforces it, and rutter asks for them alone too, so a
     role the engine does not hold, a superuser, still sees only its own); None when the store
     is one person's."""
-    store = conn.info.get(_STORE_KEY)
-    if not isinstance(store, Store):
-        raise RuntimeError("not a connection of a Store's transaction")
+    store = _store_of(conn)
     return store.person(conn) if store.dialect.separates_people else None
 
 
