@@ -108,17 +108,12 @@ _STORE_KEY = "rutter.store"
 """Where a transaction's connection keeps the store that began it (`person_of`)."""
 
 
-def _store_of(conn: Connection) -> Store:
-    """The store whose transaction is on `conn`."""
+def person_of(conn: Connection) -> str:
+    """Who the transaction on `conn` (begun by a `Store`) acts for (`Store.person`)."""
     store = conn.info.get(_STORE_KEY)
     if not isinstance(store, Store):
         raise RuntimeError("not a connection of a Store's transaction")
-    return store
-
-
-def person_of(conn: Connection) -> str:
-    """Who the transaction on `conn` (begun by a `Store`) acts for (`Store.person`)."""
-    return _store_of(conn).person(conn)
+    return store.person(conn)
 
 
 def person_apart(conn: Connection) -> str | None:
@@ -126,7 +121,9 @@ def person_apart(conn: Connection) -> str | None:
     memories are theirs alone: the engine enforces it, and rutter asks for them alone too, so a
     role the engine does not hold, a superuser, still sees only its own); None when the store
     is one person's."""
-    store = _store_of(conn)
+    store = conn.info.get(_STORE_KEY)
+    if not isinstance(store, Store):
+        raise RuntimeError("not a connection of a Store's transaction")
     return store.person(conn) if store.dialect.separates_people else None
 
 
