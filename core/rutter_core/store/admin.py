@@ -234,7 +234,9 @@ def _schema_problems(schema: SchemaState) -> list[StoreProblem]:
             StoreProblem(
                 code="migration_checksum_mismatch",
                 message="migrations recorded in the store differ from this rutter's: "
-                + ", ".join(str(v) for v in schema.altered),
+                + ", ".join(str(v) for v in schema.altered)
+                + " (edited after release): use the rutter release that applied them, or "
+                "restore their original statements",
             )
         )
     return problems

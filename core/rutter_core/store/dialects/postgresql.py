@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine, RootTransaction
-from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
+from sqlalchemy.exc import DatabaseError, IntegrityError
 
 from rutter_core.kernel.errors import Hint, StoreError
 from rutter_core.store.dialects import postgresql_people as people
@@ -46,6 +46,7 @@ from rutter_core.store.dialects.base import (
     UniqueKey,
     check_identifier,
 )
+from rutter_core.store.dialects.postgresql_codes import sqlstate
 from rutter_core.store.dialects.postgresql_people import suits_search
 
 WRITE_LOCK_KEY = 0x72757474_6572_0001 & 0x7FFF_FFFF_FFFF_FFFF
@@ -116,12 +117,6 @@ _CONSTRAINTS: dict[str, ConstraintKind] = {
     "23502": "not_null",
     APPEND_ONLY_SQLSTATE: "append_only",
 }
-
-
-def _sqlstate(exc: BaseException) -> str | None:
-    orig = exc.orig if isinstance(exc, DBAPIError) else exc
-    code = getattr(orig, "sqlstate", None)
-    return code if isinstance(code, str) else None
 
 
 def _check_text_settings(encoding: str, ctype: str) -> None:
@@ -259,13 +254,13 @@ class PostgresqlDialect(Dialect):
         return trans
 
     def failure(self, exc: DatabaseError) -> StoreFailure | None:
-        code = _sqlstate(exc)
+        code = sqlstate(exc)
         if code is None:
             return None
         return _FAILURES.get(code)
 
     def constraint(self, exc: IntegrityError) -> ConstraintKind:
-        code = _sqlstate(exc)
+        code = sqlstate(exc)
         return "other" if code is None else _CONSTRAINTS.get(code, "other")
 
     def append_only_guard(self, table: str) -> tuple[str, ...]:

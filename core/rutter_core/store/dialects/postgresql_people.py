@@ -22,13 +22,8 @@ from rutter_core.store.dialects.base import (
     TableSecurity,
     check_identifier,
 )
+from rutter_core.store.dialects.postgresql_codes import sqlstate
 from rutter_core.store.dialects.postgresql_purge import PURGE_FUNCTION
-
-
-def _sqlstate(exc: DBAPIError) -> str | None:
-    code = getattr(exc.orig, "sqlstate", None)
-    return code if isinstance(code, str) else None
-
 
 REINDEX_FUNCTION = "rutter_reindex_text"
 """Rewrites one of rutter's full-text indexes as the tables' owner (SECURITY DEFINER): REINDEX
@@ -87,7 +82,7 @@ def act_as(conn: Connection, person: str) -> None:
     try:
         conn.exec_driver_sql("SELECT set_config('role', %(person)s, true)", {"person": person})
     except DBAPIError as exc:
-        code = _sqlstate(exc)
+        code = sqlstate(exc)
         if code in ("22023", "42704"):
             raise _unknown_person(person) from exc
         if code == "42501":

@@ -34,6 +34,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rutter_core.store.dialects.postgresql_codes import BUSY, sqlstate
+
 PURGE_LOCK_KEY = 0x72757474_6572_0002
 """The advisory lock a purge holds (one purge at a time: two would wait on each other's
 tables): "rutter" in ASCII, then 2 (the store's write lock is 1)."""
@@ -45,8 +47,6 @@ PURGE_REFUSED_SQLSTATE = "42R01"
 """What `PURGE_FUNCTION` raises for a name that is not one of rutter's tables (or a table
 without a primary key): a code of rutter's own in the class of access rule violations, told by
 its code; its message never repeats the name."""
-
-_BUSY = ("55P03", "57014")  # lock_not_available (lock_timeout), query_canceled (timeout)
 
 _REFUSED = ("42501", "42883", PURGE_REFUSED_SQLSTATE)
 """A member's call the server refused: no EXECUTE (the group was not granted it: `rutter store
@@ -90,11 +90,6 @@ def purge_function() -> tuple[str, ...]:
         "END $$",
         f"REVOKE ALL ON FUNCTION {PURGE_FUNCTION}(text) FROM PUBLIC",
     )
-
-
-def _sqlstate(exc: BaseException) -> str | None:
-    code = getattr(exc, "sqlstate", None)
-    return code if isinstance(code, str) else None
 
 
 _FIRST_TRY_SECONDS = 0.005
@@ -168,7 +163,7 @@ def purge(cursor: Any, *, since: int | None = None) -> bool:
         if not _until(cursor, f"SELECT pg_try_advisory_lock({PURGE_LOCK_KEY})", {}, deadline):
             return False
     except Exception as exc:
-        if _sqlstate(exc) in _BUSY:
+        if sqlstate(exc) in BUSY:
             return False
         raise
     try:
@@ -188,7 +183,7 @@ def purge(cursor: Any, *, since: int | None = None) -> bool:
         for table in through_function:
             cursor.execute(f"SELECT {PURGE_FUNCTION}(%(table)s)", {"table": table})
     except Exception as exc:
-        if _sqlstate(exc) in _BUSY or _sqlstate(exc) in _REFUSED:
+        if sqlstate(exc) in BUSY or sqlstate(exc) in _REFUSED:
             return False
         raise
     finally:

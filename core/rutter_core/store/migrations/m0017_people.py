@@ -21,12 +21,14 @@ dialect renders that (`Dialect.row_security`); SQLite renders nothing.
 """
 
 from rutter_core.store.dialects import RowFollows, RowOwnership
+from rutter_core.store.migrations.m0012_memory_index_shards import SHARDS
 from rutter_core.store.migrations.migration import Migration
 
 _PERSON = "TEXT CHECK ({column} IS NULL OR length({column}) BETWEEN 1 AND 256)"
 
 
-def _column(table: str, column: str) -> str:
+def person_column(table: str, column: str) -> str:
+    """The statement adding a person's column `column` to `table` (migration 21's too)."""
     return f"ALTER TABLE {table} ADD COLUMN {column} {_PERSON.format(column=column)}"
 
 
@@ -46,8 +48,7 @@ OWNED: tuple[RowOwnership, ...] = (
 """The rows that are one person's."""
 
 FOLLOWS: tuple[RowFollows, ...] = tuple(
-    RowFollows(f"history_memory_text_{number:02d}", "history_entries", "entry_id")
-    for number in range(16)
+    RowFollows(shard, "history_entries", "entry_id") for shard in SHARDS
 )
 """A memory's indexed text is visible exactly when its index entry is."""
 
@@ -55,13 +56,13 @@ MIGRATION = Migration(
     17,
     "people",
     (
-        _column("memories", "owner"),
-        _column("memories", "created_by_person"),
-        _column("memories", "updated_by_person"),
-        _column("http_tokens", "owner"),
-        _column("http_tokens", "created_by_person"),
-        _column("context_assemblies", "created_by_person"),
-        _column("history_entries", "person"),
+        person_column("memories", "owner"),
+        person_column("memories", "created_by_person"),
+        person_column("memories", "updated_by_person"),
+        person_column("http_tokens", "owner"),
+        person_column("http_tokens", "created_by_person"),
+        person_column("context_assemblies", "created_by_person"),
+        person_column("history_entries", "person"),
     ),
     row_owners=OWNED,
     row_follows=FOLLOWS,

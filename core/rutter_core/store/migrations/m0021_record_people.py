@@ -24,9 +24,8 @@ these rows are no one's property, only a record, and a guess would be a false on
 column rewrites no row, so the append-only tables keep their guards untouched.
 """
 
+from rutter_core.store.migrations.m0017_people import person_column
 from rutter_core.store.migrations.migration import Migration
-
-_PERSON = "TEXT CHECK ({column} IS NULL OR length({column}) BETWEEN 1 AND 256)"
 
 RECORDED: tuple[tuple[str, str], ...] = (
     ("missions", "created_by_person"),
@@ -56,8 +55,5 @@ RECORDED: tuple[tuple[str, str], ...] = (
 MIGRATION = Migration(
     21,
     "record_people",
-    tuple(
-        f"ALTER TABLE {table} ADD COLUMN {column} {_PERSON.format(column=column)}"
-        for table, column in RECORDED
-    ),
+    tuple(person_column(table, column) for table, column in RECORDED),
 )
