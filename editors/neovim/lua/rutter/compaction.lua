@@ -51,6 +51,7 @@ M.HINTS = {
   compaction_pending = "abandon it (nothing is stored) or retry it (the summarizer is called again on the same messages)",
   summarizer_failed = "nothing was stored and the previous summary stays the latest: compact again",
   thread_changed = "messages arrived while it ran: nothing was stored; compact again",
+  compaction_not_pending = "it was resolved meanwhile: compact again if the thread still needs it",
 }
 M.ABANDON = "Abandon"
 M.RETRY = "Retry"
