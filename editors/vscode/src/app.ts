@@ -68,19 +68,13 @@ export function startRutter(ports: Ports, options: StartOptions = {}): Rutter {
     },
     options.schedule ?? timerSchedule,
   );
-  const assembly = new AssemblyController(ports, async () => {
+  /** The active runs, asked again. */
+  const activeRuns = async (): Promise<typeof runs.current> => {
     await runs.refresh();
     return runs.current;
-  });
-  const compaction = new CompactionController(
-    ports,
-    () => sessions.current,
-    async () => {
-      await runs.refresh();
-      return runs.current;
-    },
-    (runId) => sessions.showRun(runId),
-  );
+  };
+  const assembly = new AssemblyController(ports, activeRuns);
+  const compaction = new CompactionController(ports, () => sessions.current, activeRuns, (runId) => sessions.showRun(runId));
   const disposables: Disposable[] = [
     instructions,
     runs,

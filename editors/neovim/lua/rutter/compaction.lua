@@ -38,19 +38,9 @@ function M.lines(result)
 end
 
 local function show(result, workspace_id)
-  local name = "rutter://compaction/" .. tostring(result.compaction_id)
-  local buf = api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].swapfile = false
-  pcall(api.nvim_buf_set_name, buf, name)
-  api.nvim_buf_set_lines(buf, 0, -1, false, M.lines(result))
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].modified = false
-  vim.bo[buf].filetype = "rutter"
-  vim.b[buf].rutter_workspace_id = workspace_id
-  vim.keymap.set("n", "q", "<Cmd>close<CR>", { buffer = buf, nowait = true, silent = true, desc = "rutter: close" })
-  vim.cmd("belowright split")
-  api.nvim_win_set_buf(api.nvim_get_current_win(), buf)
+  local ui = require("rutter.ui")
+  local buf = ui.scratch("rutter://compaction/" .. tostring(result.compaction_id), M.lines(result), workspace_id)
+  ui.show_in_split(buf, false)
   return buf
 end
 
@@ -61,6 +51,7 @@ M.HINTS = {
   compaction_pending = "abandon it (nothing is stored) or retry it (the summarizer is called again on the same messages)",
   summarizer_failed = "nothing was stored and the previous summary stays the latest: compact again",
   thread_changed = "messages arrived while it ran: nothing was stored; compact again",
+  compaction_not_pending = "it was resolved meanwhile: compact again if the thread still needs it",
 }
 M.ABANDON = "Abandon"
 M.RETRY = "Retry"

@@ -105,18 +105,9 @@ function M.lines(assembly)
 end
 
 local function show(assembly, workspace_id)
-  local buf = api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].swapfile = false
-  pcall(api.nvim_buf_set_name, buf, "rutter://context/" .. str(assembly.run_id))
-  api.nvim_buf_set_lines(buf, 0, -1, false, M.lines(assembly))
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].modified = false
-  vim.bo[buf].filetype = "rutter"
-  vim.b[buf].rutter_workspace_id = workspace_id
-  vim.keymap.set("n", "q", "<Cmd>close<CR>", { buffer = buf, nowait = true, silent = true, desc = "rutter: close" })
-  vim.cmd("belowright split")
-  api.nvim_win_set_buf(api.nvim_get_current_win(), buf)
+  local ui = require("rutter.ui")
+  local buf = ui.scratch("rutter://context/" .. str(assembly.run_id), M.lines(assembly), workspace_id)
+  ui.show_in_split(buf, false)
   return buf
 end
 

@@ -8,33 +8,8 @@ local fmt = require("rutter.session_format")
 local session = require("rutter.session")
 local ui = require("rutter.ui")
 
-local function scratch(name, lines, workspace_id)
-  local existing = vim.fn.bufnr("^" .. vim.fn.escape(name, "\\/.*$^~[]") .. "$")
-  local buf = existing > 0 and existing or api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].swapfile = false
-  pcall(api.nvim_buf_set_name, buf, name)
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].modified = false
-  vim.bo[buf].filetype = "rutter"
-  vim.b[buf].rutter_workspace_id = workspace_id
-  vim.keymap.set("n", "q", "<Cmd>close<CR>", { buffer = buf, nowait = true, silent = true, desc = "rutter: close" })
-  return buf
-end
-
-local function show_in_split(buf, vertical)
-  local win = vim.fn.bufwinid(buf)
-  if win ~= -1 then
-    api.nvim_set_current_win(win)
-    return win
-  end
-  vim.cmd(vertical and "botright vsplit" or "belowright split")
-  win = api.nvim_get_current_win()
-  api.nvim_win_set_buf(win, buf)
-  return win
-end
+local scratch = ui.scratch
+local show_in_split = ui.show_in_split
 
 --- Open `node_id`'s detail (`rutter/session/node`) in a scratch split; `tree_node` is the tree's
 --- row for it (its drift now).

@@ -1,5 +1,6 @@
 --- What rutter's windows share: filling a read-only buffer with highlighted lines, a centred
---- size for lines that are not wrapped, and the handlers of the server's window requests
+--- size for lines that are not wrapped, read-only scratch buffers shown in a split, requests
+--- answered on the main loop, and the handlers of the server's window requests
 --- (lsp/rutter.lua): messages that fit the command line, documents opened beside the buffer
 --- in a split, and questions answered without a "Press ENTER" prompt after them.
 local M = {}
@@ -54,6 +55,38 @@ function M.geometry(lines, min_width)
     row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
     col = math.max(0, math.floor((vim.o.columns - width) / 2)),
   }
+end
+
+--- A read-only scratch buffer named `name` holding `lines` (the buffer of that name again when
+--- it is still open; `q` closes its window), of workspace `workspace_id`.
+function M.scratch(name, lines, workspace_id)
+  local existing = vim.fn.bufnr("^" .. vim.fn.escape(name, "\\/.*$^~[]") .. "$")
+  local buf = existing > 0 and existing or api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  pcall(api.nvim_buf_set_name, buf, name)
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  vim.bo[buf].filetype = "rutter"
+  vim.b[buf].rutter_workspace_id = workspace_id
+  vim.keymap.set("n", "q", "<Cmd>close<CR>", { buffer = buf, nowait = true, silent = true, desc = "rutter: close" })
+  return buf
+end
+
+--- Show `buf` in a split (`vertical`: at the right; else below), or go to its window when it
+--- is shown already; the window.
+function M.show_in_split(buf, vertical)
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 then
+    api.nvim_set_current_win(win)
+    return win
+  end
+  vim.cmd(vertical and "botright vsplit" or "belowright split")
+  win = api.nvim_get_current_win()
+  api.nvim_win_set_buf(win, buf)
+  return win
 end
 
 -- -- the server's window/* requests -----------------------------------------------------------
