@@ -121,3 +121,22 @@ def test_several_workers_on_a_store_in_one_processs_memory_are_refused(tmp_path:
     cli = Cli(tmp_path / "home", tmp_path, database_url="sqlite://")
     refused = cli.json("http", "--bind", "127.0.0.1:0", "--workers", "2", code=3)
     assert refused["error"]["code"] == "store_not_shareable"
+
+
+def test_every_worker_is_the_machine_the_service_runs_as(tmp_path: Path, store_url: str) -> None:
+    """A worker reads the registrations of the machine the parent is (`RUTTER_MACHINE_ID`):
+    a workspace registered on it reads its files through every worker."""
+    root = (tmp_path / "ws").resolve()
+    write_tree(root, {"AGENTS.md": "rules\n"})
+    on_ana = Cli(tmp_path / "home", root, {"RUTTER_MACHINE_ID": "ana"}, database_url=store_url)
+    on_ana.json("workspace", "register", "demo", str(root))
+    with serving(on_ana, "--workers", "2") as server:
+        workers = workers_of(server.process)
+        assert len(workers) == 2
+        answers = [
+            server.request(
+                "GET", "workspaces/demo/project-instructions?target=.", token=server.read
+            )
+            for _ in range(16)
+        ]
+    assert {answer.status for answer in answers} == {200}, [a.text for a in answers][:2]

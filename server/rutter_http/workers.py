@@ -14,6 +14,7 @@ version has exactly one winner whichever worker serves the request.
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from dataclasses import dataclass
@@ -49,7 +50,9 @@ class WorkerConfig(uvicorn.Config):
         from rutter_http.app import build_app
 
         try:
-            rutter = open_rutter(self.plan.database_url, {}, pool="service")
+            # The parent's environment (inherited), so a worker is the same machine as the
+            # parent (`RUTTER_MACHINE_ID`) and finds the same registrations.
+            rutter = open_rutter(self.plan.database_url, os.environ, pool="service")
         except RutterError as error:
             # The parent opened this store a moment ago: said once, typed, then the service
             # stops (a worker that cannot start would fail the same way on every restart).
